@@ -1,0 +1,1 @@
+"""Staged jobs: each reads, runs a short list of library stages, and writes Parquet."""

@@ -1,0 +1,128 @@
+"""The documents stage: raw bytes -> typed document rows, or reject rows with a reason.
+
+Decisions (also in the README):
+- Text is decoded as UTF-8; a leading BOM is removed and recorded in ``had_bom``.
+- Line endings are kept exactly as they are (CRLF stays CRLF) so that every offset is an
+  index into ``documents.text`` and ``text[char_start:char_end]`` is the exact source.
+  ``newline`` records which convention the file uses.
+- ``doc_id`` is derived from the path relative to the input root (it survives edits);
+  ``content_hash`` is the sha256 of the raw bytes (it changes with every edit).
+- A NUL byte means binary; invalid UTF-8 is rejected with the byte offset of the error.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+
+import pyarrow as pa
+
+from pipeline import frontmatter, schemas
+
+MARKDOWN_SUFFIXES = frozenset({".md", ".mdx", ".markdown"})
+TEXT_SUFFIXES = frozenset({".txt"})
+BOM = "\ufeff"
+DEFAULT_MAX_BYTES = 256 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class RawDocument:
+    """What a reader hands to the documents stage: a path and its bytes (or why none)."""
+
+    path: str  # relative to the input root, POSIX separators
+    source: str  # the input root or table it came from
+    data: bytes | None
+    error: str | None = None  # set when the bytes could not be read
+    metadata: dict[str, str] = field(default_factory=dict)
+
+
+def doc_format(path: str) -> str | None:
+    """``markdown``, ``text``, or None for a file type we do not read."""
+    suffix = PurePosixPath(path).suffix.lower()
+    if suffix in MARKDOWN_SUFFIXES:
+        return "markdown"
+    if suffix in TEXT_SUFFIXES:
+        return "text"
+    return None
+
+
+def make_doc_id(path: str) -> str:
+    return hashlib.sha256(b"doc\x00" + path.encode("utf-8")).hexdigest()[:16]
+
+
+def newline_style(text: str) -> str:
+    crlf = text.count("\r\n")
+    cr = text.count("\r") - crlf
+    lf = text.count("\n") - crlf
+    kinds = [name for name, n in (("crlf", crlf), ("cr", cr), ("lf", lf)) if n]
+    if not kinds:
+        return "none"
+    return kinds[0] if len(kinds) == 1 else "mixed"
+
+
+def count_lines(text: str) -> int:
+    if not text:
+        return 0
+    breaks = text.count("\n") + text.count("\r") - text.count("\r\n")
+    return breaks + (0 if text.endswith(("\n", "\r")) else 1)
+
+
+def decode(raw: RawDocument, mdx: str = "auto", max_bytes: int = DEFAULT_MAX_BYTES):
+    """Return ``("document", row)`` or ``("reject", row)`` for one raw document."""
+    doc_id = make_doc_id(raw.path)
+    size = None if raw.data is None else len(raw.data)
+
+    def reject(reason: str, detail: str) -> tuple[str, dict]:
+        return "reject", {"path": raw.path, "doc_id": doc_id, "stage": "documents",
+                          "reason": reason, "detail": detail, "n_bytes": size}
+
+    if raw.data is None:
+        return reject("unreadable", raw.error or "could not be read")
+    if size > max_bytes:
+        return reject("too_large", f"{size} bytes is over the limit of {max_bytes} bytes")
+    nul = raw.data.find(b"\x00")
+    if nul >= 0:
+        return reject("binary", f"NUL byte at byte offset {nul}: looks like a binary file")
+    try:
+        text = raw.data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return reject("invalid_utf8", f"not valid UTF-8 at byte offset {exc.start}: {exc.reason}")
+    had_bom = text.startswith(BOM)
+    if had_bom:
+        text = text[1:]
+    fmt = doc_format(raw.path) or "markdown"
+    is_mdx = fmt == "markdown" and (mdx == "on" or (mdx == "auto" and raw.path.lower().endswith(".mdx")))
+    fm = frontmatter.detect(text) if fmt == "markdown" else None
+    return "document", {
+        "doc_id": doc_id,
+        "path": raw.path,
+        "source": raw.source,
+        "format": fmt,
+        "mdx": is_mdx,
+        "content_hash": hashlib.sha256(raw.data).hexdigest(),
+        "n_bytes": size,
+        "n_chars": len(text),
+        "n_lines": count_lines(text),
+        "newline": newline_style(text),
+        "had_bom": had_bom,
+        "text": text,
+        "front_matter": None if fm is None or fm.data is None else list(fm.data.items()),
+        "front_matter_format": None if fm is None else fm.format,
+        "front_matter_error": None if fm is None else fm.error,
+        "metadata": list(raw.metadata.items()) or None,
+    }
+
+
+def documents(raws, mdx: str = "auto", max_bytes: int = DEFAULT_MAX_BYTES) -> tuple[pa.Table, pa.Table]:
+    """The stage: raw documents -> (documents table, rejects table)."""
+    docs: list[dict] = []
+    rejects: list[dict] = []
+    for raw in raws:
+        kind, row = decode(raw, mdx, max_bytes)
+        (docs if kind == "document" else rejects).append(row)
+    return to_table(docs, schemas.DOCUMENTS), to_table(rejects, schemas.REJECTS)
+
+
+def to_table(rows: list[dict], schema: pa.Schema) -> pa.Table:
+    return pa.Table.from_pylist(rows, schema=schema)

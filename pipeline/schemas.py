@@ -1,0 +1,121 @@
+"""Arrow schemas of every table mdchunk writes. Declared once; writers cast to them.
+
+Offsets convention (all tables): ``char_start``/``char_end`` are 0-based, end-exclusive
+indices into ``documents.text`` counted in Unicode code points (Python ``str`` indices);
+``line_start``/``line_end`` are 1-based and inclusive, as an editor shows them.
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+STR_MAP = pa.map_(pa.string(), pa.string())
+SPAN = pa.struct([("start", pa.int64()), ("end", pa.int64())])
+
+DOCUMENTS = pa.schema(
+    [
+        ("doc_id", pa.string()),
+        ("path", pa.string()),
+        ("source", pa.string()),
+        ("format", pa.string()),  # markdown | text
+        ("mdx", pa.bool_()),
+        ("content_hash", pa.string()),  # sha256 of the raw bytes
+        ("n_bytes", pa.int64()),
+        ("n_chars", pa.int64()),
+        ("n_lines", pa.int32()),
+        ("newline", pa.string()),  # lf | crlf | cr | mixed | none
+        ("had_bom", pa.bool_()),
+        ("text", pa.large_string()),
+        ("front_matter", STR_MAP),
+        ("front_matter_format", pa.string()),  # yaml | toml | null
+        ("front_matter_error", pa.string()),
+        ("metadata", STR_MAP),
+    ]
+)
+
+REJECTS = pa.schema(
+    [
+        ("path", pa.string()),
+        ("doc_id", pa.string()),
+        ("stage", pa.string()),  # documents | blocks | chunks
+        ("reason", pa.string()),  # short code: invalid_utf8, binary, unreadable, ...
+        ("detail", pa.string()),  # human-readable explanation
+        ("n_bytes", pa.int64()),
+    ]
+)
+
+BLOCKS = pa.schema(
+    [
+        ("doc_id", pa.string()),
+        ("block_index", pa.int32()),
+        ("block_id", pa.string()),
+        ("kind", pa.string()),  # one of pipeline.kinds.BlockKind
+        ("level", pa.int8()),  # heading level, null otherwise
+        ("heading_path", pa.list_(pa.string())),
+        ("heading_levels", pa.list_(pa.int8())),
+        ("text", pa.large_string()),  # exact source slice text[char_start:char_end]
+        ("char_start", pa.int64()),
+        ("char_end", pa.int64()),
+        ("line_start", pa.int32()),
+        ("line_end", pa.int32()),
+        ("info", pa.string()),  # code fence info string
+        ("lang", pa.string()),  # first word of info
+        ("alt", pa.string()),  # image alt text
+        ("item_starts", pa.list_(pa.int32())),  # list items / table rows: offsets into text
+        ("n_rows", pa.int32()),  # table body rows
+        ("n_chars", pa.int32()),
+        ("est_tokens", pa.int32()),
+    ]
+)
+
+CHUNKS = pa.schema(
+    [
+        ("chunk_id", pa.string()),
+        ("doc_id", pa.string()),
+        ("path", pa.string()),
+        ("chunk_index", pa.int32()),
+        ("chunk_type", pa.string()),  # section | preamble | image | text
+        ("name", pa.string()),
+        ("breadcrumb", pa.list_(pa.string())),
+        ("header_level", pa.int8()),
+        ("section_title", pa.string()),
+        ("headings", pa.list_(pa.string())),
+        ("text", pa.large_string()),
+        ("embed_text", pa.large_string()),
+        ("n_tokens", pa.int32()),
+        ("token_source", pa.string()),  # estimate | tiktoken:NAME | hf:PATH
+        ("overlap_tokens", pa.int32()),
+        ("block_start", pa.int32()),
+        ("block_end", pa.int32()),
+        ("block_ids", pa.list_(pa.string())),
+        ("spans", pa.list_(SPAN)),
+        ("char_start", pa.int64()),
+        ("char_end", pa.int64()),
+        ("line_start", pa.int32()),
+        ("line_end", pa.int32()),
+        ("is_split", pa.bool_()),
+        ("part", pa.int32()),
+        ("parts", pa.int32()),
+        ("strategy", pa.string()),  # markdown | sentence | recursive | fixed
+        ("front_matter", STR_MAP),
+        ("chunker_version", pa.string()),
+        ("policy_hash", pa.string()),
+    ]
+)
+
+TABLES: dict[str, pa.Schema] = {
+    "documents": DOCUMENTS,
+    "blocks": BLOCKS,
+    "rejects": REJECTS,
+    "chunks": CHUNKS,
+}
+
+
+def empty(schema: pa.Schema) -> pa.Table:
+    """An empty table of the given schema."""
+    return schema.empty_table()
+
+
+def from_columns(columns: dict[str, list], schema: pa.Schema) -> pa.Table:
+    """Build a table from Python column lists, typed by the declared schema."""
+    return pa.table({f.name: pa.array(columns[f.name], type=f.type) for f in schema}, schema=schema)

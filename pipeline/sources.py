@@ -1,0 +1,134 @@
+"""Readers: turn the user's INPUT (folder, files, or a table of documents) into RawDocuments.
+
+This is the only module of the library that reads input files. Order is deterministic:
+folders are walked in sorted order, tables in row order.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pipeline.document import RawDocument, doc_format
+
+TABLE_SUFFIXES = {".parquet", ".jsonl", ".ndjson"}
+TEXT_COLUMNS = ("text", "content", "body", "markdown")
+ID_COLUMNS = ("path", "id", "doc_id", "url", "name")
+
+
+class InputError(Exception):
+    """The INPUT itself is unusable (missing, or a table without a text column)."""
+
+
+@dataclass
+class Selection:
+    include: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+    text_column: str | None = None
+    id_column: str | None = None
+    skipped: Counter = field(default_factory=Counter)  # suffix -> files not read
+
+    def wants(self, rel: str) -> bool:
+        if self.include and not any(fnmatch.fnmatch(rel, g) for g in self.include):
+            return False
+        return not any(fnmatch.fnmatch(rel, g) for g in self.exclude)
+
+
+@dataclass(frozen=True)
+class Source:
+    """One thing to read: a file under a root, or a whole table of documents."""
+
+    root: Path
+    path: Path
+    is_table: bool = False
+
+
+def plan(inputs: list[str], selection: Selection) -> list[Source]:
+    """Everything INPUT names, in a deterministic order; counts what is skipped."""
+    out: list[Source] = []
+    for item in inputs:
+        path = Path(item)
+        if not path.exists():
+            raise InputError(f"{item}: no such file or folder")
+        if path.is_dir():
+            for file in list_files(path):
+                rel = file.relative_to(path).as_posix()
+                if not selection.wants(rel):
+                    continue
+                if doc_format(rel) is None:
+                    selection.skipped[file.suffix.lower() or "(none)"] += 1
+                    continue
+                out.append(Source(path, file))
+        elif path.suffix.lower() in TABLE_SUFFIXES:
+            out.append(Source(path.parent, path, is_table=True))
+        else:
+            out.append(Source(path.parent, path))
+    return out
+
+
+def read(sources: list[Source], selection: Selection) -> Iterator[RawDocument]:
+    for src in sources:
+        if src.is_table:
+            yield from _read_table(src.path, selection)
+        else:
+            yield _read_file(src)
+
+
+def list_files(root: Path) -> list[Path]:
+    """Every file below root, sorted, skipping hidden folders (.git, .cache, ...)."""
+    found: list[Path] = []
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        found.extend(Path(folder) / f for f in sorted(files))
+    return found
+
+
+def _read_file(src: Source) -> RawDocument:
+    rel = src.path.relative_to(src.root).as_posix()
+    try:
+        data, error = src.path.read_bytes(), None
+    except OSError as exc:
+        data, error = None, f"could not read: {exc.strerror or exc}"
+    return RawDocument(path=rel, source=str(src.root), data=data, error=error)
+
+
+def _pick(columns: list[str], wanted: str | None, candidates: tuple[str, ...], what: str, src):
+    if wanted:
+        if wanted not in columns:
+            raise InputError(f"{src}: no column {wanted!r} (columns: {', '.join(columns)})")
+        return wanted
+    for name in candidates:
+        if name in columns:
+            return name
+    if what == "id":
+        return None
+    raise InputError(f"{src}: no {what} column; expected one of {', '.join(candidates)} "
+                     f"or --text-column (columns: {', '.join(columns)})")
+
+
+def _read_table(path: Path, selection: Selection) -> Iterator[RawDocument]:
+    import pyarrow.json as pajson
+    import pyarrow.parquet as pq
+
+    try:
+        table = pq.read_table(path) if path.suffix.lower() == ".parquet" else pajson.read_json(path)
+    except Exception as exc:  # noqa: BLE001 - any reader failure is an unusable input
+        raise InputError(f"{path}: could not read table: {exc}") from exc
+    text_col = _pick(table.column_names, selection.text_column, TEXT_COLUMNS, "text", path)
+    id_col = _pick(table.column_names, selection.id_column, ID_COLUMNS, "id", path)
+    others = [c for c in table.column_names if c not in (text_col, id_col)]
+    for i, row in enumerate(table.to_pylist()):
+        key = str(row[id_col]) if id_col and row[id_col] is not None else f"row-{i}"
+        if not selection.wants(key):
+            continue
+        text = row[text_col]
+        meta = {c: str(row[c]) for c in others if row[c] is not None}
+        if text is None:
+            yield RawDocument(key, str(path), None, f"row {i}: column {text_col!r} is null", meta)
+        else:
+            data = text if isinstance(text, bytes) else str(text).encode("utf-8")
+            yield RawDocument(key, str(path), data, None, meta)
