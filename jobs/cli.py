@@ -79,7 +79,9 @@ def blocks_cmd(inputs, out, include, exclude, mdx, text_column, id_column, max_b
 
     One row per top-level block (heading, paragraph, list, table, code, blockquote, html,
     thematic_break, front_matter, mdx_esm, mdx_jsx, image) with its exact source slice,
-    character and line offsets, heading path and token estimate.
+    character and line offsets, heading path and token estimate. Files that cannot be
+    used (invalid UTF-8, binary, unreadable) go to rejects.parquet with a reason; the exit
+    code is non-zero only when no document at all could be read.
     """
     selection = sources.Selection(include, exclude, text_column, id_column)
     try:

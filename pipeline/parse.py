@@ -96,7 +96,8 @@ def parse(text: str, markdown: bool = True, is_mdx: bool = False) -> tuple[Lines
 def _parse_md(text: str, lines: Lines, a: int, b: int) -> list[Block]:
     if a >= b:
         return []
-    tokens = _BLOCK_MD.parse(text[lines.starts[a] : lines.ends[b - 1]])
+    env: dict = {}  # collects link reference definitions, used to resolve heading links
+    tokens = _BLOCK_MD.parse(text[lines.starts[a] : lines.ends[b - 1]], env)
     out: list[Block] = []
     current: Block | None = None
     for i, tok in enumerate(tokens):
@@ -110,9 +111,9 @@ def _parse_md(text: str, lines: Lines, a: int, b: int) -> list[Block]:
                 current.info = unescapeAll(tok.info).strip() if tok.type == "fence" else None
             elif kind == "heading":
                 current.level = int(tok.tag[1])
-                current.title = plain_text(tokens[i + 1].content)
+                current.title = plain_text(tokens[i + 1].content, env)
             elif kind == "paragraph":
-                current.alt = _only_image(tokens[i + 1].content)
+                current.alt = _only_image(tokens[i + 1].content, env)
                 if current.alt is not None:
                     current.kind = "image"
             elif kind == "table":
@@ -148,11 +149,11 @@ def _fill_gaps(text: str, lines: Lines, blocks: list[Block]) -> list[Block]:
     return out
 
 
-def plain_text(inline_source: str) -> str:
+def plain_text(inline_source: str, env: dict | None = None) -> str:
     """Inline markdown reduced to its text: emphasis, links and HTML tags dropped."""
     if not any(c in inline_source for c in "*_`[<&\\!\n"):
         return inline_source.strip()
-    tokens = _INLINE_MD.parseInline(inline_source)
+    tokens = _INLINE_MD.parseInline(inline_source, env)
     return " ".join(_inline_text(tokens[0].children or []).split())
 
 
@@ -168,12 +169,12 @@ def _inline_text(children) -> str:
     return "".join(parts)
 
 
-def _only_image(inline_source: str) -> str | None:
+def _only_image(inline_source: str, env: dict) -> str | None:
     """Alt text if the paragraph is exactly one image (optionally wrapped in a link)."""
     s = inline_source.strip()
     if not (s.startswith("![") or s.startswith("[![")):
         return None
-    children = _INLINE_MD.parseInline(s)[0].children or []
+    children = _INLINE_MD.parseInline(s, env)[0].children or []
     kinds = [t.type for t in children if not (t.type == "text" and not t.content.strip())]
     if kinds not in (["image"], ["link_open", "image", "link_close"]):
         return None

@@ -1,0 +1,32 @@
+"""Shared test fixtures: paths to the shared corpora (tests skip cleanly without them)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+SAMPLE = REPO / "sample_data"
+CORPORA = REPO.parent / "shared" / "corpora"
+CORPUS_NAMES = sorted(p.name for p in CORPORA.iterdir() if p.is_dir()) if CORPORA.is_dir() else []
+
+
+def corpus_dir(name: str | None = None) -> Path:
+    """The shared corpora folder (or one corpus in it); skips the test when absent."""
+    path = CORPORA / name if name else CORPORA
+    if not path.is_dir():
+        pytest.skip(f"shared corpus not present: {path}")
+    return path
+
+
+@pytest.fixture(scope="session")
+def corpora_blocks(tmp_path_factory):
+    """documents/blocks/rejects of every shared corpus, written once per test session."""
+    from jobs import blocks_job
+    from pipeline import sources
+
+    root = corpus_dir()
+    out = tmp_path_factory.mktemp("corpora_blocks")
+    blocks_job.run([str(root)], out, sources.Selection())
+    return out

@@ -1,0 +1,71 @@
+"""The command line: outputs, summary, exit codes, help."""
+
+from __future__ import annotations
+
+import json
+
+import polars as pl
+import pyarrow.parquet as pq
+from click.testing import CliRunner
+
+from jobs.cli import main
+from pipeline import schemas
+from tests.conftest import SAMPLE
+
+
+def test_blocks_on_sample_data(tmp_path):
+    result = CliRunner().invoke(main, ["blocks", str(SAMPLE), "--out", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    for name in ("documents", "blocks", "rejects"):
+        meta = pq.ParquetFile(tmp_path / f"{name}.parquet")
+        assert meta.schema_arrow == schemas.TABLES[name]
+        if meta.metadata.num_row_groups:
+            assert meta.metadata.row_group(0).column(0).compression == "ZSTD"
+    docs = pl.read_parquet(tmp_path / "documents.parquet")
+    assert docs.height == len([p for p in SAMPLE.rglob("*") if p.suffix in (".md", ".mdx", ".txt")])
+    assert "documents" in result.output and "blocks" in result.output and "MB/s" in result.output
+
+
+def test_include_exclude(tmp_path):
+    out = tmp_path / "o"
+    result = CliRunner().invoke(main, ["blocks", str(SAMPLE), "--out", str(out),
+                                       "--include", "guides/*", "--exclude", "*fences*"])
+    assert result.exit_code == 0, result.output
+    assert pl.read_parquet(out / "documents.parquet")["path"].to_list() == [
+        "guides/getting-started.md"]
+
+
+def test_table_input_keeps_metadata(tmp_path):
+    rows = [{"id": "a.md", "text": "# A\n\nbody", "lang": "en"},
+            {"id": "b", "text": "no headings", "lang": "fr"},
+            {"id": "c", "text": None, "lang": "de"}]
+    src = tmp_path / "docs.jsonl"
+    src.write_text("\n".join(json.dumps(r) for r in rows))
+    out = tmp_path / "o"
+    result = CliRunner().invoke(main, ["blocks", str(src), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    docs = pl.read_parquet(out / "documents.parquet")
+    assert docs["path"].to_list() == ["a.md", "b"]
+    assert [dict(m) for m in docs["metadata"].to_list()] == [{"lang": "en"}, {"lang": "fr"}]
+    rejects = pl.read_parquet(out / "rejects.parquet")
+    assert rejects["path"].to_list() == ["c"] and "null" in rejects["detail"][0]
+
+
+def test_missing_input_is_a_usage_error(tmp_path):
+    result = CliRunner().invoke(main, ["blocks", str(tmp_path / "nope"), "--out", str(tmp_path)])
+    assert result.exit_code == 2 and "no such file or folder" in result.output
+
+
+def test_nothing_readable_exits_non_zero(tmp_path):
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "bad.md").write_bytes(b"\x00\x01")
+    result = CliRunner().invoke(main, ["blocks", str(tmp_path / "in"), "--out", str(tmp_path / "o")])
+    assert result.exit_code == 1
+    assert "no document could be read" in result.output
+
+
+def test_help_teaches():
+    result = CliRunner().invoke(main, ["blocks", "--help"])
+    assert result.exit_code == 0
+    for word in ("--include", "--exclude", "--mdx", "--bias", "Example", "rejects"):
+        assert word in result.output

@@ -1,0 +1,109 @@
+"""The documents stage: decoding, ids, rejects, and front matter."""
+
+from __future__ import annotations
+
+import hashlib
+
+from pipeline import frontmatter
+from pipeline.document import RawDocument, decode, make_doc_id
+
+
+def _doc(data: bytes, path: str = "a/b.md"):
+    return decode(RawDocument(path=path, source="root", data=data))
+
+
+def test_bom_is_stripped_and_crlf_kept():
+    kind, row = _doc("\ufeff# T\r\n\r\nbody\r\n".encode())
+    assert kind == "document"
+    assert row["had_bom"] is True
+    assert row["text"] == "# T\r\n\r\nbody\r\n"
+    assert row["newline"] == "crlf"
+    assert row["n_lines"] == 3
+    assert row["content_hash"] == hashlib.sha256("\ufeff# T\r\n\r\nbody\r\n".encode()).hexdigest()
+
+
+def test_doc_id_depends_on_path_not_content():
+    _, one = _doc(b"first version")
+    _, two = _doc(b"second version")
+    _, other = _doc(b"first version", path="a/c.md")
+    assert one["doc_id"] == two["doc_id"] == make_doc_id("a/b.md")
+    assert one["content_hash"] != two["content_hash"]
+    assert other["doc_id"] != one["doc_id"]
+
+
+def test_invalid_utf8_is_rejected_with_offset():
+    kind, row = _doc(b"ok then \xff\xfe bad")
+    assert kind == "reject"
+    assert row["reason"] == "invalid_utf8"
+    assert "byte offset 8" in row["detail"]
+
+
+def test_nul_byte_is_binary():
+    kind, row = _doc(b"\x89PNG\r\n\x00\x00")
+    assert (kind, row["reason"]) == ("reject", "binary")
+    assert "byte offset 6" in row["detail"]
+
+
+def test_unreadable_and_too_large():
+    kind, row = decode(RawDocument("x.md", "r", None, "could not read: Permission denied"))
+    assert (kind, row["reason"]) == ("reject", "unreadable")
+    assert "Permission denied" in row["detail"]
+    kind, row = decode(RawDocument("x.md", "r", b"12345"), max_bytes=4)
+    assert (kind, row["reason"]) == ("reject", "too_large")
+
+
+def test_empty_file_is_a_document():
+    kind, row = _doc(b"")
+    assert kind == "document"
+    assert row["n_chars"] == 0 and row["n_lines"] == 0 and row["newline"] == "none"
+
+
+def test_format_and_mdx_from_extension():
+    assert _doc(b"x", "n.txt")[1]["format"] == "text"
+    assert _doc(b"x", "n.mdx")[1]["mdx"] is True
+    assert _doc(b"x", "n.md")[1]["mdx"] is False
+    assert decode(RawDocument("n.md", "r", b"x"), mdx="on")[1]["mdx"] is True
+    assert decode(RawDocument("n.mdx", "r", b"x"), mdx="off")[1]["mdx"] is False
+
+
+def test_yaml_front_matter_values():
+    _, row = _doc(b"---\ntitle: Hi\ntags: [a, b]\nn: 3\ndate: 2024-01-02\n---\n# Body\n")
+    fm = dict(row["front_matter"])
+    assert fm == {"title": "Hi", "tags": '["a", "b"]', "n": "3", "date": '"2024-01-02"'}
+    assert row["front_matter_format"] == "yaml" and row["front_matter_error"] is None
+
+
+def test_toml_front_matter():
+    _, row = _doc(b'+++\ntitle = "T"\n[params]\nx = 1\n+++\ntext\n')
+    assert dict(row["front_matter"]) == {"title": "T", "params": '{"x": 1}'}
+    assert row["front_matter_format"] == "toml"
+
+
+def test_malformed_front_matter_keeps_document():
+    kind, row = _doc(b'---\ntitle: "open\n---\n# Still here\n')
+    assert kind == "document"
+    assert row["front_matter"] is None
+    assert row["front_matter_error"].startswith("invalid YAML front matter")
+    fm = frontmatter.detect(row["text"])
+    assert fm.raw == '---\ntitle: "open\n---'
+
+
+def test_front_matter_that_is_not_a_mapping():
+    fm = frontmatter.detect("---\n- a\n- b\n---\n")
+    assert fm.data is None and "not a mapping" in fm.error
+
+
+def test_dashes_that_are_not_front_matter():
+    # never closed: a thematic break followed by text
+    assert frontmatter.detect("---\nJust text\n") is None
+    # not at the very top
+    assert frontmatter.detect("Intro\n---\ntitle: x\n---\n") is None
+    # setext underline later in the file
+    assert frontmatter.detect("Title\n---\n\nMore\n---\n") is None
+    # '----' is not a front matter opener
+    assert frontmatter.detect("----\na: 1\n----\n") is None
+
+
+def test_front_matter_with_crlf():
+    fm = frontmatter.detect("---\r\na: 1\r\n---\r\n# H\r\n")
+    assert fm.data == {"a": "1"} and fm.raw == "---\r\na: 1\r\n---"
