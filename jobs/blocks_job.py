@@ -26,6 +26,12 @@ class BlocksSummary:
     bytes: int = 0
     seconds: float = 0.0
 
+    def add(self, batch: list, docs: pa.Table, blks: pa.Table, rejects: pa.Table) -> None:
+        self.documents += docs.num_rows
+        self.blocks += blks.num_rows
+        self.bytes += sum(len(r.data or b"") for r in batch)
+        self.rejects.update(rejects.column("reason").to_pylist())
+
     def line(self, out: Path) -> str:
         mb = self.bytes / 1e6
         rate = mb / self.seconds if self.seconds else 0.0
@@ -41,6 +47,13 @@ def batched(items: Iterable, n: int) -> Iterator[list]:
     it = iter(items)
     while batch := list(islice(it, n)):
         yield batch
+
+
+def process_batch(batch: list, mdx: str, bias: str, max_bytes: int):
+    """documents and blocks stages over one batch: (documents, blocks, rejects)."""
+    docs, rejects = document.documents(batch, mdx, max_bytes)
+    blks, parse_rejects = block.blocks(docs, bias)
+    return drop_rejected(docs, parse_rejects), blks, pa.concat_tables([rejects, parse_rejects])
 
 
 def drop_rejected(docs: pa.Table, rejects: pa.Table) -> pa.Table:
@@ -60,17 +73,10 @@ def run(inputs: list[str], out: Path, selection: sources.Selection, mdx: str = "
     raws = sources.read(plan, selection)
     with store.OutputSet(Path(out), ["documents", "blocks", "rejects"]) as output:
         for batch in batched(raws, BATCH_DOCS):
-            docs, rejects = document.documents(batch, mdx, max_bytes)
-            blks, parse_rejects = block.blocks(docs, bias)
-            docs = drop_rejected(docs, parse_rejects)
-            for name, table in (("documents", docs), ("blocks", blks), ("rejects", rejects),
-                                ("rejects", parse_rejects)):
+            docs, blks, rejects = process_batch(batch, mdx, bias, max_bytes)
+            for name, table in (("documents", docs), ("blocks", blks), ("rejects", rejects)):
                 output.write(name, table)
-            summary.documents += docs.num_rows
-            summary.blocks += blks.num_rows
-            summary.bytes += sum(len(r.data or b"") for r in batch)
-            for t in (rejects, parse_rejects):
-                summary.rejects.update(t.column("reason").to_pylist())
+            summary.add(batch, docs, blks, rejects)
             progress(len(batch))
     summary.skipped = selection.skipped
     summary.seconds = time.perf_counter() - started

@@ -7,9 +7,10 @@ from pathlib import Path
 
 import click
 
-from jobs import blocks_job
+from jobs import blocks_job, chunks_job
 from pipeline import sources
 from pipeline.document import DEFAULT_MAX_BYTES
+from pipeline.policy import CHOICES, PolicyError, load
 from pipeline.tokens import BIAS_DIVISORS
 
 
@@ -44,6 +45,58 @@ def input_options(f):
     return f
 
 
+def policy_options(f):
+    """Every policy field as a flag; a flag overrides --policy FILE, which overrides defaults."""
+    opts = [
+        click.option("--policy", "policy_file", type=click.Path(exists=True, dir_okay=False),
+                     help="YAML file of policy fields (target_tokens: 500, ...)."),
+        click.option("--target-tokens", type=int, help="Size chunks are packed toward [750]."),
+        click.option("--max-tokens", type=int,
+                     help="Hard cap: no chunk's n_tokens exceeds it [1000]."),
+        click.option("--min-tokens", type=int,
+                     help="Chunks below this merge with a neighbour of their section [200]."),
+        click.option("--overlap-tokens", type=int,
+                     help="Tokens of the previous chunk repeated at the start of the next [80]."),
+        click.option("--heading-depth", type=int,
+                     help="Headings of this level or higher start a new chunk [3]."),
+        click.option("--front-matter", type=click.Choice(CHOICES["front_matter"]),
+                     help="metadata: parsed into a column; include: chunked as text; "
+                          "strip: dropped [metadata]."),
+        click.option("--strategy", type=click.Choice(CHOICES["strategy"]),
+                     help="auto: markdown for markdown with headings, sentence packing for "
+                          "markdown without, recursive for plain text [auto]."),
+        click.option("--bias", type=click.Choice(CHOICES["bias"]),
+                     help="Token-estimate preset (chars per token, prose/code): balanced "
+                          "4.0/2.75, prose 4.4/3.0, code 3.6/2.4 [balanced]."),
+        click.option("--tokenizer",
+                     help="estimate | tiktoken:NAME (an installed offline encoding, e.g. "
+                          "cl100k_base) or tiktoken:PATH.tiktoken | hf:PATH/tokenizer.json. "
+                          "Nothing is downloaded [estimate]."),
+        click.option("--breadcrumb-prefix/--no-breadcrumb-prefix", default=None,
+                     help="Prefix embed_text with 'H1 > H2 > H3' when the chunk does not "
+                          "start with its heading [on]."),
+    ]
+    for opt in reversed(opts):
+        f = opt(f)
+    return f
+
+
+def _policy(policy_file, mdx=None, **flags):
+    try:
+        return load(policy_file, mdx=mdx, **flags)
+    except PolicyError as exc:
+        raise click.BadParameter(str(exc), param_hint="policy") from exc
+
+
+def _check_tokenizer(policy):
+    from pipeline.tokens import make_counter
+
+    try:
+        make_counter(policy.tokenizer, policy.bias)
+    except (ValueError, ImportError, OSError) as exc:
+        raise click.BadParameter(str(exc), param_hint="--tokenizer") from exc
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(package_name="mdchunk")
 def main() -> None:
@@ -51,13 +104,82 @@ def main() -> None:
 
     \b
     Stages (each writes Parquet into --out):
+      run     INPUT -> all of the below in one pass (what most people want)
       blocks  INPUT -> documents.parquet, blocks.parquet, rejects.parquet
+      chunks  BLOCKS_DIR -> chunks.parquet (re-pack with a new policy, no re-parsing)
 
     INPUT is a folder (read recursively: .md .mdx .markdown are markdown, .txt is plain
     text, anything else is counted and skipped), single files, or a Parquet/JSONL table
     with one document per row. Bad documents never stop a run: they land in
     rejects.parquet with a reason. Query the output with DuckDB or polars directly.
     """
+
+
+@main.command("run")
+@click.argument("inputs", nargs=-1, required=True, metavar="INPUT...")
+@click.option("--out", "-o", required=True, type=click.Path(file_okay=False, path_type=Path),
+              help="Output folder (created if missing).")
+@input_options
+@policy_options
+def run_cmd(inputs, out, include, exclude, mdx, text_column, id_column, max_bytes,
+            policy_file, **flags):
+    """Read, parse and chunk INPUT in one pass.
+
+    \b
+    Example:
+      mdchunk run docs/ --out out/ --target-tokens 400 --max-tokens 512
+      duckdb -c "SELECT breadcrumb, n_tokens FROM 'out/chunks.parquet' LIMIT 5"
+
+    Writes documents, blocks, chunks and rejects as Parquet. chunks.parquet holds one row per
+    chunk: text (valid markdown), embed_text (what to embed), n_tokens, breadcrumb, source
+    spans, and a chunk_id that stays the same while the chunk's content does.
+    """
+    policy = _policy(policy_file, mdx=mdx, **flags)
+    _check_tokenizer(policy)
+    selection = sources.Selection(include, exclude, text_column, id_column)
+    try:
+        total = len(sources.plan(list(inputs), sources.Selection(include, exclude)))
+        with _progress(total, "run") as bar:
+            bsum, csum = chunks_job.run_all(list(inputs), out, selection, policy, max_bytes,
+                                            progress=bar.update)
+    except sources.InputError as exc:
+        raise click.UsageError(str(exc)) from exc
+    click.echo(f"mdchunk run: {bsum.line(out)}", err=True)
+    click.echo(f"mdchunk run: {csum.line()} (policy {policy.policy_hash})", err=True)
+    if bsum.documents == 0:
+        click.echo("mdchunk run: no document could be read from INPUT", err=True)
+        sys.exit(1)
+
+
+@main.command("chunks")
+@click.argument("blocks_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--out", "-o", required=True, type=click.Path(file_okay=False, path_type=Path),
+              help="Output folder; may be BLOCKS_DIR itself (then only chunks.parquet is "
+                   "written).")
+@policy_options
+def chunks_cmd(blocks_dir, out, policy_file, **flags):
+    """Pack the blocks of BLOCKS_DIR (written by `mdchunk blocks`) into chunks.
+
+    \b
+    Example:
+      mdchunk blocks docs/ --out stage/
+      mdchunk chunks stage/ --out out/ --policy policy.yaml --max-tokens 512
+
+    No markdown is parsed again: changing the policy only re-packs stored blocks.
+    """
+    policy = _policy(policy_file, **flags)
+    _check_tokenizer(policy)
+    for name in ("documents", "blocks"):
+        if not (blocks_dir / f"{name}.parquet").exists():
+            raise click.UsageError(f"{blocks_dir} has no {name}.parquet: run `mdchunk blocks` "
+                                   "first")
+    import pyarrow.parquet as pq
+
+    total = pq.ParquetFile(blocks_dir / "documents.parquet").metadata.num_rows
+    with _progress(total, "chunks") as bar:
+        summary = chunks_job.run_chunks(blocks_dir, out, policy, progress=bar.update)
+    click.echo(f"mdchunk chunks: {summary.line()} (policy {policy.policy_hash}) -> {out}",
+               err=True)
 
 
 @main.command("blocks")

@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import re
 
+from pipeline.fence import closes_fence, opens_fence
+
 _ESM = re.compile(r"(import|export)[\s{*]")
 _JSX_OPEN = re.compile(r" {0,3}<([A-Z][\w.:-]*|>)")
-_FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
 
 
 def segments(lines: list[str], start: int) -> list[tuple[str, int, int]]:
@@ -31,15 +32,13 @@ def segments(lines: list[str], start: int) -> list[tuple[str, int, int]]:
     while i < n:
         line = lines[i]
         if fence is not None:
-            fence = None if _closes_fence(line, fence) else fence
+            fence = None if closes_fence(line, fence) else fence
             i += 1
             continue
         after_blank = i == start or not lines[i - 1].strip()
         end, kind = (_mdx_block_end(lines, i) if after_blank else (None, None))
         if end is None:
-            m = _FENCE.match(line)
-            if m and not (m.group(1)[0] == "`" and "`" in line[m.end():]):
-                fence = m.group(1)
+            fence = opens_fence(line)
             i += 1
             continue
         if md_from < i:
@@ -49,14 +48,6 @@ def segments(lines: list[str], start: int) -> list[tuple[str, int, int]]:
     if md_from < n:
         out.append(("md", md_from, n))
     return out
-
-
-def _closes_fence(line: str, fence: str) -> bool:
-    s = line.lstrip(" ")
-    if len(line) - len(s) > 3:
-        return False
-    run = len(s) - len(s.lstrip(fence[0]))
-    return run >= len(fence) and not s[run:].strip()
 
 
 def _mdx_block_end(lines: list[str], i: int) -> tuple[int | None, str | None]:
@@ -86,12 +77,11 @@ def _jsx_end(lines: list[str], i: int, name: str) -> int | None:
     for j in range(i, len(lines)):
         line = lines[j]
         if fence is not None:
-            fence = None if _closes_fence(line, fence) else fence
+            fence = None if closes_fence(line, fence) else fence
             continue
-        if not scanner.in_tag:
-            m = _FENCE.match(line)
-            if m and j > i:
-                fence = m.group(1)
+        if not scanner.in_tag and j > i:
+            fence = opens_fence(line)
+            if fence:
                 continue
         rest = scanner.feed(line)
         if rest is not None:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from markdown_it import MarkdownIt
 from markdown_it.common.utils import unescapeAll
 
-from pipeline import frontmatter, mdx
+from pipeline import fence, frontmatter, mdx
 
 _EOL = re.compile(r"\r\n|\r|\n")
 _BLOCK_MD = MarkdownIt("commonmark").enable("table").disable(["inline", "text_join"])
@@ -90,7 +90,11 @@ def parse(text: str, markdown: bool = True, is_mdx: bool = False) -> tuple[Lines
     else:
         parsed = _parse_md(text, lines, start, len(lines.starts))
     blocks += parsed
-    return lines, _fill_gaps(text, lines, blocks)
+    fenced = None
+    if not markdown and ("```" in text or "~~~" in text):
+        # plain text: a blank line inside a ``` region does not end the paragraph
+        fenced = fence.fenced_lines([lines.line(text, i) for i in range(len(lines.starts))])
+    return lines, _fill_gaps(text, lines, blocks, fenced)
 
 
 def _parse_md(text: str, lines: Lines, a: int, b: int) -> list[Block]:
@@ -126,15 +130,17 @@ def _parse_md(text: str, lines: Lines, a: int, b: int) -> list[Block]:
     return out
 
 
-def _fill_gaps(text: str, lines: Lines, blocks: list[Block]) -> list[Block]:
-    """Trim trailing blank lines off every block and turn uncovered text into paragraphs."""
+def _fill_gaps(text: str, lines: Lines, blocks: list[Block],
+               fenced: list[bool] | None = None) -> list[Block]:
+    """Trim trailing blank lines off every block and turn uncovered text into paragraphs
+    (lines marked ``fenced`` never end a paragraph)."""
     out: list[Block] = []
     nxt = 0
     for block in blocks + [None]:
         until = len(lines.starts) if block is None else block.first
         run_start = None
         for i in range(nxt, until + 1):
-            blank = i == until or not lines.line(text, i).strip()
+            blank = i == until or not (lines.line(text, i).strip() or (fenced and fenced[i]))
             if not blank and run_start is None:
                 run_start = i
             elif blank and run_start is not None:

@@ -1,0 +1,112 @@
+"""Job: blocks folder -> chunks.parquet (+ rejects), and the all-stages ``run``."""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import polars as pl
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from jobs import blocks_job
+from pipeline import chunk, schemas, sources, store
+from pipeline.policy import Policy
+
+BATCH_DOCS = blocks_job.BATCH_DOCS
+
+
+@dataclass
+class ChunksSummary:
+    documents: int = 0
+    chunks: int = 0
+    strategies: Counter = field(default_factory=Counter)
+    tokens: list[int] = field(default_factory=list)
+    rejects: Counter = field(default_factory=Counter)
+    seconds: float = 0.0
+
+    def add(self, chunks: pa.Table, rejects: pa.Table, documents: int) -> None:
+        self.documents += documents
+        self.chunks += chunks.num_rows
+        self.strategies.update(chunks.column("strategy").to_pylist())
+        self.tokens.extend(chunks.column("n_tokens").to_pylist())
+        self.rejects.update(rejects.column("reason").to_pylist())
+
+    def line(self) -> str:
+        s = pl.Series(self.tokens or [0])
+        mix = ", ".join(f"{k} {v}" for k, v in sorted(self.strategies.items()))
+        return (f"{self.documents} documents, {self.chunks} chunks ({mix or 'none'}), "
+                f"tokens p50 {int(s.quantile(0.5, 'nearest'))} "
+                f"p95 {int(s.quantile(0.95, 'nearest'))} max {s.max()}, "
+                f"{sum(self.rejects.values())} rejects, {self.seconds:.2f} s")
+
+
+def chunk_batch(docs: pa.Table, blocks: pa.Table, policy: Policy,
+                counting: chunk.Counting) -> tuple[pa.Table, pa.Table]:
+    """Chunks of one batch of documents; documents rejected here leave their blocks behind."""
+    return chunk.chunks(docs, blocks, policy, counting)
+
+
+def run_chunks(blocks_dir: Path, out: Path, policy: Policy,
+               progress: Callable[[int], None] = lambda n: None) -> ChunksSummary:
+    """Chunk an existing blocks folder (documents.parquet + blocks.parquet)."""
+    started = time.perf_counter()
+    counting = chunk.Counting(policy)
+    summary = ChunksSummary()
+    documents = store.read(blocks_dir, "documents")
+    blocks = pl.from_arrow(store.read(blocks_dir, "blocks"))
+    same = Path(blocks_dir).resolve() == Path(out).resolve()
+    names = ["chunks"] if same else ["documents", "blocks", "chunks", "rejects"]
+    with store.OutputSet(Path(out), names) as output:
+        for start in range(0, documents.num_rows, BATCH_DOCS):
+            docs = documents.slice(start, BATCH_DOCS)
+            ids = docs.column("doc_id")
+            blk = blocks.filter(pl.col("doc_id").is_in(ids.to_pylist())).to_arrow()
+            chunks, rejects = chunk_batch(docs, blk, policy, counting)
+            output.write("chunks", chunks)
+            if not same:
+                output.write("documents", docs)
+                output.write("blocks", blk)
+                output.write("rejects", rejects)
+            summary.add(chunks, rejects, docs.num_rows)
+            progress(docs.num_rows)
+        if not same:
+            output.write("rejects", store.read(blocks_dir, "rejects"))
+    summary.seconds = time.perf_counter() - started
+    return summary
+
+
+def run_all(inputs: list[str], out: Path, selection: sources.Selection, policy: Policy,
+            max_bytes: int, progress: Callable[[int], None] = lambda n: None):
+    """All stages, batch by batch: documents -> blocks -> chunks."""
+    started = time.perf_counter()
+    counting = chunk.Counting(policy)
+    bsum = blocks_job.BlocksSummary()
+    csum = ChunksSummary()
+    raws = sources.read(sources.plan(inputs, selection), selection)
+    with store.OutputSet(Path(out), ["documents", "blocks", "chunks", "rejects"]) as output:
+        for batch in blocks_job.batched(raws, BATCH_DOCS):
+            docs, blks, rejects = blocks_job.process_batch(batch, policy.mdx, policy.bias,
+                                                           max_bytes)
+            chunks, chunk_rejects = chunk_batch(docs, blks, policy, counting)
+            if chunk_rejects.num_rows:
+                docs = blocks_job.drop_rejected(docs, chunk_rejects)
+                blks = blks.filter(pc.invert(pc.is_in(blks["doc_id"], chunk_rejects["doc_id"])))
+            rejects = pa.concat_tables([rejects, chunk_rejects])
+            for name, table in (("documents", docs), ("blocks", blks), ("chunks", chunks),
+                                ("rejects", rejects)):
+                output.write(name, table)
+            bsum.add(batch, docs, blks, rejects)
+            csum.add(chunks, chunk_rejects, docs.num_rows)
+            progress(len(batch))
+    bsum.skipped = selection.skipped
+    bsum.seconds = csum.seconds = time.perf_counter() - started
+    return bsum, csum
+
+
+def read_chunks(out: Path) -> pa.Table:
+    return pq.read_table(Path(out) / "chunks.parquet", schema=schemas.CHUNKS)

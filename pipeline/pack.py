@@ -1,0 +1,167 @@
+"""The packer: groups units into chunks. It sees only small integer arrays, never text.
+
+Rules (README "Packing rules" states them for users):
+1. Units of different sections never share a chunk's content; a new section starts a chunk.
+   A section whose units fit within its ``cap`` stays whole, one chunk (a complete section
+   is the best retrieval unit); ``target`` steers how longer sections are cut.
+2. Otherwise units are added in order while the chunk stays within ``target``. Past ``target`` a chunk
+   still grows up to its section's ``cap`` when it holds only headings so far, or when the
+   next unit is atomic and directly follows a heading (never orphan a table from its title).
+3. A deeper heading (not a section boundary) starts a new chunk when the current chunk is
+   already ``min_tokens`` or more and the heading with its first block would pass ``target``.
+4. When a chunk closes because of size, the next one starts with the largest suffix of the
+   previous chunk's units (never all of them) that fits ``overlap`` and holds no heading,
+   front matter or image; the suffix shrinks if needed to fit ``cap``.
+5. Images are chunks of their own.
+6. Merging, after packing: a chunk of headings only merges forward into the next chunk when
+   that fits the next chunk's cap (empty sections merge forward), else backward; a chunk under
+   ``min_tokens`` merges with the next chunk of the same section when that fits, else with
+   the previous chunk of the same section.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+SEP = 1  # tokens charged for the blank line between two units
+
+
+@dataclass
+class Units:
+    tokens: list[int]
+    section: list[int]
+    heading: list[bool]
+    atomic: list[bool]
+    image: list[bool]
+    overlap_ok: list[bool]
+
+
+@dataclass
+class Group:
+    units: list[int]
+    section: int
+    overlap: int = 0  # leading units repeated from the previous group
+    image: bool = False
+    tokens: int = 0
+
+
+@dataclass
+class Packer:
+    u: Units
+    cap: dict[int, int]
+    target: int
+    min_tokens: int
+    overlap: int
+    groups: list[Group] = field(default_factory=list)
+    whole: set[int] = field(default_factory=set)  # sections that fit in one chunk
+
+    def size(self, units: list[int]) -> int:
+        return sum(self.u.tokens[i] for i in units) + SEP * max(len(units) - 1, 0)
+
+    def run(self) -> list[Group]:
+        cur: Group | None = None
+        n = len(self.u.tokens)
+        members: dict[int, list[int]] = {}
+        for i in range(n):
+            if not self.u.image[i]:
+                members.setdefault(self.u.section[i], []).append(i)
+        self.whole = {s for s, m in members.items() if self.size(m) <= self.cap[s]}
+        for i in range(n):
+            sec = self.u.section[i]
+            if self.u.image[i]:
+                self.groups.append(Group([i], sec, image=True))
+                continue
+            if cur is None or cur.section != sec:
+                if cur is not None:
+                    self._close(cur, None)
+                cur = Group([], sec)
+            cur = self._place(cur, i, n)
+        if cur is not None:
+            self._close(cur, None)
+        self._merge()
+        self.groups.sort(key=lambda g: g.units[g.overlap])
+        for g in self.groups:
+            g.tokens = 0 if g.image else self.size(g.units)
+        return self.groups
+
+    def _own(self, g: Group) -> list[int]:
+        return g.units[g.overlap:]
+
+    def _place(self, cur: Group, i: int, n: int) -> Group:
+        u, cap = self.u, self.cap[cur.section]
+        if cur.section in self.whole:
+            cur.units.append(i)
+            return cur
+        own = self._own(cur)
+        total = self.size(cur.units)
+        cost = u.tokens[i] + (SEP if cur.units else 0)
+        if own and total + cost > self.target:
+            only_headings = all(u.heading[k] for k in own)
+            keeps_title = u.heading[own[-1]] and u.atomic[i]
+            if not ((only_headings or keeps_title) and total + cost <= cap):
+                cur = self._close(cur, i)
+        elif own and u.heading[i] and total >= self.min_tokens and \
+                not all(u.heading[k] for k in own):
+            nxt = u.tokens[i + 1] + SEP if i + 1 < n and u.section[i + 1] == cur.section else 0
+            if total + cost + nxt > self.target:
+                cur = self._close(cur, None)
+        while cur.overlap and self.size(cur.units + [i]) > cap:
+            cur.units.pop(0)
+            cur.overlap -= 1
+        cur.units.append(i)
+        return cur
+
+    def _close(self, cur: Group, nxt: int | None) -> Group:
+        """Finish ``cur``; return the next group (with overlap when closing for size)."""
+        if self._own(cur):
+            self.groups.append(cur)
+        new = Group([], cur.section)
+        if nxt is None or not self.overlap:
+            return new
+        own = self._own(cur)
+        suffix: list[int] = []
+        acc = 0
+        for k in reversed(own[1:]):
+            if not self.u.overlap_ok[k] or acc + self.u.tokens[k] + SEP > self.overlap:
+                break
+            suffix.insert(0, k)
+            acc += self.u.tokens[k] + SEP
+        new.units, new.overlap = suffix, len(suffix)
+        return new
+
+    def _fits(self, units: list[int], section: int) -> bool:
+        return self.size(units) <= self.cap[section]
+
+    def _merge(self) -> None:
+        text = [g for g in self.groups if not g.image]
+        i = 0
+        while i < len(text):
+            g = text[i]
+            own = self._own(g)
+            headings_only = all(self.u.heading[k] for k in own)
+            small = self.size(g.units) < self.min_tokens
+            nxt = text[i + 1] if i + 1 < len(text) else None
+            prv = text[i - 1] if i > 0 else None
+            if headings_only or small:
+                same = (lambda o: headings_only or o.section == g.section)
+                if nxt is not None and same(nxt):
+                    merged = g.units + self._own(nxt)
+                    if self._fits(merged, nxt.section):
+                        nxt.units, nxt.overlap = merged, g.overlap
+                        nxt.section = nxt.section if headings_only else g.section
+                        del text[i]
+                        continue
+                if prv is not None and same(prv):
+                    merged = prv.units + own
+                    if self._fits(merged, prv.section):
+                        prv.units = merged
+                        del text[i]
+                        i -= 1  # look at the grown chunk again
+                        continue
+            i += 1
+        self.groups = text + [g for g in self.groups if g.image]
+
+
+def pack(units: Units, cap: dict[int, int], target: int, min_tokens: int,
+         overlap: int) -> list[Group]:
+    return Packer(units, cap, target, min_tokens, overlap).run()

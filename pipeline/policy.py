@@ -1,0 +1,110 @@
+"""The chunking policy: one frozen, validated dataclass with a stable hash."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from pipeline.tokens import BIAS_DIVISORS
+
+# Bumped whenever the output for the same input and policy changes.
+CHUNKER_VERSION = "mdchunk-1"
+
+CHOICES = {
+    "front_matter": ("metadata", "include", "strip"),
+    "mdx": ("auto", "on", "off"),
+    "bias": tuple(sorted(BIAS_DIVISORS)),
+    "strategy": ("auto", "markdown", "recursive", "fixed"),
+}
+
+
+class PolicyError(ValueError):
+    """A policy that contradicts itself or names something unknown."""
+
+
+@dataclass(frozen=True)
+class Policy:
+    target_tokens: int = 750
+    max_tokens: int = 1000  # hard cap: no chunk's n_tokens exceeds it
+    min_tokens: int = 200
+    overlap_tokens: int = 80
+    heading_depth: int = 3
+    front_matter: str = "metadata"
+    mdx: str = "auto"
+    bias: str = "balanced"
+    strategy: str = "auto"
+    tokenizer: str = "estimate"
+    breadcrumb_prefix: bool = True
+
+    def __post_init__(self) -> None:
+        problems = self.problems()
+        if problems:
+            raise PolicyError("invalid policy: " + "; ".join(problems))
+
+    def problems(self) -> list[str]:
+        out = []
+        for name in ("target_tokens", "max_tokens", "min_tokens", "overlap_tokens",
+                     "heading_depth"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+                out.append(f"{name} must be a whole number >= 0, got {value!r}")
+        if out:
+            return out
+        if self.max_tokens < 16:
+            out.append(f"max_tokens must be at least 16, got {self.max_tokens}")
+        if self.min_tokens > self.target_tokens:
+            out.append(f"min_tokens ({self.min_tokens}) > target_tokens ({self.target_tokens})")
+        if self.target_tokens > self.max_tokens:
+            out.append(f"target_tokens ({self.target_tokens}) > max_tokens ({self.max_tokens})")
+        if self.overlap_tokens >= self.target_tokens:
+            out.append(f"overlap_tokens ({self.overlap_tokens}) must be < target_tokens "
+                       f"({self.target_tokens})")
+        if not 1 <= self.heading_depth <= 6:
+            out.append(f"heading_depth must be 1-6, got {self.heading_depth}")
+        for name, allowed in CHOICES.items():
+            if getattr(self, name) not in allowed:
+                out.append(f"{name} must be one of {', '.join(allowed)}, got {getattr(self, name)!r}")
+        tok = self.tokenizer
+        kind, _, arg = tok.partition(":")
+        if not (tok == "estimate" or (kind in ("tiktoken", "hf") and arg)):
+            out.append(f"unknown tokenizer {tok!r}: use estimate, tiktoken:NAME or hf:PATH")
+        if not isinstance(self.breadcrumb_prefix, bool):
+            out.append(f"breadcrumb_prefix must be true or false, got {self.breadcrumb_prefix!r}")
+        return out
+
+    def canonical_json(self) -> str:
+        return json.dumps(dataclasses.asdict(self), sort_keys=True, separators=(",", ":"))
+
+    @property
+    def policy_hash(self) -> str:
+        return hashlib.sha256(self.canonical_json().encode()).hexdigest()[:16]
+
+    def replace(self, **changes) -> Policy:
+        return dataclasses.replace(self, **{k: v for k, v in changes.items() if v is not None})
+
+
+FIELDS = [f.name for f in dataclasses.fields(Policy)]
+
+
+def load(path: str | Path | None = None, **overrides) -> Policy:
+    """Defaults, then the YAML file (if any), then the overrides that are not None."""
+    values: dict = {}
+    if path is not None:
+        try:
+            data = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
+        except (OSError, yaml.YAMLError) as exc:
+            raise PolicyError(f"{path}: cannot read policy: {exc}") from exc
+        if not isinstance(data, dict):
+            raise PolicyError(f"{path}: a policy file is a mapping of field: value")
+        unknown = sorted(set(data) - set(FIELDS))
+        if unknown:
+            raise PolicyError(f"{path}: unknown policy field(s) {', '.join(unknown)}; "
+                              f"known: {', '.join(FIELDS)}")
+        values.update(data)
+    values.update({k: v for k, v in overrides.items() if v is not None})
+    return Policy(**values)

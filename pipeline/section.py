@@ -1,0 +1,108 @@
+"""Sections and units: a document's blocks cut into what the packer places.
+
+A section starts at every heading of level <= heading_depth (the preamble is section 0
+when the document does not open with such a heading). A unit is a whole block, or a piece of
+a block that alone exceeds its section's budget (see ``pipeline.split``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from pipeline import fence, split
+from pipeline.kinds import ATOMIC, CODE_LIKE
+from pipeline.pack import SEP, Units
+
+BREADCRUMB_SEP = " > "
+
+
+@dataclass
+class Unit:
+    block_index: int
+    key: str  # block_id, or block_id@offset for a piece of a block
+    kind: str
+    text: str
+    spans: tuple[tuple[int, int], ...]  # absolute char spans in the document
+    tokens: int
+    level: int | None  # heading level, for heading units
+    heading_path: list[str]
+    section: int
+    alt: str | None = None
+
+
+@dataclass(frozen=True)
+class Section:
+    level: int | None  # of the heading that opens it; None for a preamble
+    title: str | None
+    path: list[str]
+
+
+def breadcrumb_line(path: list[str]) -> str:
+    return BREADCRUMB_SEP.join(path)
+
+
+def sections_of(blocks: list[dict], depth: int | None) -> tuple[list[int], list[Section]]:
+    """Section number of every block, and each section's heading; depth None: one section."""
+    numbers, found = [], []
+    for b in blocks:
+        opens = depth is not None and b["kind"] == "heading" and b["level"] <= depth
+        if opens or not found:
+            found.append(Section(b["level"], b["heading_path"][-1], b["heading_path"])
+                         if opens else Section(None, None, []))
+        numbers.append(len(found) - 1)
+    return numbers, found
+
+
+def caps(blocks: list[dict], numbers: list[int], max_tokens: int, prefix: bool,
+         count: Callable[[list[str]], list[int]]) -> dict[int, int]:
+    """Per section: max_tokens less the room its longest breadcrumb prefix needs."""
+    longest: dict[int, str] = {}
+    for b, sec in zip(blocks, numbers):
+        line = breadcrumb_line(b["heading_path"]) if prefix else ""
+        if len(line) > len(longest.get(sec, "")):
+            longest[sec] = line
+    secs = sorted(set(numbers))
+    lines = [longest.get(s, "") for s in secs]
+    reserve = count(lines) if any(lines) else [0] * len(secs)
+    return {s: max_tokens - (r + SEP if line else 0) for s, r, line in zip(secs, reserve, lines)}
+
+
+def units_of(blocks: list[dict], numbers: list[int], cap: dict[int, int], target: int,
+             count_for: Callable[[str], Callable], text_kind: str | None = None) -> list[Unit]:
+    """Whole blocks, or the pieces of blocks that alone exceed their section's cap."""
+    out: list[Unit] = []
+    for b, sec in zip(blocks, numbers):
+        base = dict(block_index=b["block_index"], kind=b["kind"], level=b["level"],
+                    heading_path=b["heading_path"], section=sec)
+        if b["tokens"] <= cap[sec] or b["kind"] == "image":
+            text, tokens = fence.closed(b["text"]), b["tokens"]
+            if text != b["text"]:  # a fence left open in the source, closed for the chunk
+                tokens = count_for(b["kind"])([text])[0]
+            out.append(Unit(key=b["block_id"], text=text, alt=b["alt"], tokens=tokens,
+                            spans=((b["char_start"], b["char_end"]),), **base))
+            continue
+        kind = text_kind or b["kind"]
+        pieces = split.split_block(kind, b["text"], cap[sec], target, count_for(b["kind"]),
+                                   b["item_starts"])
+        for p in pieces:
+            spans = tuple((b["char_start"] + s, b["char_start"] + e) for s, e in p.spans)
+            out.append(Unit(key=f"{b['block_id']}@{p.spans[0][0]}", text=fence.closed(p.text),
+                            spans=spans,
+                            tokens=p.tokens, **base))
+    return out
+
+
+def pack_arrays(units: list[Unit]) -> Units:
+    return Units(
+        tokens=[u.tokens for u in units],
+        section=[u.section for u in units],
+        heading=[u.kind == "heading" for u in units],
+        atomic=[u.kind in ATOMIC for u in units],
+        image=[u.kind == "image" for u in units],
+        overlap_ok=[u.kind not in ("heading", "front_matter", "image") for u in units],
+    )
+
+
+def is_code_like(kind: str) -> bool:
+    return kind in CODE_LIKE

@@ -1,0 +1,251 @@
+"""Splitting one oversized block, by kind. The only place that knows how to cut markdown.
+
+``split_block`` returns pieces whose texts are valid markdown on their own and whose
+``spans`` (relative to the block text) together cover every character of the block but
+whitespace. Two shapes come back:
+
+- code and tables give *parts*, already grouped toward ``group_tokens``: code by lines with
+  the fence and info string re-opened in every part; tables by rows with the header and
+  delimiter rows repeated in every part.
+- every other kind gives *fine* pieces (source slices) that the packer groups and may use as
+  overlap: lists between top-level items, HTML/JSX/front matter by lines, block quotes by
+  lines then sentences, paragraphs by sentences; then words, then characters, each piece
+  within the budget. Fenced code inside them (a fence in a list item or a JSX block) is one
+  piece, or, when it alone is too big, split as code with its fence re-opened.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from pipeline.fence import closes_fence, fence_prefix, opens_fence
+
+Count = Callable[[list[str]], list[int]]
+
+_SENTENCE_END = re.compile(r"[.!?\u2026\u3002\uff01\uff1f]+[\"'\u201d\u2019)\]]*(?=\s)")
+_LINE_END = re.compile(r"\r\n|\r|\n")
+_WORD = re.compile(r"\S+")
+
+
+@dataclass(frozen=True)
+class Piece:
+    text: str
+    spans: tuple[tuple[int, int], ...]  # relative to the block text
+    tokens: int
+    fine: bool  # True: a source slice the packer may group and overlap
+
+
+def _trim(text: str, s: int, e: int) -> tuple[int, int] | None:
+    while s < e and text[s].isspace():
+        s += 1
+    while e > s and text[e - 1].isspace():
+        e -= 1
+    return (s, e) if s < e else None
+
+
+def _cut(text: str, s: int, e: int, ends: list[int]) -> list[tuple[int, int]]:
+    out, prev = [], s
+    for pos in ends + [e]:
+        span = _trim(text, prev, pos)
+        if span:
+            out.append(span)
+        prev = pos
+    return out
+
+
+def _lines(text, s, e):
+    return _cut(text, s, e, [m.end() for m in _LINE_END.finditer(text, s, e)])
+
+
+def _sentences(text, s, e):
+    return _cut(text, s, e, [m.end() for m in _SENTENCE_END.finditer(text, s, e)])
+
+
+def _words(text, s, e):
+    return [m.span() for m in _WORD.finditer(text, s, e)]
+
+
+LEVELS = {"line": _lines, "sentence": _sentences, "word": _words}
+
+
+def fine_spans(text: str, s: int, e: int, levels: tuple[str, ...], budget: int,
+               count: Count) -> list[tuple[int, int, int]]:
+    """(start, end, tokens) pieces of text[s:e], each within budget, in order."""
+    first = _trim(text, s, e)
+    if first is None:
+        return []
+    pending = [first]
+    counts = count([text[a:b] for a, b in pending])
+    for level in levels + ("char",):
+        if all(c <= budget for c in counts):
+            break
+        nxt: list[tuple[int, int]] = []
+        for (a, b), c in zip(pending, counts):
+            if c <= budget:
+                nxt.append((a, b))
+            elif level == "char":
+                nxt.extend(_chars(text, a, b, budget, count))
+            else:
+                nxt.extend(LEVELS[level](text, a, b) or [(a, b)])
+        pending = nxt
+        counts = count([text[a:b] for a, b in pending])
+    return [(a, b, c) for (a, b), c in zip(pending, counts)]
+
+
+def _chars(text: str, a: int, b: int, budget: int, count: Count) -> list[tuple[int, int]]:
+    """Last resort: cut at character positions, each piece as long as fits (bisection)."""
+    out = []
+    while a < b:
+        lo, hi = 1, b - a
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if count([text[a:a + mid]])[0] <= max(budget, 1):
+                lo = mid
+            else:
+                hi = mid - 1
+        out.append((a, a + lo))
+        a += lo
+    return out
+
+
+def group(pieces: list[tuple[int, int, int]], limit: int) -> list[list[tuple[int, int, int]]]:
+    """Consecutive pieces grouped greedily so each group's token sum stays within limit."""
+    groups: list[list[tuple[int, int, int]]] = []
+    total = 0
+    for p in pieces:
+        if groups and total + p[2] + 1 <= limit:
+            groups[-1].append(p)
+            total += p[2] + 1
+        else:
+            groups.append([p])
+            total = p[2]
+    return groups
+
+
+def _wrapped(text, head: str, tail: str, body_s: int, body_e: int, first_s: int, last_e: int,
+             budget: int, group_tokens: int, count: Count, body_levels=("line",)) -> list[Piece]:
+    """Body lines grouped into parts, each wrapped as head + body + tail."""
+    overhead = sum(count([head, tail])) + 2
+    room = max(budget - overhead, 1)
+    lines = fine_spans(text, body_s, body_e, body_levels, room, count)
+    if not lines:
+        return [Piece(text, ((0, len(text)),), count([text])[0], False)]
+    groups = group(lines, max(min(group_tokens, budget) - overhead, 1))
+    eol = "\n"
+    parts_text = []
+    for g in groups:
+        body = text[_line_start(text, g[0][0]):g[-1][1]]
+        parts_text.append(eol.join(x for x in (head, body, tail) if x))
+    counts = count(parts_text)
+    out = []
+    for i, (g, t, c) in enumerate(zip(groups, parts_text, counts)):
+        s = first_s if i == 0 else _line_start(text, g[0][0])
+        e = last_e if i == len(groups) - 1 else g[-1][1]
+        out.append(Piece(t, ((s, e),), c, False))
+    return out
+
+
+def _line_start(text: str, pos: int) -> int:
+    """Keep a line's indentation: move back to the line start if only blanks precede."""
+    k = pos
+    while k > 0 and text[k - 1] in " \t":
+        k -= 1
+    return k if k == 0 or text[k - 1] in "\r\n" else pos
+
+
+def _code(text, budget, group_tokens, count, levels, item_starts):
+    lines = _LINE_END.split(text)
+    run = opens_fence(lines[0])
+    if not run:  # indented code: plain line groups, no fences to repeat
+        return _wrapped(text, "", "", 0, len(text), 0, len(text), budget, group_tokens, count,
+                        ("line", "word"))
+    closed = len(lines) > 1 and closes_fence(lines[-1], run)
+    body_e = len(text) - len(lines[-1]) if closed else len(text)
+    close_line = lines[-1] if closed else fence_prefix(lines[0]).replace(">", " ") + run
+    open_end = len(lines[0])
+    body_s = open_end + (2 if text[open_end:open_end + 2] == "\r\n" else 1)
+    return _wrapped(text, lines[0], close_line, body_s, body_e, 0, len(text), budget,
+                    group_tokens, count, ("line", "word"))
+
+
+def _table(text, budget, group_tokens, count, levels, item_starts):
+    spans = _lines(text, 0, len(text))
+    if len(spans) < 3:
+        return _structured(text, budget, group_tokens, count, ("line", "word"), None)
+    head = text[: spans[1][1]]
+    if count([head])[0] * 2 > budget:  # a header this large cannot be repeated
+        return _structured(text, budget, group_tokens, count, ("line", "word"), None)
+    return _wrapped(text, head, "", spans[2][0], len(text), 0, len(text), budget, group_tokens,
+                    count, ("line", "word"))
+
+
+def _fence_regions(text: str) -> list[tuple[int, int, bool]]:
+    """Cover text with (start, end, is_fence) regions; fenced code is never cut by lines."""
+    out: list[tuple[int, int, bool]] = []
+    pos = 0
+    fence = None  # (start offset, fence run)
+    for m in re.finditer(r"[^\r\n]*(?:\r\n|\r|\n|$)", text):
+        if m.start() == len(text) and m.group(0) == "":
+            break
+        line = m.group(0).rstrip("\r\n")
+        if fence is None:
+            run = opens_fence(line)
+            if run:
+                if pos < m.start():
+                    out.append((pos, m.start(), False))
+                fence, pos = run, m.start()
+        elif closes_fence(line, fence):
+            out.append((pos, m.start() + len(line), True))
+            fence, pos = None, m.start() + len(line)
+    if pos < len(text):
+        out.append((pos, len(text), fence is not None))
+    return out
+
+
+def _structured(text, budget, group_tokens, count, levels, item_starts):
+    """Lists, HTML, JSX, front matter, quotes: fine pieces, with fenced code kept whole
+    (or split as code, fence re-opened) and list items cut at item starts first."""
+    out: list[Piece] = []
+    cuts = sorted(set(item_starts or []))
+    for s, e, is_fence in _fence_regions(text):
+        if is_fence:
+            span = _trim(text, s, e) or (s, e)
+            base = _line_start(text, span[0])  # keep the fence's indentation
+            body = text[base:span[1]]
+            n = count([body])[0]
+            if n <= budget:
+                out.append(Piece(body, ((base, span[1]),), n, True))
+                continue
+            for p in _code(body, budget, group_tokens, count, levels, None):
+                spans = tuple((base + a, base + b) for a, b in p.spans)
+                out.append(Piece(p.text, spans, p.tokens, False))
+            continue
+        for a, b in _cut(text, s, e, [c for c in cuts if s < c < e]):
+            out.extend(Piece(text[x:y], ((x, y),), n, True)
+                       for x, y, n in fine_spans(text, a, b, levels, budget, count))
+    return out
+
+
+SPLITTERS = {"code": _code, "table": _table}
+LEVELS_BY_KIND = {
+    "list": ("line", "sentence", "word"),  # after cutting between top-level items
+    "html": ("line", "word"),
+    "mdx_jsx": ("line", "word"),
+    "mdx_esm": ("line", "word"),
+    "front_matter": ("line", "word"),
+    "blockquote": ("line", "sentence", "word"),
+    "text": ("line", "sentence", "word"),  # plain text (recursive strategy)
+    "fixed": ("line", "word"),  # fixed strategy: ignores structure
+}
+DEFAULT_LEVELS = ("sentence", "word")  # paragraphs, headings
+
+
+def split_block(kind: str, text: str, budget: int, group_tokens: int, count: Count,
+                item_starts: list[int] | None = None) -> list[Piece]:
+    """Pieces of one block that alone exceeds ``budget`` tokens. Each piece fits ``budget``
+    (as counted by ``count``) unless even a single character does not."""
+    splitter = SPLITTERS.get(kind, _structured)
+    levels = LEVELS_BY_KIND.get(kind, DEFAULT_LEVELS)
+    return splitter(text, budget, group_tokens, count, levels, item_starts)
