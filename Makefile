@@ -23,8 +23,8 @@ run: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest -q
 
+## bench: timing benchmarks (never part of the tests); results in benchmarks/results/
 bench: $(STAMP)
-	$(BIN)/python -m pip install --quiet -e ".[dev,bench]"
 	$(BIN)/python benchmarks/run.py
 
 lint: $(STAMP)

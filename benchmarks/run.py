@@ -1,0 +1,27 @@
+"""`make bench`: every benchmark, results printed and written to benchmarks/results/."""
+
+from __future__ import annotations
+
+import json
+import platform
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks import linear  # noqa: E402
+
+RESULTS = Path(__file__).resolve().parent / "results"
+
+
+def main() -> None:
+    RESULTS.mkdir(exist_ok=True)
+    out = {"machine": {"python": platform.python_version(), "cpus": __import__("os").cpu_count()}}
+    print("== linear: one large document at 1x, 2x, 4x ==")
+    out["linear"] = linear.main()
+    (RESULTS / "latest.json").write_text(json.dumps(out, indent=1))
+    print(f"results written to {RESULTS / 'latest.json'}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,27 @@
+"""Helpers shared by tests (not a test module itself)."""
+
+from __future__ import annotations
+
+from pipeline import block, chunk, document
+from pipeline.document import RawDocument
+from pipeline.policy import Policy
+
+
+def chunk_text(text: str, policy: Policy | None = None, path: str = "doc.md",
+               counting: chunk.Counting | None = None) -> list[dict]:
+    """Run the three stages on one in-memory document; return its chunk rows."""
+    policy = policy or Policy()
+    docs, _ = document.documents([RawDocument(path, "test", text.encode("utf-8"))], policy.mdx)
+    blocks, _ = block.blocks(docs, policy.bias)
+    chunks, rejects = chunk.chunks(docs, blocks, policy, counting)
+    assert rejects.num_rows == 0, rejects.to_pylist()
+    return chunks.to_pylist()
+
+
+def words(n: int, start: int = 0) -> str:
+    """n distinct words (so no two sentences are identical), 5 characters each with the space."""
+    return " ".join(f"w{(start + i) % 1000:03d}" for i in range(n))
+
+
+def sentences(n: int, words_each: int = 10, start: int = 0) -> str:
+    return " ".join(f"S{start + i:03d} {words(words_each - 1, start * 7 + i)}." for i in range(n))
