@@ -2,19 +2,19 @@
 
 from __future__ import annotations
 
-from importlib import resources
 from pathlib import Path
 
 import duckdb
 
-_REPO_SQL = Path(__file__).resolve().parent.parent / "sql"
+_HERE = Path(__file__).resolve().parent
 
 
 def sql_dir() -> Path:
-    """sql/ of a source checkout, or the copy installed inside the wheel (pipeline/sql)."""
-    if (_REPO_SQL / "views.sql").exists():
-        return _REPO_SQL
-    return Path(str(resources.files("pipeline.sql")))
+    """sql/ of a source checkout, or the copy a wheel installs as pipeline/sql/."""
+    for candidate in (_HERE.parent / "sql", _HERE / "sql"):
+        if (candidate / "views.sql").exists():
+            return candidate
+    raise FileNotFoundError(f"no sql/ folder next to {_HERE}: the installation is incomplete")
 
 
 def load(name: str) -> str:
