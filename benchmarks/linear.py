@@ -65,14 +65,23 @@ def main() -> dict:
         for factor in (1, 2, 4):
             text = make_doc(base_chars * factor)
             seconds = time_one(text, policy)
-            rows.append({"factor": factor, "mb": round(len(text) / 1e6, 2),
-                         "seconds": round(seconds, 2),
-                         "seconds_per_mb": round(seconds / (len(text) / 1e6), 2)})
+            rows.append(
+                {
+                    "factor": factor,
+                    "mb": round(len(text) / 1e6, 2),
+                    "seconds": round(seconds, 2),
+                    "seconds_per_mb": round(seconds / (len(text) / 1e6), 2),
+                }
+            )
         results[label] = rows
     for label, rows in results.items():
-        print(f"{label:>10}: " + "  ".join(
-            f"{r['factor']}x {r['mb']} MB {r['seconds']} s ({r['seconds_per_mb']} s/MB)"
-            for r in rows))
+        print(
+            f"{label:>10}: "
+            + "  ".join(
+                f"{r['factor']}x {r['mb']} MB {r['seconds']} s ({r['seconds_per_mb']} s/MB)"
+                for r in rows
+            )
+        )
     return results
 
 

@@ -37,10 +37,12 @@ class BlocksSummary:
         rate = mb / self.seconds if self.seconds else 0.0
         rej = ", ".join(f"{n} {r}" for r, n in sorted(self.rejects.items()))
         skip = sum(self.skipped.values())
-        return (f"{self.documents} documents, {self.blocks} blocks, "
-                f"{sum(self.rejects.values())} rejects{f' ({rej})' if rej else ''}, "
-                f"{skip} files skipped (not markdown or text), "
-                f"{mb:.1f} MB in {self.seconds:.2f} s ({rate:.1f} MB/s) -> {out}")
+        return (
+            f"{self.documents} documents, {self.blocks} blocks, "
+            f"{sum(self.rejects.values())} rejects{f' ({rej})' if rej else ''}, "
+            f"{skip} files skipped (not markdown or text), "
+            f"{mb:.1f} MB in {self.seconds:.2f} s ({rate:.1f} MB/s) -> {out}"
+        )
 
 
 def batched(items: Iterable, n: int) -> Iterator[list]:
@@ -63,9 +65,15 @@ def drop_rejected(docs: pa.Table, rejects: pa.Table) -> pa.Table:
     return docs.filter(pc.invert(pc.is_in(docs["doc_id"], rejects["doc_id"])))
 
 
-def run(inputs: list[str], out: Path, selection: sources.Selection, mdx: str = "auto",
-        bias: str = "balanced", max_bytes: int = document.DEFAULT_MAX_BYTES,
-        progress: Callable[[int], None] = lambda n: None) -> BlocksSummary:
+def run(
+    inputs: list[str],
+    out: Path,
+    selection: sources.Selection,
+    mdx: str = "auto",
+    bias: str = "balanced",
+    max_bytes: int = document.DEFAULT_MAX_BYTES,
+    progress: Callable[[int], None] = lambda n: None,
+) -> BlocksSummary:
     """Read, explode into blocks, write. Bad documents become rejects; the run goes on."""
     started = time.perf_counter()
     summary = BlocksSummary()

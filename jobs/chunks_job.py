@@ -39,20 +39,24 @@ class ChunksSummary:
     def line(self) -> str:
         s = pl.Series(self.tokens or [0])
         mix = ", ".join(f"{k} {v}" for k, v in sorted(self.strategies.items()))
-        return (f"{self.documents} documents, {self.chunks} chunks ({mix or 'none'}), "
-                f"tokens p50 {int(s.quantile(0.5, 'nearest'))} "
-                f"p95 {int(s.quantile(0.95, 'nearest'))} max {s.max()}, "
-                f"{sum(self.rejects.values())} rejects, {self.seconds:.2f} s")
+        return (
+            f"{self.documents} documents, {self.chunks} chunks ({mix or 'none'}), "
+            f"tokens p50 {int(s.quantile(0.5, 'nearest'))} "
+            f"p95 {int(s.quantile(0.95, 'nearest'))} max {s.max()}, "
+            f"{sum(self.rejects.values())} rejects, {self.seconds:.2f} s"
+        )
 
 
-def chunk_batch(docs: pa.Table, blocks: pa.Table, policy: Policy,
-                counting: chunk.Counting) -> tuple[pa.Table, pa.Table]:
+def chunk_batch(
+    docs: pa.Table, blocks: pa.Table, policy: Policy, counting: chunk.Counting
+) -> tuple[pa.Table, pa.Table]:
     """Chunks of one batch of documents; documents rejected here leave their blocks behind."""
     return chunk.chunks(docs, blocks, policy, counting)
 
 
-def run_chunks(blocks_dir: Path, out: Path, policy: Policy,
-               progress: Callable[[int], None] = lambda n: None) -> ChunksSummary:
+def run_chunks(
+    blocks_dir: Path, out: Path, policy: Policy, progress: Callable[[int], None] = lambda n: None
+) -> ChunksSummary:
     """Chunk an existing blocks folder (documents.parquet + blocks.parquet)."""
     started = time.perf_counter()
     counting = chunk.Counting(policy)
@@ -80,8 +84,14 @@ def run_chunks(blocks_dir: Path, out: Path, policy: Policy,
     return summary
 
 
-def run_all(inputs: list[str], out: Path, selection: sources.Selection, policy: Policy,
-            max_bytes: int, progress: Callable[[int], None] = lambda n: None):
+def run_all(
+    inputs: list[str],
+    out: Path,
+    selection: sources.Selection,
+    policy: Policy,
+    max_bytes: int,
+    progress: Callable[[int], None] = lambda n: None,
+):
     """All stages, batch by batch: documents -> blocks -> chunks."""
     started = time.perf_counter()
     counting = chunk.Counting(policy)
@@ -90,15 +100,20 @@ def run_all(inputs: list[str], out: Path, selection: sources.Selection, policy: 
     raws = sources.read(sources.plan(inputs, selection), selection)
     with store.OutputSet(Path(out), ["documents", "blocks", "chunks", "rejects"]) as output:
         for batch in blocks_job.batched(raws, BATCH_DOCS):
-            docs, blks, rejects = blocks_job.process_batch(batch, policy.mdx, policy.bias,
-                                                           max_bytes)
+            docs, blks, rejects = blocks_job.process_batch(
+                batch, policy.mdx, policy.bias, max_bytes
+            )
             chunks, chunk_rejects = chunk_batch(docs, blks, policy, counting)
             if chunk_rejects.num_rows:
                 docs = blocks_job.drop_rejected(docs, chunk_rejects)
                 blks = blks.filter(pc.invert(pc.is_in(blks["doc_id"], chunk_rejects["doc_id"])))
             rejects = pa.concat_tables([rejects, chunk_rejects])
-            for name, table in (("documents", docs), ("blocks", blks), ("chunks", chunks),
-                                ("rejects", rejects)):
+            for name, table in (
+                ("documents", docs),
+                ("blocks", blks),
+                ("chunks", chunks),
+                ("rejects", rejects),
+            ):
                 output.write(name, table)
             bsum.add(batch, docs, blks, rejects)
             csum.add(chunks, chunk_rejects, docs.num_rows)

@@ -16,29 +16,53 @@ from pipeline.tokens import BIAS_DIVISORS
 
 def _progress(total: int, label: str):
     """A progress bar on stderr (only drawn on a terminal)."""
-    return click.progressbar(length=max(total, 1), label=label, file=sys.stderr,
-                             show_pos=True, show_eta=True)
+    return click.progressbar(
+        length=max(total, 1), label=label, file=sys.stderr, show_pos=True, show_eta=True
+    )
 
 
 def input_options(f):
     """Options shared by every command that reads INPUT."""
     opts = [
-        click.option("--include", multiple=True, metavar="GLOB",
-                     help="Only read paths (relative to INPUT) matching GLOB; repeatable. "
-                          "'*' also matches '/', so '*.md' means every .md file."),
-        click.option("--exclude", multiple=True, metavar="GLOB",
-                     help="Skip paths matching GLOB; repeatable. Hidden folders are always skipped."),
-        click.option("--mdx", type=click.Choice(["auto", "on", "off"]), default="auto",
-                     show_default=True,
-                     help="Parse MDX import/export and JSX blocks: auto = for .mdx files only."),
-        click.option("--text-column", default=None,
-                     help="For Parquet/JSONL input: the column holding the document text "
-                          "(default: text, content, body or markdown)."),
-        click.option("--id-column", default=None,
-                     help="For Parquet/JSONL input: the column naming each document "
-                          "(default: path, id, doc_id, url or name; else the row number)."),
-        click.option("--max-bytes", type=int, default=DEFAULT_MAX_BYTES, show_default=True,
-                     help="Documents larger than this are rejected (reason too_large)."),
+        click.option(
+            "--include",
+            multiple=True,
+            metavar="GLOB",
+            help="Only read paths (relative to INPUT) matching GLOB; repeatable. "
+            "'*' also matches '/', so '*.md' means every .md file.",
+        ),
+        click.option(
+            "--exclude",
+            multiple=True,
+            metavar="GLOB",
+            help="Skip paths matching GLOB; repeatable. Hidden folders are always skipped.",
+        ),
+        click.option(
+            "--mdx",
+            type=click.Choice(["auto", "on", "off"]),
+            default="auto",
+            show_default=True,
+            help="Parse MDX import/export and JSX blocks: auto = for .mdx files only.",
+        ),
+        click.option(
+            "--text-column",
+            default=None,
+            help="For Parquet/JSONL input: the column holding the document text "
+            "(default: text, content, body or markdown).",
+        ),
+        click.option(
+            "--id-column",
+            default=None,
+            help="For Parquet/JSONL input: the column naming each document "
+            "(default: path, id, doc_id, url or name; else the row number).",
+        ),
+        click.option(
+            "--max-bytes",
+            type=int,
+            default=DEFAULT_MAX_BYTES,
+            show_default=True,
+            help="Documents larger than this are rejected (reason too_large).",
+        ),
     ]
     for opt in reversed(opts):
         f = opt(f)
@@ -48,33 +72,61 @@ def input_options(f):
 def policy_options(f):
     """Every policy field as a flag; a flag overrides --policy FILE, which overrides defaults."""
     opts = [
-        click.option("--policy", "policy_file", type=click.Path(exists=True, dir_okay=False),
-                     help="YAML file of policy fields (target_tokens: 500, ...)."),
+        click.option(
+            "--policy",
+            "policy_file",
+            type=click.Path(exists=True, dir_okay=False),
+            help="YAML file of policy fields (target_tokens: 500, ...).",
+        ),
         click.option("--target-tokens", type=int, help="Size chunks are packed toward [750]."),
-        click.option("--max-tokens", type=int,
-                     help="Hard cap: no chunk's n_tokens exceeds it [1000]."),
-        click.option("--min-tokens", type=int,
-                     help="Chunks below this merge with a neighbour of their section [200]."),
-        click.option("--overlap-tokens", type=int,
-                     help="Tokens of the previous chunk repeated at the start of the next [80]."),
-        click.option("--heading-depth", type=int,
-                     help="Headings of this level or higher start a new chunk [3]."),
-        click.option("--front-matter", type=click.Choice(CHOICES["front_matter"]),
-                     help="metadata: parsed into a column; include: chunked as text; "
-                          "strip: dropped [metadata]."),
-        click.option("--strategy", type=click.Choice(CHOICES["strategy"]),
-                     help="auto: markdown for markdown with headings, sentence packing for "
-                          "markdown without, recursive for plain text [auto]."),
-        click.option("--bias", type=click.Choice(CHOICES["bias"]),
-                     help="Token-estimate preset (chars per token, prose/code): balanced "
-                          "4.0/2.75, prose 4.4/3.0, code 3.6/2.4 [balanced]."),
-        click.option("--tokenizer",
-                     help="estimate | tiktoken:NAME (an installed offline encoding, e.g. "
-                          "cl100k_base) or tiktoken:PATH.tiktoken | hf:PATH/tokenizer.json. "
-                          "Nothing is downloaded [estimate]."),
-        click.option("--breadcrumb-prefix/--no-breadcrumb-prefix", default=None,
-                     help="Prefix embed_text with 'H1 > H2 > H3' when the chunk does not "
-                          "start with its heading [on]."),
+        click.option(
+            "--max-tokens", type=int, help="Hard cap: no chunk's n_tokens exceeds it [1000]."
+        ),
+        click.option(
+            "--min-tokens",
+            type=int,
+            help="Chunks below this merge with a neighbour of their section [200].",
+        ),
+        click.option(
+            "--overlap-tokens",
+            type=int,
+            help="Tokens of the previous chunk repeated at the start of the next [80].",
+        ),
+        click.option(
+            "--heading-depth",
+            type=int,
+            help="Headings of this level or higher start a new chunk [3].",
+        ),
+        click.option(
+            "--front-matter",
+            type=click.Choice(CHOICES["front_matter"]),
+            help="metadata: parsed into a column; include: chunked as text; "
+            "strip: dropped [metadata].",
+        ),
+        click.option(
+            "--strategy",
+            type=click.Choice(CHOICES["strategy"]),
+            help="auto: markdown for markdown with headings, sentence packing for "
+            "markdown without, recursive for plain text [auto].",
+        ),
+        click.option(
+            "--bias",
+            type=click.Choice(CHOICES["bias"]),
+            help="Token-estimate preset (chars per token, prose/code): balanced "
+            "4.0/2.75, prose 4.4/3.0, code 3.6/2.4 [balanced].",
+        ),
+        click.option(
+            "--tokenizer",
+            help="estimate | tiktoken:NAME (an installed offline encoding, e.g. "
+            "cl100k_base) or tiktoken:PATH.tiktoken | hf:PATH/tokenizer.json. "
+            "Nothing is downloaded [estimate].",
+        ),
+        click.option(
+            "--breadcrumb-prefix/--no-breadcrumb-prefix",
+            default=None,
+            help="Prefix embed_text with 'H1 > H2 > H3' when the chunk does not "
+            "start with its heading [on].",
+        ),
     ]
     for opt in reversed(opts):
         f = opt(f)
@@ -117,12 +169,18 @@ def main() -> None:
 
 @main.command("run")
 @click.argument("inputs", nargs=-1, required=True, metavar="INPUT...")
-@click.option("--out", "-o", required=True, type=click.Path(file_okay=False, path_type=Path),
-              help="Output folder (created if missing).")
+@click.option(
+    "--out",
+    "-o",
+    required=True,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Output folder (created if missing).",
+)
 @input_options
 @policy_options
-def run_cmd(inputs, out, include, exclude, mdx, text_column, id_column, max_bytes,
-            policy_file, **flags):
+def run_cmd(
+    inputs, out, include, exclude, mdx, text_column, id_column, max_bytes, policy_file, **flags
+):
     """Read, parse and chunk INPUT in one pass.
 
     \b
@@ -140,8 +198,9 @@ def run_cmd(inputs, out, include, exclude, mdx, text_column, id_column, max_byte
     try:
         total = len(sources.plan(list(inputs), sources.Selection(include, exclude)))
         with _progress(total, "run") as bar:
-            bsum, csum = chunks_job.run_all(list(inputs), out, selection, policy, max_bytes,
-                                            progress=bar.update)
+            bsum, csum = chunks_job.run_all(
+                list(inputs), out, selection, policy, max_bytes, progress=bar.update
+            )
     except sources.InputError as exc:
         raise click.UsageError(str(exc)) from exc
     click.echo(f"mdchunk run: {bsum.line(out)}", err=True)
@@ -153,9 +212,13 @@ def run_cmd(inputs, out, include, exclude, mdx, text_column, id_column, max_byte
 
 @main.command("chunks")
 @click.argument("blocks_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
-@click.option("--out", "-o", required=True, type=click.Path(file_okay=False, path_type=Path),
-              help="Output folder; may be BLOCKS_DIR itself (then only chunks.parquet is "
-                   "written).")
+@click.option(
+    "--out",
+    "-o",
+    required=True,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Output folder; may be BLOCKS_DIR itself (then only chunks.parquet is written).",
+)
 @policy_options
 def chunks_cmd(blocks_dir, out, policy_file, **flags):
     """Pack the blocks of BLOCKS_DIR (written by `mdchunk blocks`) into chunks.
@@ -171,26 +234,35 @@ def chunks_cmd(blocks_dir, out, policy_file, **flags):
     _check_tokenizer(policy)
     for name in ("documents", "blocks"):
         if not (blocks_dir / f"{name}.parquet").exists():
-            raise click.UsageError(f"{blocks_dir} has no {name}.parquet: run `mdchunk blocks` "
-                                   "first")
+            raise click.UsageError(
+                f"{blocks_dir} has no {name}.parquet: run `mdchunk blocks` first"
+            )
     import pyarrow.parquet as pq
 
     total = pq.ParquetFile(blocks_dir / "documents.parquet").metadata.num_rows
     with _progress(total, "chunks") as bar:
         summary = chunks_job.run_chunks(blocks_dir, out, policy, progress=bar.update)
-    click.echo(f"mdchunk chunks: {summary.line()} (policy {policy.policy_hash}) -> {out}",
-               err=True)
+    click.echo(f"mdchunk chunks: {summary.line()} (policy {policy.policy_hash}) -> {out}", err=True)
 
 
 @main.command("blocks")
 @click.argument("inputs", nargs=-1, required=True, metavar="INPUT...")
-@click.option("--out", "-o", required=True, type=click.Path(file_okay=False, path_type=Path),
-              help="Output folder (created if missing).")
+@click.option(
+    "--out",
+    "-o",
+    required=True,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Output folder (created if missing).",
+)
 @input_options
-@click.option("--bias", type=click.Choice(sorted(BIAS_DIVISORS)), default="balanced",
-              show_default=True,
-              help="Token-estimate preset: characters per token for prose and code blocks "
-                   "(balanced 4.0/2.75, prose 4.4/3.0, code 3.6/2.4).")
+@click.option(
+    "--bias",
+    type=click.Choice(sorted(BIAS_DIVISORS)),
+    default="balanced",
+    show_default=True,
+    help="Token-estimate preset: characters per token for prose and code blocks "
+    "(balanced 4.0/2.75, prose 4.4/3.0, code 3.6/2.4).",
+)
 def blocks_cmd(inputs, out, include, exclude, mdx, text_column, id_column, max_bytes, bias):
     """Read documents and explode them into structural blocks.
 
@@ -212,8 +284,9 @@ def blocks_cmd(inputs, out, include, exclude, mdx, text_column, id_column, max_b
         raise click.UsageError(str(exc)) from exc
     with _progress(total, "blocks") as bar:
         try:
-            summary = blocks_job.run(list(inputs), out, selection, mdx, bias, max_bytes,
-                                     progress=bar.update)
+            summary = blocks_job.run(
+                list(inputs), out, selection, mdx, bias, max_bytes, progress=bar.update
+            )
         except sources.InputError as exc:
             raise click.UsageError(str(exc)) from exc
     click.echo(f"mdchunk blocks: {summary.line(out)}", err=True)

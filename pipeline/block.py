@@ -24,20 +24,33 @@ def blocks(documents: pa.Table, bias: str = "balanced") -> tuple[pa.Table, pa.Ta
     rejects: list[dict] = []
     for doc in documents.select(["doc_id", "path", "format", "mdx", "text"]).to_pylist():
         try:
-            rows = document_blocks(doc["doc_id"], doc["text"], doc["format"] == "markdown",
-                                   doc["mdx"])
+            rows = document_blocks(
+                doc["doc_id"], doc["text"], doc["format"] == "markdown", doc["mdx"]
+            )
         except (RecursionError, MemoryError, ValueError) as exc:
-            rejects.append({"path": doc["path"], "doc_id": doc["doc_id"], "stage": "blocks",
-                            "reason": "parse_error", "detail": f"{type(exc).__name__}: {exc}",
-                            "n_bytes": None})
+            rejects.append(
+                {
+                    "path": doc["path"],
+                    "doc_id": doc["doc_id"],
+                    "stage": "blocks",
+                    "reason": "parse_error",
+                    "detail": f"{type(exc).__name__}: {exc}",
+                    "n_bytes": None,
+                }
+            )
             continue
         for name in _FIELDS:
             cols[name].extend(rows[name])
-    table = pl.from_arrow(schemas.from_columns({**cols, "n_chars": [0] * len(cols["doc_id"]),
-                                                "est_tokens": [0] * len(cols["doc_id"])},
-                                               schemas.BLOCKS))
+    table = pl.from_arrow(
+        schemas.from_columns(
+            {**cols, "n_chars": [0] * len(cols["doc_id"]), "est_tokens": [0] * len(cols["doc_id"])},
+            schemas.BLOCKS,
+        )
+    )
     table = with_estimates(table, bias)
-    return table.to_arrow().cast(schemas.BLOCKS), pa.Table.from_pylist(rejects, schema=schemas.REJECTS)
+    return table.to_arrow().cast(schemas.BLOCKS), pa.Table.from_pylist(
+        rejects, schema=schemas.REJECTS
+    )
 
 
 def with_estimates(table: pl.DataFrame, bias: str) -> pl.DataFrame:

@@ -21,12 +21,31 @@ from pipeline.block import with_estimates
 from pipeline.pack import SEP, Group, pack
 from pipeline.parse import Lines
 from pipeline.policy import CHUNKER_VERSION, Policy
-from pipeline.section import (Section, Unit, breadcrumb_line, caps, pack_arrays, sections_of,
-                              units_of)
+from pipeline.section import (
+    Section,
+    Unit,
+    breadcrumb_line,
+    caps,
+    pack_arrays,
+    sections_of,
+    units_of,
+)
 from pipeline.tokens import BIAS_DIVISORS, EstimateCounter, TokenCounter, make_counter
 
-_BLOCK_COLS = ["doc_id", "block_index", "block_id", "kind", "level", "heading_path", "text",
-               "char_start", "char_end", "alt", "item_starts", "est_tokens"]
+_BLOCK_COLS = [
+    "doc_id",
+    "block_index",
+    "block_id",
+    "kind",
+    "level",
+    "heading_path",
+    "text",
+    "char_start",
+    "char_end",
+    "alt",
+    "item_starts",
+    "est_tokens",
+]
 MAX_REPACKS = 6
 
 
@@ -49,19 +68,25 @@ class Counting:
     def for_kind(self, kind: str) -> Callable[[list[str]], list[int]]:
         if self.estimate and kind in ("code", "mdx_esm", "mdx_jsx"):
             div = self._code_div
-            return lambda texts: (pl.Series(texts, dtype=pl.String).str.len_chars()
-                                  .cast(pl.Float64) / div).ceil().cast(pl.Int64).to_list()
+            return lambda texts: (
+                (pl.Series(texts, dtype=pl.String).str.len_chars().cast(pl.Float64) / div)
+                .ceil()
+                .cast(pl.Int64)
+                .to_list()
+            )
         return self.counter.count
 
 
-def chunks(documents: pa.Table, blocks: pa.Table, policy: Policy,
-           counting: Counting | None = None) -> tuple[pa.Table, pa.Table]:
+def chunks(
+    documents: pa.Table, blocks: pa.Table, policy: Policy, counting: Counting | None = None
+) -> tuple[pa.Table, pa.Table]:
     """The stage: (documents, blocks) -> (chunks, rejects)."""
     counting = counting or Counting(policy)
     frame = pl.from_arrow(blocks.select(_BLOCK_COLS))
     frame = frame.with_columns(pl.Series("tokens", counting.block_tokens(frame), dtype=pl.Int64))
-    by_doc = {k[0]: v for k, v in frame.partition_by("doc_id", as_dict=True,
-                                                     maintain_order=True).items()}
+    by_doc = {
+        k[0]: v for k, v in frame.partition_by("doc_id", as_dict=True, maintain_order=True).items()
+    }
     rows: list[dict] = []
     rejects: list[dict] = []
     cols = ["doc_id", "path", "format", "text", "front_matter"]
@@ -72,10 +97,20 @@ def chunks(documents: pa.Table, blocks: pa.Table, policy: Policy,
         try:
             rows.extend(chunk_document(doc, part.to_dicts(), policy, counting))
         except OverCapError as exc:
-            rejects.append({"path": doc["path"], "doc_id": doc["doc_id"], "stage": "chunks",
-                            "reason": "over_cap", "detail": str(exc), "n_bytes": None})
-    return (pa.Table.from_pylist(rows, schema=schemas.CHUNKS),
-            pa.Table.from_pylist(rejects, schema=schemas.REJECTS))
+            rejects.append(
+                {
+                    "path": doc["path"],
+                    "doc_id": doc["doc_id"],
+                    "stage": "chunks",
+                    "reason": "over_cap",
+                    "detail": str(exc),
+                    "n_bytes": None,
+                }
+            )
+    return (
+        pa.Table.from_pylist(rows, schema=schemas.CHUNKS),
+        pa.Table.from_pylist(rejects, schema=schemas.REJECTS),
+    )
 
 
 class OverCapError(Exception):
@@ -100,24 +135,24 @@ def chunk_document(doc: dict, blocks: list[dict], policy: Policy, counting: Coun
         return []
     depth = policy.heading_depth if strategy == "markdown" else None
     numbers, sections = sections_of(blocks, depth)
-    cap = caps(blocks, numbers, policy.max_tokens, policy.breadcrumb_prefix,
-               counting.counter.count)
+    cap = caps(blocks, numbers, policy.max_tokens, policy.breadcrumb_prefix, counting.counter.count)
     text_kind = {"recursive": "text", "fixed": "fixed"}.get(strategy)
     shrink = 0
     for _ in range(MAX_REPACKS):
         tight = {s: max(c - shrink, 8) for s, c in cap.items()}
         target = max(min(policy.target_tokens, min(tight.values())), 1)
         units = units_of(blocks, numbers, tight, target, counting.for_kind, text_kind)
-        groups = pack(pack_arrays(units), tight, target, policy.min_tokens,
-                      policy.overlap_tokens)
+        groups = pack(pack_arrays(units), tight, target, policy.min_tokens, policy.overlap_tokens)
         rows = assemble(doc, units, groups, sections, policy, strategy)
         _count(rows, units, groups, counting)
         excess = max(r["n_tokens"] for r in rows) - policy.max_tokens
         if excess <= 0:
             return rows
         shrink += max(excess, policy.max_tokens // 20)
-    raise OverCapError(f"could not fit every chunk within {policy.max_tokens} tokens "
-                       f"after {MAX_REPACKS} attempts (largest over by {excess})")
+    raise OverCapError(
+        f"could not fit every chunk within {policy.max_tokens} tokens "
+        f"after {MAX_REPACKS} attempts (largest over by {excess})"
+    )
 
 
 def _whole_body(doc: dict, blocks: list[dict]) -> list[dict]:
@@ -126,9 +161,21 @@ def _whole_body(doc: dict, blocks: list[dict]) -> list[dict]:
     body = doc["text"][start:end]
     key = hashlib.sha256(body.encode("utf-8", "surrogatepass")).hexdigest()[:16]
     tokens = EstimateCounter().count([body])[0] + 1  # any value over the cap forces a split
-    return [{"block_index": 0, "block_id": f"fixed-{key}", "kind": "paragraph", "level": None,
-             "heading_path": [], "text": body, "char_start": start, "char_end": end,
-             "alt": None, "item_starts": None, "tokens": tokens * 10**6}]
+    return [
+        {
+            "block_index": 0,
+            "block_id": f"fixed-{key}",
+            "kind": "paragraph",
+            "level": None,
+            "heading_path": [],
+            "text": body,
+            "char_start": start,
+            "char_end": end,
+            "alt": None,
+            "item_starts": None,
+            "tokens": tokens * 10**6,
+        }
+    ]
 
 
 def _count(rows: list[dict], units: list[Unit], groups: list[Group], counting: Counting) -> None:
@@ -146,8 +193,14 @@ def _count(rows: list[dict], units: list[Unit], groups: list[Group], counting: C
         r["token_source"] = counting.counter.name
 
 
-def assemble(doc: dict, units: list[Unit], groups: list[Group], sections: list[Section],
-             policy: Policy, strategy: str) -> list[dict]:
+def assemble(
+    doc: dict,
+    units: list[Unit],
+    groups: list[Group],
+    sections: list[Section],
+    policy: Policy,
+    strategy: str,
+) -> list[dict]:
     text = doc["text"]
     lines = Lines.of(text)
     stem = PurePosixPath(doc["path"]).stem
@@ -161,42 +214,48 @@ def assemble(doc: dict, units: list[Unit], groups: list[Group], sections: list[S
         spans = _merge_spans(text, [s for u in us for s in u.spans])
         content = [u for u in us if u.kind != "heading"]
         breadcrumb = (content[0] if content else us[-1]).heading_path
-        prefixed = (policy.breadcrumb_prefix and not g.image and bool(breadcrumb)
-                    and us[0].kind != "heading")
+        prefixed = (
+            policy.breadcrumb_prefix
+            and not g.image
+            and bool(breadcrumb)
+            and us[0].kind != "heading"
+        )
         part, of = parts[id(g)]
         keys = [u.key for u in us]
-        rows.append({
-            "chunk_id": chunk_id(doc["doc_id"], keys, policy.policy_hash),
-            "doc_id": doc["doc_id"],
-            "path": doc["path"],
-            "chunk_index": index,
-            "chunk_type": _chunk_type(g, section, strategy, has_headings),
-            "name": section.title if section.title is not None else stem,
-            "breadcrumb": breadcrumb,
-            "header_level": section.level,
-            "section_title": section.title,
-            "headings": [u.heading_path[-1] for u in us if u.kind == "heading"],
-            "text": body,
-            "embed_text": f"{breadcrumb_line(breadcrumb)}\n\n{body}" if prefixed else body,
-            "n_tokens": 0,
-            "token_source": "",
-            "overlap_tokens": sum(units[k].tokens for k in g.units[: g.overlap]),
-            "block_start": min(u.block_index for u in us),
-            "block_end": max(u.block_index for u in us),
-            "block_ids": keys,
-            "spans": [{"start": s, "end": e} for s, e in spans],
-            "char_start": spans[0][0],
-            "char_end": spans[-1][1],
-            "line_start": bisect_right(lines.starts, spans[0][0]),
-            "line_end": bisect_right(lines.starts, max(spans[-1][1] - 1, spans[-1][0])),
-            "is_split": of > 1,
-            "part": part,
-            "parts": of,
-            "strategy": strategy,
-            "front_matter": doc["front_matter"] if policy.front_matter == "metadata" else None,
-            "chunker_version": CHUNKER_VERSION,
-            "policy_hash": policy.policy_hash,
-        })
+        rows.append(
+            {
+                "chunk_id": chunk_id(doc["doc_id"], keys, policy.policy_hash),
+                "doc_id": doc["doc_id"],
+                "path": doc["path"],
+                "chunk_index": index,
+                "chunk_type": _chunk_type(g, section, strategy, has_headings),
+                "name": section.title if section.title is not None else stem,
+                "breadcrumb": breadcrumb,
+                "header_level": section.level,
+                "section_title": section.title,
+                "headings": [u.heading_path[-1] for u in us if u.kind == "heading"],
+                "text": body,
+                "embed_text": f"{breadcrumb_line(breadcrumb)}\n\n{body}" if prefixed else body,
+                "n_tokens": 0,
+                "token_source": "",
+                "overlap_tokens": sum(units[k].tokens for k in g.units[: g.overlap]),
+                "block_start": min(u.block_index for u in us),
+                "block_end": max(u.block_index for u in us),
+                "block_ids": keys,
+                "spans": [{"start": s, "end": e} for s, e in spans],
+                "char_start": spans[0][0],
+                "char_end": spans[-1][1],
+                "line_start": bisect_right(lines.starts, spans[0][0]),
+                "line_end": bisect_right(lines.starts, max(spans[-1][1] - 1, spans[-1][0])),
+                "is_split": of > 1,
+                "part": part,
+                "parts": of,
+                "strategy": strategy,
+                "front_matter": doc["front_matter"] if policy.front_matter == "metadata" else None,
+                "chunker_version": CHUNKER_VERSION,
+                "policy_hash": policy.policy_hash,
+            }
+        )
     return rows
 
 
@@ -241,7 +300,7 @@ def _merge_spans(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int
     """Sorted spans, joined where only whitespace separates them."""
     out: list[list[int]] = []
     for s, e in sorted(spans):
-        if out and (s <= out[-1][1] or not text[out[-1][1]:s].strip()):
+        if out and (s <= out[-1][1] or not text[out[-1][1] : s].strip()):
             out[-1][1] = max(out[-1][1], e)
         else:
             out.append([s, e])

@@ -74,8 +74,14 @@ def decode(raw: RawDocument, mdx: str = "auto", max_bytes: int = DEFAULT_MAX_BYT
     size = None if raw.data is None else len(raw.data)
 
     def reject(reason: str, detail: str) -> tuple[str, dict]:
-        return "reject", {"path": raw.path, "doc_id": doc_id, "stage": "documents",
-                          "reason": reason, "detail": detail, "n_bytes": size}
+        return "reject", {
+            "path": raw.path,
+            "doc_id": doc_id,
+            "stage": "documents",
+            "reason": reason,
+            "detail": detail,
+            "n_bytes": size,
+        }
 
     if raw.data is None:
         return reject("unreadable", raw.error or "could not be read")
@@ -92,7 +98,9 @@ def decode(raw: RawDocument, mdx: str = "auto", max_bytes: int = DEFAULT_MAX_BYT
     if had_bom:
         text = text[1:]
     fmt = doc_format(raw.path) or "markdown"
-    is_mdx = fmt == "markdown" and (mdx == "on" or (mdx == "auto" and raw.path.lower().endswith(".mdx")))
+    is_mdx = fmt == "markdown" and (
+        mdx == "on" or (mdx == "auto" and raw.path.lower().endswith(".mdx"))
+    )
     fm = frontmatter.detect(text) if fmt == "markdown" else None
     return "document", {
         "doc_id": doc_id,
@@ -114,7 +122,9 @@ def decode(raw: RawDocument, mdx: str = "auto", max_bytes: int = DEFAULT_MAX_BYT
     }
 
 
-def documents(raws, mdx: str = "auto", max_bytes: int = DEFAULT_MAX_BYTES) -> tuple[pa.Table, pa.Table]:
+def documents(
+    raws, mdx: str = "auto", max_bytes: int = DEFAULT_MAX_BYTES
+) -> tuple[pa.Table, pa.Table]:
     """The stage: raw documents -> (documents table, rejects table)."""
     docs: list[dict] = []
     rejects: list[dict] = []

@@ -36,7 +36,7 @@ def segments(lines: list[str], start: int) -> list[tuple[str, int, int]]:
             i += 1
             continue
         after_blank = i == start or not lines[i - 1].strip()
-        end, kind = (_mdx_block_end(lines, i) if after_blank else (None, None))
+        end, kind = _mdx_block_end(lines, i) if after_blank else (None, None)
         if end is None:
             fence = opens_fence(line)
             i += 1
@@ -126,7 +126,7 @@ class _TagScanner:
         start = k + (2 if closing else 1)
         m = re.match(r"[\w.:-]*", line[start:])
         tag = m.group(0)
-        if tag != self.name or (not tag and line[start: start + 1] not in (">", "")):
+        if tag != self.name or (not tag and line[start : start + 1] not in (">", "")):
             return k + 1
         self.in_tag, self.closing, self.quote, self.braces = True, closing, None, 0
         return start + len(tag)

@@ -4,9 +4,10 @@ Rules (README "Packing rules" states them for users):
 1. Units of different sections never share a chunk's content; a new section starts a chunk.
    A section whose units fit within its ``cap`` stays whole, one chunk (a complete section
    is the best retrieval unit); ``target`` steers how longer sections are cut.
-2. Otherwise units are added in order while the chunk stays within ``target``. Past ``target`` a chunk
-   still grows up to its section's ``cap`` when it holds only headings so far, or when the
-   next unit is atomic and directly follows a heading (never orphan a table from its title).
+2. Otherwise units are added in order while the chunk stays within ``target``. Past
+   ``target`` a chunk still grows up to its section's ``cap`` when it holds only headings
+   so far, or when the next unit is atomic and directly follows a heading (never orphan a
+   table from its title).
 3. A deeper heading (not a section boundary) starts a new chunk when the current chunk is
    already ``min_tokens`` or more and the heading with its first block would pass ``target``.
 4. When a chunk closes because of size, the next one starts with the largest suffix of the
@@ -85,7 +86,7 @@ class Packer:
         return self.groups
 
     def _own(self, g: Group) -> list[int]:
-        return g.units[g.overlap:]
+        return g.units[g.overlap :]
 
     def _place(self, cur: Group, i: int, n: int) -> Group:
         u, cap = self.u, self.cap[cur.section]
@@ -100,8 +101,9 @@ class Packer:
             keeps_title = u.heading[own[-1]] and u.atomic[i]
             if not ((only_headings or keeps_title) and total + cost <= cap):
                 cur = self._close(cur, i)
-        elif own and u.heading[i] and total >= self.min_tokens and \
-                not all(u.heading[k] for k in own):
+        elif (
+            own and u.heading[i] and total >= self.min_tokens and not all(u.heading[k] for k in own)
+        ):
             nxt = u.tokens[i + 1] + SEP if i + 1 < n and u.section[i + 1] == cur.section else 0
             if total + cost + nxt > self.target:
                 cur = self._close(cur, None)
@@ -129,39 +131,41 @@ class Packer:
         new.units, new.overlap = suffix, len(suffix)
         return new
 
-    def _fits(self, units: list[int], section: int) -> bool:
-        return self.size(units) <= self.cap[section]
-
     def _merge(self) -> None:
+        """Rule 6: empty sections merge forward (else back); small chunks merge in-section."""
         text = [g for g in self.groups if not g.image]
         i = 0
         while i < len(text):
             g = text[i]
-            own = self._own(g)
-            headings_only = all(self.u.heading[k] for k in own)
-            small = self.size(g.units) < self.min_tokens
-            nxt = text[i + 1] if i + 1 < len(text) else None
-            prv = text[i - 1] if i > 0 else None
-            if headings_only or small:
-                same = (lambda o: headings_only or o.section == g.section)
-                if nxt is not None and same(nxt):
-                    merged = g.units + self._own(nxt)
-                    if self._fits(merged, nxt.section):
-                        nxt.units, nxt.overlap = merged, g.overlap
-                        nxt.section = nxt.section if headings_only else g.section
-                        del text[i]
-                        continue
-                if prv is not None and same(prv):
-                    merged = prv.units + own
-                    if self._fits(merged, prv.section):
-                        prv.units = merged
-                        del text[i]
-                        i -= 1  # look at the grown chunk again
-                        continue
+            empty = all(self.u.heading[k] for k in self._own(g))
+            if empty or self.size(g.units) < self.min_tokens:
+                if i + 1 < len(text) and self._absorb(g, text[i + 1], empty, forward=True):
+                    del text[i]
+                    continue
+                if i > 0 and self._absorb(g, text[i - 1], empty, forward=False):
+                    del text[i]
+                    i -= 1  # look at the grown chunk again
+                    continue
             i += 1
         self.groups = text + [g for g in self.groups if g.image]
 
+    def _absorb(self, g: Group, other: Group, any_section: bool, forward: bool) -> bool:
+        """Move g's units into its neighbour ``other`` when allowed and within the cap."""
+        if not (any_section or other.section == g.section):
+            return False
+        if forward:
+            merged = g.units + self._own(other)  # other's overlap repeated g's tail: drop it
+        else:
+            merged = other.units + self._own(g)
+        if self.size(merged) > self.cap[other.section]:
+            return False
+        other.units = merged
+        if forward:
+            other.overlap = g.overlap
+        return True
 
-def pack(units: Units, cap: dict[int, int], target: int, min_tokens: int,
-         overlap: int) -> list[Group]:
+
+def pack(
+    units: Units, cap: dict[int, int], target: int, min_tokens: int, overlap: int
+) -> list[Group]:
     return Packer(units, cap, target, min_tokens, overlap).run()

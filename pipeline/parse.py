@@ -130,8 +130,9 @@ def _parse_md(text: str, lines: Lines, a: int, b: int) -> list[Block]:
     return out
 
 
-def _fill_gaps(text: str, lines: Lines, blocks: list[Block],
-               fenced: list[bool] | None = None) -> list[Block]:
+def _fill_gaps(
+    text: str, lines: Lines, blocks: list[Block], fenced: list[bool] | None = None
+) -> list[Block]:
     """Trim trailing blank lines off every block and turn uncovered text into paragraphs
     (lines marked ``fenced`` never end a paragraph)."""
     out: list[Block] = []

@@ -48,8 +48,13 @@ class Policy:
 
     def problems(self) -> list[str]:
         out = []
-        for name in ("target_tokens", "max_tokens", "min_tokens", "overlap_tokens",
-                     "heading_depth"):
+        for name in (
+            "target_tokens",
+            "max_tokens",
+            "min_tokens",
+            "overlap_tokens",
+            "heading_depth",
+        ):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 0:
                 out.append(f"{name} must be a whole number >= 0, got {value!r}")
@@ -62,13 +67,17 @@ class Policy:
         if self.target_tokens > self.max_tokens:
             out.append(f"target_tokens ({self.target_tokens}) > max_tokens ({self.max_tokens})")
         if self.overlap_tokens >= self.target_tokens:
-            out.append(f"overlap_tokens ({self.overlap_tokens}) must be < target_tokens "
-                       f"({self.target_tokens})")
+            out.append(
+                f"overlap_tokens ({self.overlap_tokens}) must be < target_tokens "
+                f"({self.target_tokens})"
+            )
         if not 1 <= self.heading_depth <= 6:
             out.append(f"heading_depth must be 1-6, got {self.heading_depth}")
         for name, allowed in CHOICES.items():
             if getattr(self, name) not in allowed:
-                out.append(f"{name} must be one of {', '.join(allowed)}, got {getattr(self, name)!r}")
+                out.append(
+                    f"{name} must be one of {', '.join(allowed)}, got {getattr(self, name)!r}"
+                )
         tok = self.tokenizer
         kind, _, arg = tok.partition(":")
         if not (tok == "estimate" or (kind in ("tiktoken", "hf") and arg)):
@@ -103,8 +112,9 @@ def load(path: str | Path | None = None, **overrides) -> Policy:
             raise PolicyError(f"{path}: a policy file is a mapping of field: value")
         unknown = sorted(set(data) - set(FIELDS))
         if unknown:
-            raise PolicyError(f"{path}: unknown policy field(s) {', '.join(unknown)}; "
-                              f"known: {', '.join(FIELDS)}")
+            raise PolicyError(
+                f"{path}: unknown policy field(s) {', '.join(unknown)}; known: {', '.join(FIELDS)}"
+            )
         values.update(data)
     values.update({k: v for k, v in overrides.items() if v is not None})
     return Policy(**values)

@@ -48,14 +48,22 @@ def sections_of(blocks: list[dict], depth: int | None) -> tuple[list[int], list[
     for b in blocks:
         opens = depth is not None and b["kind"] == "heading" and b["level"] <= depth
         if opens or not found:
-            found.append(Section(b["level"], b["heading_path"][-1], b["heading_path"])
-                         if opens else Section(None, None, []))
+            found.append(
+                Section(b["level"], b["heading_path"][-1], b["heading_path"])
+                if opens
+                else Section(None, None, [])
+            )
         numbers.append(len(found) - 1)
     return numbers, found
 
 
-def caps(blocks: list[dict], numbers: list[int], max_tokens: int, prefix: bool,
-         count: Callable[[list[str]], list[int]]) -> dict[int, int]:
+def caps(
+    blocks: list[dict],
+    numbers: list[int],
+    max_tokens: int,
+    prefix: bool,
+    count: Callable[[list[str]], list[int]],
+) -> dict[int, int]:
     """Per section: max_tokens less the room its longest breadcrumb prefix needs."""
     longest: dict[int, str] = {}
     for b, sec in zip(blocks, numbers):
@@ -68,28 +76,54 @@ def caps(blocks: list[dict], numbers: list[int], max_tokens: int, prefix: bool,
     return {s: max_tokens - (r + SEP if line else 0) for s, r, line in zip(secs, reserve, lines)}
 
 
-def units_of(blocks: list[dict], numbers: list[int], cap: dict[int, int], target: int,
-             count_for: Callable[[str], Callable], text_kind: str | None = None) -> list[Unit]:
+def units_of(
+    blocks: list[dict],
+    numbers: list[int],
+    cap: dict[int, int],
+    target: int,
+    count_for: Callable[[str], Callable],
+    text_kind: str | None = None,
+) -> list[Unit]:
     """Whole blocks, or the pieces of blocks that alone exceed their section's cap."""
     out: list[Unit] = []
     for b, sec in zip(blocks, numbers):
-        base = dict(block_index=b["block_index"], kind=b["kind"], level=b["level"],
-                    heading_path=b["heading_path"], section=sec)
+        base = dict(
+            block_index=b["block_index"],
+            kind=b["kind"],
+            level=b["level"],
+            heading_path=b["heading_path"],
+            section=sec,
+        )
         if b["tokens"] <= cap[sec] or b["kind"] == "image":
             text, tokens = fence.closed(b["text"]), b["tokens"]
             if text != b["text"]:  # a fence left open in the source, closed for the chunk
                 tokens = count_for(b["kind"])([text])[0]
-            out.append(Unit(key=b["block_id"], text=text, alt=b["alt"], tokens=tokens,
-                            spans=((b["char_start"], b["char_end"]),), **base))
+            out.append(
+                Unit(
+                    key=b["block_id"],
+                    text=text,
+                    alt=b["alt"],
+                    tokens=tokens,
+                    spans=((b["char_start"], b["char_end"]),),
+                    **base,
+                )
+            )
             continue
         kind = text_kind or b["kind"]
-        pieces = split.split_block(kind, b["text"], cap[sec], target, count_for(b["kind"]),
-                                   b["item_starts"])
+        pieces = split.split_block(
+            kind, b["text"], cap[sec], target, count_for(b["kind"]), b["item_starts"]
+        )
         for p in pieces:
             spans = tuple((b["char_start"] + s, b["char_start"] + e) for s, e in p.spans)
-            out.append(Unit(key=f"{b['block_id']}@{p.spans[0][0]}", text=fence.closed(p.text),
-                            spans=spans,
-                            tokens=p.tokens, **base))
+            out.append(
+                Unit(
+                    key=f"{b['block_id']}@{p.spans[0][0]}",
+                    text=fence.closed(p.text),
+                    spans=spans,
+                    tokens=p.tokens,
+                    **base,
+                )
+            )
     return out
 
 

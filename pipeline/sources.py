@@ -106,8 +106,10 @@ def _pick(columns: list[str], wanted: str | None, candidates: tuple[str, ...], w
             return name
     if what == "id":
         return None
-    raise InputError(f"{src}: no {what} column; expected one of {', '.join(candidates)} "
-                     f"or --text-column (columns: {', '.join(columns)})")
+    raise InputError(
+        f"{src}: no {what} column; expected one of {', '.join(candidates)} "
+        f"or --text-column (columns: {', '.join(columns)})"
+    )
 
 
 def _read_table(path: Path, selection: Selection) -> Iterator[RawDocument]:

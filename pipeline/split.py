@@ -70,8 +70,9 @@ def _words(text, s, e):
 LEVELS = {"line": _lines, "sentence": _sentences, "word": _words}
 
 
-def fine_spans(text: str, s: int, e: int, levels: tuple[str, ...], budget: int,
-               count: Count) -> list[tuple[int, int, int]]:
+def fine_spans(
+    text: str, s: int, e: int, levels: tuple[str, ...], budget: int, count: Count
+) -> list[tuple[int, int, int]]:
     """(start, end, tokens) pieces of text[s:e], each within budget, in order."""
     first = _trim(text, s, e)
     if first is None:
@@ -101,7 +102,7 @@ def _chars(text: str, a: int, b: int, budget: int, count: Count) -> list[tuple[i
         lo, hi = 1, b - a
         while lo < hi:
             mid = (lo + hi + 1) // 2
-            if count([text[a:a + mid]])[0] <= max(budget, 1):
+            if count([text[a : a + mid]])[0] <= max(budget, 1):
                 lo = mid
             else:
                 hi = mid - 1
@@ -124,8 +125,19 @@ def group(pieces: list[tuple[int, int, int]], limit: int) -> list[list[tuple[int
     return groups
 
 
-def _wrapped(text, head: str, tail: str, body_s: int, body_e: int, first_s: int, last_e: int,
-             budget: int, group_tokens: int, count: Count, body_levels=("line",)) -> list[Piece]:
+def _wrapped(
+    text,
+    head: str,
+    tail: str,
+    body_s: int,
+    body_e: int,
+    first_s: int,
+    last_e: int,
+    budget: int,
+    group_tokens: int,
+    count: Count,
+    body_levels=("line",),
+) -> list[Piece]:
     """Body lines grouped into parts, each wrapped as head + body + tail."""
     overhead = sum(count([head, tail])) + 2
     room = max(budget - overhead, 1)
@@ -136,7 +148,7 @@ def _wrapped(text, head: str, tail: str, body_s: int, body_e: int, first_s: int,
     eol = "\n"
     parts_text = []
     for g in groups:
-        body = text[_line_start(text, g[0][0]):g[-1][1]]
+        body = text[_line_start(text, g[0][0]) : g[-1][1]]
         parts_text.append(eol.join(x for x in (head, body, tail) if x))
     counts = count(parts_text)
     out = []
@@ -159,15 +171,27 @@ def _code(text, budget, group_tokens, count, levels, item_starts):
     lines = _LINE_END.split(text)
     run = opens_fence(lines[0])
     if not run:  # indented code: plain line groups, no fences to repeat
-        return _wrapped(text, "", "", 0, len(text), 0, len(text), budget, group_tokens, count,
-                        ("line", "word"))
+        return _wrapped(
+            text, "", "", 0, len(text), 0, len(text), budget, group_tokens, count, ("line", "word")
+        )
     closed = len(lines) > 1 and closes_fence(lines[-1], run)
     body_e = len(text) - len(lines[-1]) if closed else len(text)
     close_line = lines[-1] if closed else fence_prefix(lines[0]).replace(">", " ") + run
     open_end = len(lines[0])
-    body_s = open_end + (2 if text[open_end:open_end + 2] == "\r\n" else 1)
-    return _wrapped(text, lines[0], close_line, body_s, body_e, 0, len(text), budget,
-                    group_tokens, count, ("line", "word"))
+    body_s = open_end + (2 if text[open_end : open_end + 2] == "\r\n" else 1)
+    return _wrapped(
+        text,
+        lines[0],
+        close_line,
+        body_s,
+        body_e,
+        0,
+        len(text),
+        budget,
+        group_tokens,
+        count,
+        ("line", "word"),
+    )
 
 
 def _table(text, budget, group_tokens, count, levels, item_starts):
@@ -177,8 +201,19 @@ def _table(text, budget, group_tokens, count, levels, item_starts):
     head = text[: spans[1][1]]
     if count([head])[0] * 2 > budget:  # a header this large cannot be repeated
         return _structured(text, budget, group_tokens, count, ("line", "word"), None)
-    return _wrapped(text, head, "", spans[2][0], len(text), 0, len(text), budget, group_tokens,
-                    count, ("line", "word"))
+    return _wrapped(
+        text,
+        head,
+        "",
+        spans[2][0],
+        len(text),
+        0,
+        len(text),
+        budget,
+        group_tokens,
+        count,
+        ("line", "word"),
+    )
 
 
 def _fence_regions(text: str) -> list[tuple[int, int, bool]]:
@@ -213,7 +248,7 @@ def _structured(text, budget, group_tokens, count, levels, item_starts):
         if is_fence:
             span = _trim(text, s, e) or (s, e)
             base = _line_start(text, span[0])  # keep the fence's indentation
-            body = text[base:span[1]]
+            body = text[base : span[1]]
             n = count([body])[0]
             if n <= budget:
                 out.append(Piece(body, ((base, span[1]),), n, True))
@@ -223,8 +258,10 @@ def _structured(text, budget, group_tokens, count, levels, item_starts):
                 out.append(Piece(p.text, spans, p.tokens, False))
             continue
         for a, b in _cut(text, s, e, [c for c in cuts if s < c < e]):
-            out.extend(Piece(text[x:y], ((x, y),), n, True)
-                       for x, y, n in fine_spans(text, a, b, levels, budget, count))
+            out.extend(
+                Piece(text[x:y], ((x, y),), n, True)
+                for x, y, n in fine_spans(text, a, b, levels, budget, count)
+            )
     return out
 
 
@@ -242,8 +279,14 @@ LEVELS_BY_KIND = {
 DEFAULT_LEVELS = ("sentence", "word")  # paragraphs, headings
 
 
-def split_block(kind: str, text: str, budget: int, group_tokens: int, count: Count,
-                item_starts: list[int] | None = None) -> list[Piece]:
+def split_block(
+    kind: str,
+    text: str,
+    budget: int,
+    group_tokens: int,
+    count: Count,
+    item_starts: list[int] | None = None,
+) -> list[Piece]:
     """Pieces of one block that alone exceeds ``budget`` tokens. Each piece fits ``budget``
     (as counted by ``count``) unless even a single character does not."""
     splitter = SPLITTERS.get(kind, _structured)

@@ -70,8 +70,12 @@ class TiktokenCounter:
 
             # A bare .tiktoken file carries ranks only; cl100k/o200k-era files share this
             # split pattern, which is the documented assumption for file-based encodings.
-            self.enc = tiktoken.Encoding(name=spec, pat_str=_CL100K_PAT,
-                                         mergeable_ranks=load_tiktoken_bpe(spec), special_tokens={})
+            self.enc = tiktoken.Encoding(
+                name=spec,
+                pat_str=_CL100K_PAT,
+                mergeable_ranks=load_tiktoken_bpe(spec),
+                special_tokens={},
+            )
         else:
             self.enc = tiktoken.get_encoding(_local_name(spec))
 
@@ -92,8 +96,10 @@ class HFCounter:
         return [len(e.ids) for e in self.tok.encode_batch(texts, add_special_tokens=False)]
 
 
-_CL100K_PAT = (r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++"""
-               r"""[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s""")
+_CL100K_PAT = (
+    r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++"""
+    r"""[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
+)
 
 
 def _local_name(name: str) -> str:
@@ -107,7 +113,8 @@ def _local_name(name: str) -> str:
         return name
     raise ValueError(
         f"tiktoken encoding {name!r} is not available offline; install the 'tokenizers' extra "
-        f"(it bundles cl100k_base) or pass a path to a .tiktoken file")
+        f"(it bundles cl100k_base) or pass a path to a .tiktoken file"
+    )
 
 
 def make_counter(spec: str, bias: str = "balanced") -> TokenCounter:

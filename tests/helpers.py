@@ -7,8 +7,12 @@ from pipeline.document import RawDocument
 from pipeline.policy import Policy
 
 
-def chunk_text(text: str, policy: Policy | None = None, path: str = "doc.md",
-               counting: chunk.Counting | None = None) -> list[dict]:
+def chunk_text(
+    text: str,
+    policy: Policy | None = None,
+    path: str = "doc.md",
+    counting: chunk.Counting | None = None,
+) -> list[dict]:
     """Run the three stages on one in-memory document; return its chunk rows."""
     policy = policy or Policy()
     docs, _ = document.documents([RawDocument(path, "test", text.encode("utf-8"))], policy.mdx)

@@ -6,8 +6,9 @@ from __future__ import annotations
 def assert_blocks_rebuild(text: str, cols: dict[str, list]) -> None:
     """Block slices, in order, plus whitespace between them rebuild ``text`` exactly."""
     pos = 0
-    for start, end, body, line_start in zip(cols["char_start"], cols["char_end"], cols["text"],
-                                            cols["line_start"]):
+    for start, end, body, line_start in zip(
+        cols["char_start"], cols["char_end"], cols["text"], cols["line_start"]
+    ):
         assert start >= pos, f"block at {start} overlaps the previous one ending at {pos}"
         assert not text[pos:start].strip(), f"text lost between {pos} and {start}"
         assert text[start:end] == body

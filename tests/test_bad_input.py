@@ -7,7 +7,9 @@ from click.testing import CliRunner
 
 from jobs.cli import main
 
-SECTION = "## Section {i}\n\nSome text for section {i}, long enough to matter.\n\n```py\nx = {i}\n```\n\n"
+SECTION = (
+    "## Section {i}\n\nSome text for section {i}, long enough to matter.\n\n```py\nx = {i}\n```\n\n"
+)
 
 
 def _write_bad_folder(root):
@@ -48,8 +50,16 @@ def test_every_file_is_a_document_or_a_reject(tmp_path):
     assert reasons == {"invalid-utf8.md": "invalid_utf8", "binary.md": "binary"}
     assert all(rejects["detail"].str.len_chars() > 10)
 
-    per_doc = dict(zip(*blocks.join(docs, on="doc_id").group_by("path").len()
-                       .select("path", "len").to_dict(as_series=False).values()))
+    per_doc = dict(
+        zip(
+            *blocks.join(docs, on="doc_id")
+            .group_by("path")
+            .len()
+            .select("path", "len")
+            .to_dict(as_series=False)
+            .values()
+        )
+    )
     assert "empty.md" not in per_doc  # an empty file is a document with no blocks
     assert per_doc["only-front-matter.md"] == 1
     assert per_doc["huge.md"] > 100_000

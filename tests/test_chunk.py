@@ -7,7 +7,7 @@ import re
 import pytest
 
 from pipeline.policy import Policy
-from pipeline.quality import starts_with_heading, unbalanced_fence
+from pipeline.quality import unbalanced_fence
 from tests.helpers import chunk_text, sentences, words
 
 SMALL = Policy(target_tokens=100, max_tokens=150, min_tokens=20, overlap_tokens=20)
@@ -18,8 +18,11 @@ def _boundary_headings(text: str, depth: int) -> list[str]:
 
 
 def test_no_chunk_crosses_a_heading_within_depth():
-    doc = "\n\n".join(f"## Part {i}\n\n{sentences(12, start=i * 20)}\n\n#### Deep {i}\n\n"
-                      f"{sentences(3, start=i * 20 + 15)}" for i in range(5))
+    doc = "\n\n".join(
+        f"## Part {i}\n\n{sentences(12, start=i * 20)}\n\n#### Deep {i}\n\n"
+        f"{sentences(3, start=i * 20 + 15)}"
+        for i in range(5)
+    )
     chunks = chunk_text(doc, SMALL)
     assert len(chunks) > 5
     for c in chunks:
@@ -57,7 +60,7 @@ def test_oversized_table_repeats_header_in_every_part():
     parts = [c for c in chunks if "key_" in c["text"]]
     assert len(parts) > 3
     for c in parts:
-        table = c["text"][c["text"].index("| Key"):]
+        table = c["text"][c["text"].index("| Key") :]
         assert table.startswith("| Key | Value |\n|:---|---:|\n| key_")
         assert c["n_tokens"] <= SMALL.max_tokens
     seen = [int(k) for c in parts for k in re.findall(r"key_(\d+)", c["text"])]
@@ -65,12 +68,16 @@ def test_oversized_table_repeats_header_in_every_part():
 
 
 def test_oversized_code_reopens_fence_with_info_string():
-    code = '```ts title="x.ts"\n' + "\n".join(f"const v{i} = {i};  // line {i}" for i in range(200)) + "\n```"
+    code = (
+        '```ts title="x.ts"\n'
+        + "\n".join(f"const v{i} = {i};  // line {i}" for i in range(200))
+        + "\n```"
+    )
     chunks = chunk_text(f"## Code\n\n{code}\n", SMALL)
     parts = [c for c in chunks if "const v" in c["text"]]
     assert len(parts) > 3
     for c in parts:
-        body = c["text"][c["text"].index("```ts"):]
+        body = c["text"][c["text"].index("```ts") :]
         lines = body.split("\n")
         assert lines[0] == '```ts title="x.ts"' and lines[-1] == "```"
         assert len(lines) > 2  # never a fence line alone
@@ -100,7 +107,9 @@ def test_long_paragraph_splits_by_sentences_with_overlap():
 def test_target_steers_sizes():
     para = "\n\n".join(sentences(4, start=i * 4) for i in range(60))  # ~60 paragraphs
     big = chunk_text(f"# T\n\n{para}\n", Policy(target_tokens=600, max_tokens=1000, min_tokens=50))
-    small = chunk_text(f"# T\n\n{para}\n", Policy(target_tokens=200, max_tokens=1000, min_tokens=50))
+    small = chunk_text(
+        f"# T\n\n{para}\n", Policy(target_tokens=200, max_tokens=1000, min_tokens=50)
+    )
     assert len(small) > 2 * len(big)
     assert max(c["n_tokens"] for c in small[:-1]) <= 200 + 60
 
@@ -132,15 +141,20 @@ def test_no_space_hash_is_text():
 
 
 def test_h1_to_h4_jump_breadcrumb():
-    doc = f"# Guide\n\n{sentences(2)}\n\n#### Detail\n\n{sentences(2)}\n\n## Next\n\n{sentences(2)}\n"
+    doc = (
+        f"# Guide\n\n{sentences(2)}\n\n#### Detail\n\n{sentences(2)}\n\n## Next\n\n{sentences(2)}\n"
+    )
     # the Guide section (~65 tokens) does not fit max 50, so it is cut at the h4
-    chunks = chunk_text(doc, Policy(min_tokens=0, target_tokens=20, max_tokens=50,
-                                    overlap_tokens=0))
+    chunks = chunk_text(
+        doc, Policy(min_tokens=0, target_tokens=20, max_tokens=50, overlap_tokens=0)
+    )
     crumbs = [c["breadcrumb"] for c in chunks]
     assert ["Guide", "Detail"] in crumbs and ["Guide", "Next"] in crumbs
     detail = next(c for c in chunks if c["breadcrumb"] == ["Guide", "Detail"])
     assert detail["section_title"] == "Guide" and detail["header_level"] == 1
-    assert detail["embed_text"].startswith("# Guide") or detail["embed_text"].startswith("#### Detail")
+    assert detail["embed_text"].startswith("# Guide") or detail["embed_text"].startswith(
+        "#### Detail"
+    )
 
 
 def test_empty_section_merges_forward():
@@ -160,8 +174,9 @@ def test_trailing_empty_section_is_not_a_heading_alone():
 def test_edit_above_a_section_keeps_its_ids():
     tail = "\n\n".join(f"## Section {i}\n\n{sentences(8, start=i * 10)}" for i in range(4))
     before = chunk_text(f"# Doc\n\nIntro.\n\n{tail}\n", SMALL)
-    after = chunk_text(f"# Doc\n\nIntro, now longer and edited.\n\nNew paragraph.\n\n{tail}\n",
-                       SMALL)
+    after = chunk_text(
+        f"# Doc\n\nIntro, now longer and edited.\n\nNew paragraph.\n\n{tail}\n", SMALL
+    )
     ids = lambda cs: {c["chunk_id"] for c in cs if c["section_title"] != "Doc"}  # noqa: E731
     assert ids(before) and ids(before) == ids(after)
     first = lambda cs: next(c for c in cs if c["section_title"] == "Doc")["chunk_id"]  # noqa: E731
@@ -177,8 +192,9 @@ def test_policy_change_changes_ids():
 
 def test_small_chunks_merge_within_their_section():
     doc = f"# A\n\n{sentences(21)}\n\n## B\n\n{sentences(2, start=50)}\n"
-    chunks = chunk_text(doc, Policy(target_tokens=100, max_tokens=150, min_tokens=60,
-                                    overlap_tokens=0))
+    chunks = chunk_text(
+        doc, Policy(target_tokens=100, max_tokens=150, min_tokens=60, overlap_tokens=0)
+    )
     a = [c for c in chunks if c["section_title"] == "A"]
     assert all(c["n_tokens"] >= 60 for c in a)
     b = [c for c in chunks if c["section_title"] == "B"]
@@ -191,8 +207,10 @@ def test_whole_section_that_fits_stays_one_chunk():
     assert len(chunks) == 1 and not chunks[0]["is_split"]
 
 
-@pytest.mark.parametrize(("mode", "in_text", "metadata"), [
-    ("metadata", False, {"title": "T"}), ("include", True, None), ("strip", False, None)])
+@pytest.mark.parametrize(
+    ("mode", "in_text", "metadata"),
+    [("metadata", False, {"title": "T"}), ("include", True, None), ("strip", False, None)],
+)
 def test_front_matter_modes(mode, in_text, metadata):
     chunks = chunk_text("---\ntitle: T\n---\n# Body\n\nText.\n", Policy(front_matter=mode))
     assert ("title: T" in chunks[0]["text"]) is in_text
@@ -206,8 +224,16 @@ def test_embed_text_prefix_rules():
     assert chunks[0]["embed_text"] == chunks[0]["text"]  # starts with its heading
     later = chunks[1]
     assert later["embed_text"] == f"Top > Sub\n\n{later['text']}"
-    off = chunk_text(doc, Policy(target_tokens=100, max_tokens=150, min_tokens=20,
-                                 overlap_tokens=20, breadcrumb_prefix=False))
+    off = chunk_text(
+        doc,
+        Policy(
+            target_tokens=100,
+            max_tokens=150,
+            min_tokens=20,
+            overlap_tokens=20,
+            breadcrumb_prefix=False,
+        ),
+    )
     assert all(c["embed_text"] == c["text"] for c in off)
 
 
@@ -232,7 +258,7 @@ def test_spans_and_lines_point_into_the_source():
     doc = "---\na: 1\n---\n# T\n\nalpha beta.\n\n## U\n\ngamma delta.\n"
     for c in chunk_text(doc, Policy(min_tokens=0)):
         for span in c["spans"]:
-            assert doc[span["start"]:span["end"]].strip()
-        assert c["text"].startswith(doc[c["char_start"]:c["char_start"] + 5])
+            assert doc[span["start"] : span["end"]].strip()
+        assert c["text"].startswith(doc[c["char_start"] : c["char_start"] + 5])
         first_line = doc.splitlines()[c["line_start"] - 1]
         assert c["text"].startswith(first_line)

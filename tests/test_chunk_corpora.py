@@ -35,8 +35,9 @@ def runs(tmp_path_factory):
                 pytest.importorskip("tiktoken", reason="tokenizers extra not installed")
             root = corpus_dir()
             out = tmp_path_factory.mktemp(f"chunks-{name}")
-            chunks_job.run_all([str(root)], out, sources.Selection(), POLICIES[name],
-                               DEFAULT_MAX_BYTES)
+            chunks_job.run_all(
+                [str(root)], out, sources.Selection(), POLICIES[name], DEFAULT_MAX_BYTES
+            )
             done[name] = (POLICIES[name], out)
         return done[name]
 
@@ -76,9 +77,10 @@ def test_nothing_lost(runs, name):
     policy, out = runs(name)
     docs = _read(out, "documents").select("doc_id", "text")
     blocks = _read(out, "blocks")
-    fm_end = dict(blocks.filter(pl.col("kind") == "front_matter")
-                  .select("doc_id", "char_end").iter_rows())
-    spans = (_read(out, "chunks").select("doc_id", "spans").explode("spans").unnest("spans"))
+    fm_end = dict(
+        blocks.filter(pl.col("kind") == "front_matter").select("doc_id", "char_end").iter_rows()
+    )
+    spans = _read(out, "chunks").select("doc_id", "spans").explode("spans").unnest("spans")
     by_doc = spans.partition_by("doc_id", as_dict=True)
     for doc_id, text in docs.iter_rows():
         start = fm_end.get(doc_id, 0)
@@ -88,7 +90,7 @@ def test_nothing_lost(runs, name):
         for s, e in by_doc[(doc_id,)].select("start", "end").iter_rows():
             cover[s:e] = b"\x01" * (e - s)
         missing = [i for i in range(start, len(text)) if not cover[i] and not text[i].isspace()]
-        assert not missing, (doc_id, text[missing[0]:missing[0] + 60])
+        assert not missing, (doc_id, text[missing[0] : missing[0] + 60])
 
 
 def _best_possible_share(blocks: pl.DataFrame, cap: int, depth: int) -> float:
@@ -109,10 +111,14 @@ def test_chunks_start_with_a_heading_or_hold_a_section(runs):
     """>= 80 % per corpus, or 90 % of the best any packing could reach where 80 % is
     impossible (rust_book: 110 of its 447 sections exceed 1000 estimated tokens)."""
     policy, out = runs("default")
-    chunks = _read(out, "chunks").filter(pl.col("strategy").is_in(["markdown", "sentence"])
-                                         & (pl.col("chunk_type") != "image"))
-    blocks = _read(out, "blocks").join(_read(out, "documents").select("doc_id", "path", "format"),
-                                       on="doc_id").filter(pl.col("format") == "markdown")
+    chunks = _read(out, "chunks").filter(
+        pl.col("strategy").is_in(["markdown", "sentence"]) & (pl.col("chunk_type") != "image")
+    )
+    blocks = (
+        _read(out, "blocks")
+        .join(_read(out, "documents").select("doc_id", "path", "format"), on="doc_id")
+        .filter(pl.col("format") == "markdown")
+    )
     corpus = pl.col("path").str.split("/").list.first()
     chunks = chunks.with_columns(corpus=corpus)
     blocks = blocks.with_columns(corpus=corpus)

@@ -16,12 +16,20 @@ POLICY = Policy(target_tokens=60, max_tokens=80, min_tokens=10, overlap_tokens=1
 @st.composite
 def long_documents(draw):
     base = draw(documents())
-    extra = draw(st.lists(st.sampled_from([
-        sentences(12), "```py\n" + "\n".join(f"x{i} = {i}" for i in range(60)) + "\n```",
-        "| a | b |\n|---|---|\n" + "\n".join(f"| {i} | {i * i} |" for i in range(60)),
-        "- " + "\n- ".join(sentences(2, start=i) for i in range(12)),
-        "> " + "\n> ".join(sentences(3, start=i) for i in range(8)),
-    ]), max_size=3))
+    extra = draw(
+        st.lists(
+            st.sampled_from(
+                [
+                    sentences(12),
+                    "```py\n" + "\n".join(f"x{i} = {i}" for i in range(60)) + "\n```",
+                    "| a | b |\n|---|---|\n" + "\n".join(f"| {i} | {i * i} |" for i in range(60)),
+                    "- " + "\n- ".join(sentences(2, start=i) for i in range(12)),
+                    "> " + "\n> ".join(sentences(3, start=i) for i in range(8)),
+                ]
+            ),
+            max_size=3,
+        )
+    )
     return "\n\n".join([base, *extra])
 
 
@@ -39,8 +47,8 @@ def test_chunks_cover_the_body_and_fit(text, mode):
         assert c["n_tokens"] <= policy.max_tokens
         assert not unbalanced_fence(c["text"])
         for s in c["spans"]:
-            cover[s["start"]:s["end"]] = b"\x01" * (s["end"] - s["start"])
+            cover[s["start"] : s["end"]] = b"\x01" * (s["end"] - s["start"])
     missing = [i for i in range(start, len(text)) if not cover[i] and not text[i].isspace()]
-    assert not missing, repr(text[missing[0]:missing[0] + 40])
+    assert not missing, repr(text[missing[0] : missing[0] + 40])
     if mode == "include" and fm:
         assert any(s["start"] == 0 for c in chunks for s in c["spans"])

@@ -28,17 +28,31 @@ def test_blocks_on_sample_data(tmp_path):
 
 def test_include_exclude(tmp_path):
     out = tmp_path / "o"
-    result = CliRunner().invoke(main, ["blocks", str(SAMPLE), "--out", str(out),
-                                       "--include", "guides/*", "--exclude", "*fences*"])
+    result = CliRunner().invoke(
+        main,
+        [
+            "blocks",
+            str(SAMPLE),
+            "--out",
+            str(out),
+            "--include",
+            "guides/*",
+            "--exclude",
+            "*fences*",
+        ],
+    )
     assert result.exit_code == 0, result.output
     assert pl.read_parquet(out / "documents.parquet")["path"].to_list() == [
-        "guides/getting-started.md"]
+        "guides/getting-started.md"
+    ]
 
 
 def test_table_input_keeps_metadata(tmp_path):
-    rows = [{"id": "a.md", "text": "# A\n\nbody", "lang": "en"},
-            {"id": "b", "text": "no headings", "lang": "fr"},
-            {"id": "c", "text": None, "lang": "de"}]
+    rows = [
+        {"id": "a.md", "text": "# A\n\nbody", "lang": "en"},
+        {"id": "b", "text": "no headings", "lang": "fr"},
+        {"id": "c", "text": None, "lang": "de"},
+    ]
     src = tmp_path / "docs.jsonl"
     src.write_text("\n".join(json.dumps(r) for r in rows))
     out = tmp_path / "o"
@@ -59,7 +73,9 @@ def test_missing_input_is_a_usage_error(tmp_path):
 def test_nothing_readable_exits_non_zero(tmp_path):
     (tmp_path / "in").mkdir()
     (tmp_path / "in" / "bad.md").write_bytes(b"\x00\x01")
-    result = CliRunner().invoke(main, ["blocks", str(tmp_path / "in"), "--out", str(tmp_path / "o")])
+    result = CliRunner().invoke(
+        main, ["blocks", str(tmp_path / "in"), "--out", str(tmp_path / "o")]
+    )
     assert result.exit_code == 1
     assert "no document could be read" in result.output
 

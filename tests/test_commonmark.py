@@ -18,9 +18,9 @@ from tests.conftest import corpus_dir
 # Examples whose expected HTML we knowingly do not match, with the reason.
 KNOWN_DIFFERENCES: dict[int, str] = {
     96: "a document that starts with a '---' line closed by another '---' line is YAML "
-        "front matter for us (the Jekyll/Hugo/Astro convention), not a thematic break",
+    "front matter for us (the Jekyll/Hugo/Astro convention), not a thematic break",
     171: "raw HTML block holding <pre><code>: CommonMark passes it through as HTML, and so do "
-         "we (kind html); the <pre> in the expected output is the raw HTML, not a code block",
+    "we (kind html); the <pre> in the expected output is the raw HTML, not a code block",
 }
 
 
@@ -95,17 +95,25 @@ def check_example(ex: dict) -> str | None:
     expected.feed(ex["html"])
     cols = document_blocks("d", ex["markdown"], markdown=True, is_mdx=False)
     kinds = cols["kind"]
-    ours_h = [(lvl, t) for k, lvl, t in zip(kinds, cols["level"], cols["heading_path"])
-              if k == "heading" for t in [t[-1]]]
+    ours_h = [
+        (lvl, t)
+        for k, lvl, t in zip(kinds, cols["level"], cols["heading_path"])
+        if k == "heading"
+        for t in [t[-1]]
+    ]
     if ours_h != expected.headings:
         return f"headings: ours {ours_h} expected {expected.headings}"
     ours_c = []
     for k, text, lang in zip(kinds, cols["text"], cols["lang"]):
         if k == "code":
             ours_c.append((lang, _code_lines(text)))
-    exp_c = [(lang and html.unescape(lang), [ln.strip() for ln in body.replace("\t", "    ")
-                                              .splitlines() if ln.strip()])
-             for lang, body in expected.codes]
+    exp_c = [
+        (
+            lang and html.unescape(lang),
+            [ln.strip() for ln in body.replace("\t", "    ").splitlines() if ln.strip()],
+        )
+        for lang, body in expected.codes
+    ]
     if ours_c != exp_c:
         return f"code: ours {ours_c} expected {exp_c}"
     return None

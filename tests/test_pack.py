@@ -7,15 +7,24 @@ from pipeline.pack import Units, pack
 
 def units(tokens, section=None, heading=(), atomic=(), image=()):
     n = len(tokens)
-    return Units(tokens=list(tokens), section=list(section or [0] * n),
-                 heading=[i in heading for i in range(n)], atomic=[i in atomic for i in range(n)],
-                 image=[i in image for i in range(n)],
-                 overlap_ok=[i not in heading and i not in image for i in range(n)])
+    return Units(
+        tokens=list(tokens),
+        section=list(section or [0] * n),
+        heading=[i in heading for i in range(n)],
+        atomic=[i in atomic for i in range(n)],
+        image=[i in image for i in range(n)],
+        overlap_ok=[i not in heading and i not in image for i in range(n)],
+    )
 
 
 def test_sections_never_share_content():
-    groups = pack(units([5, 10, 5, 10], section=[0, 0, 1, 1], heading={0, 2}), {0: 100, 1: 100},
-                  target=50, min_tokens=0, overlap=0)
+    groups = pack(
+        units([5, 10, 5, 10], section=[0, 0, 1, 1], heading={0, 2}),
+        {0: 100, 1: 100},
+        target=50,
+        min_tokens=0,
+        overlap=0,
+    )
     assert [g.units for g in groups] == [[0, 1], [2, 3]]
 
 
@@ -42,8 +51,9 @@ def test_atomic_block_stays_with_its_heading_up_to_the_cap():
 
 
 def test_images_are_chunks_of_their_own():
-    groups = pack(units([5, 10, 0, 10], heading={0}, image={2}), {0: 100}, target=50,
-                  min_tokens=0, overlap=0)
+    groups = pack(
+        units([5, 10, 0, 10], heading={0}, image={2}), {0: 100}, target=50, min_tokens=0, overlap=0
+    )
     assert [(g.units, g.image) for g in groups] == [([0, 1, 3], False), ([2], True)]
 
 

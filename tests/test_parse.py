@@ -19,14 +19,17 @@ def test_slices_and_offsets():
     found = blocks(text)
     assert [b["kind"] for b in found] == ["heading", "paragraph", "list"]
     for b in found:
-        assert text[b["char_start"]:b["char_end"]] == b["text"]
+        assert text[b["char_start"] : b["char_end"]] == b["text"]
     assert [(b["line_start"], b["line_end"]) for b in found] == [(1, 1), (3, 4), (6, 7)]
 
 
 def test_setext_and_atx_headings():
     found = blocks("Title\n=====\n\nSub\n---\n\n### Deep ###\n")
-    assert [(b["kind"], b["level"]) for b in found] == [("heading", 1), ("heading", 2),
-                                                        ("heading", 3)]
+    assert [(b["kind"], b["level"]) for b in found] == [
+        ("heading", 1),
+        ("heading", 2),
+        ("heading", 3),
+    ]
     assert found[2]["heading_path"] == ["Title", "Sub", "Deep"]
 
 
@@ -35,8 +38,10 @@ def test_no_space_hash_is_paragraph():
 
 
 def test_nothing_inside_code_is_a_heading():
-    text = ("```md\n# not\n```\n\n~~~\n# not\n~~~\n\n````\n```\n# not\n```\n````\n\n"
-            "    # indented code\n")
+    text = (
+        "```md\n# not\n```\n\n~~~\n# not\n~~~\n\n````\n```\n# not\n```\n````\n\n"
+        "    # indented code\n"
+    )
     found = blocks(text)
     assert [b["kind"] for b in found] == ["code"] * 4
     assert found[0]["lang"] == "md" and found[2]["text"].endswith("````")
@@ -144,8 +149,16 @@ Text with `<Tabs>` inline.
 
 def test_mdx_blocks():
     found = blocks(MDX, mdx=True)
-    assert [b["kind"] for b in found] == ["mdx_esm", "mdx_esm", "heading", "mdx_jsx", "mdx_jsx",
-                                          "mdx_jsx", "paragraph", "paragraph"]
+    assert [b["kind"] for b in found] == [
+        "mdx_esm",
+        "mdx_esm",
+        "heading",
+        "mdx_jsx",
+        "mdx_jsx",
+        "mdx_jsx",
+        "paragraph",
+        "paragraph",
+    ]
     assert found[3]["text"].startswith("<Tabs") and found[3]["text"].endswith("</Tabs>")
     assert found[5]["text"].endswith("</Card>")
 

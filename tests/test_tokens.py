@@ -30,8 +30,10 @@ def test_estimate_expression(bias, kind, chars, expected):
 
 def test_estimate_counts_code_points_not_bytes():
     df = pl.DataFrame({"kind": ["paragraph"], "text": ["é" * 8]})
-    assert df.select(estimate_expr("balanced", pl.col("text").str.len_chars(),
-                                   pl.col("kind"))).item() == 2
+    assert (
+        df.select(estimate_expr("balanced", pl.col("text").str.len_chars(), pl.col("kind"))).item()
+        == 2
+    )
 
 
 def test_unknown_tokenizer_is_rejected():
