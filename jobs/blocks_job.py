@@ -66,7 +66,7 @@ def drop_rejected(docs: pa.Table, rejects: pa.Table) -> pa.Table:
 
 
 def run(
-    inputs: list[str],
+    plan: list[sources.Source],
     out: Path,
     selection: sources.Selection,
     mdx: str = "auto",
@@ -77,7 +77,6 @@ def run(
     """Read, explode into blocks, write. Bad documents become rejects; the run goes on."""
     started = time.perf_counter()
     summary = BlocksSummary()
-    plan = sources.plan(inputs, selection)
     raws = sources.read(plan, selection)
     with store.OutputSet(Path(out), ["documents", "blocks", "rejects"]) as output:
         for batch in batched(raws, BATCH_DOCS):

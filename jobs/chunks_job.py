@@ -85,7 +85,7 @@ def run_chunks(
 
 
 def run_all(
-    inputs: list[str],
+    plan: list[sources.Source],
     out: Path,
     selection: sources.Selection,
     policy: Policy,
@@ -97,7 +97,7 @@ def run_all(
     counting = chunk.Counting(policy)
     bsum = blocks_job.BlocksSummary()
     csum = ChunksSummary()
-    raws = sources.read(sources.plan(inputs, selection), selection)
+    raws = sources.read(plan, selection)
     with store.OutputSet(Path(out), ["documents", "blocks", "chunks", "rejects"]) as output:
         for batch in blocks_job.batched(raws, BATCH_DOCS):
             docs, blks, rejects = blocks_job.process_batch(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from contextlib import contextmanager
 from pathlib import Path
 
 import click
@@ -12,6 +13,31 @@ from pipeline import sources
 from pipeline.document import DEFAULT_MAX_BYTES
 from pipeline.policy import CHOICES, PolicyError, load
 from pipeline.tokens import BIAS_DIVISORS
+
+OUT = click.option(
+    "--out",
+    "-o",
+    required=True,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Output folder (created if missing).",
+)
+
+
+@contextmanager
+def _input_errors():
+    """An unusable INPUT (missing, a table without a text column) is a usage error."""
+    try:
+        yield
+    except sources.InputError as exc:
+        raise click.UsageError(str(exc)) from exc
+
+
+def _finish(command: str, lines: list[str], documents: int) -> None:
+    for line in lines:
+        click.echo(f"mdchunk {command}: {line}", err=True)
+    if documents == 0:
+        click.echo(f"mdchunk {command}: no document could be read from INPUT", err=True)
+        sys.exit(1)
 
 
 def _progress(total: int, label: str):
@@ -169,13 +195,7 @@ def main() -> None:
 
 @main.command("run")
 @click.argument("inputs", nargs=-1, required=True, metavar="INPUT...")
-@click.option(
-    "--out",
-    "-o",
-    required=True,
-    type=click.Path(file_okay=False, path_type=Path),
-    help="Output folder (created if missing).",
-)
+@OUT
 @input_options
 @policy_options
 def run_cmd(
@@ -195,30 +215,19 @@ def run_cmd(
     policy = _policy(policy_file, mdx=mdx, **flags)
     _check_tokenizer(policy)
     selection = sources.Selection(include, exclude, text_column, id_column)
-    try:
-        total = len(sources.plan(list(inputs), sources.Selection(include, exclude)))
-        with _progress(total, "run") as bar:
+    with _input_errors():
+        plan = sources.plan(list(inputs), selection)
+        with _progress(len(plan), "run") as bar:
             bsum, csum = chunks_job.run_all(
-                list(inputs), out, selection, policy, max_bytes, progress=bar.update
+                plan, out, selection, policy, max_bytes, progress=bar.update
             )
-    except sources.InputError as exc:
-        raise click.UsageError(str(exc)) from exc
-    click.echo(f"mdchunk run: {bsum.line(out)}", err=True)
-    click.echo(f"mdchunk run: {csum.line()} (policy {policy.policy_hash})", err=True)
-    if bsum.documents == 0:
-        click.echo("mdchunk run: no document could be read from INPUT", err=True)
-        sys.exit(1)
+    lines = [bsum.line(out), f"{csum.line()} (policy {policy.policy_hash})"]
+    _finish("run", lines, bsum.documents)
 
 
 @main.command("chunks")
 @click.argument("blocks_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
-@click.option(
-    "--out",
-    "-o",
-    required=True,
-    type=click.Path(file_okay=False, path_type=Path),
-    help="Output folder; may be BLOCKS_DIR itself (then only chunks.parquet is written).",
-)
+@OUT
 @policy_options
 def chunks_cmd(blocks_dir, out, policy_file, **flags):
     """Pack the blocks of BLOCKS_DIR (written by `mdchunk blocks`) into chunks.
@@ -228,7 +237,8 @@ def chunks_cmd(blocks_dir, out, policy_file, **flags):
       mdchunk blocks docs/ --out stage/
       mdchunk chunks stage/ --out out/ --policy policy.yaml --max-tokens 512
 
-    No markdown is parsed again: changing the policy only re-packs stored blocks.
+    No markdown is parsed again: changing the policy only re-packs stored blocks. --out may
+    be BLOCKS_DIR itself; then only chunks.parquet is written there.
     """
     policy = _policy(policy_file, **flags)
     _check_tokenizer(policy)
@@ -247,13 +257,7 @@ def chunks_cmd(blocks_dir, out, policy_file, **flags):
 
 @main.command("blocks")
 @click.argument("inputs", nargs=-1, required=True, metavar="INPUT...")
-@click.option(
-    "--out",
-    "-o",
-    required=True,
-    type=click.Path(file_okay=False, path_type=Path),
-    help="Output folder (created if missing).",
-)
+@OUT
 @input_options
 @click.option(
     "--bias",
@@ -278,21 +282,13 @@ def blocks_cmd(inputs, out, include, exclude, mdx, text_column, id_column, max_b
     code is non-zero only when no document at all could be read.
     """
     selection = sources.Selection(include, exclude, text_column, id_column)
-    try:
-        total = len(sources.plan(list(inputs), sources.Selection(include, exclude)))
-    except sources.InputError as exc:
-        raise click.UsageError(str(exc)) from exc
-    with _progress(total, "blocks") as bar:
-        try:
+    with _input_errors():
+        plan = sources.plan(list(inputs), selection)
+        with _progress(len(plan), "blocks") as bar:
             summary = blocks_job.run(
-                list(inputs), out, selection, mdx, bias, max_bytes, progress=bar.update
+                plan, out, selection, mdx, bias, max_bytes, progress=bar.update
             )
-        except sources.InputError as exc:
-            raise click.UsageError(str(exc)) from exc
-    click.echo(f"mdchunk blocks: {summary.line(out)}", err=True)
-    if summary.documents == 0:
-        click.echo("mdchunk blocks: no document could be read from INPUT", err=True)
-        sys.exit(1)
+    _finish("blocks", [summary.line(out)], summary.documents)
 
 
 if __name__ == "__main__":

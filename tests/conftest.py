@@ -28,5 +28,6 @@ def corpora_blocks(tmp_path_factory):
 
     root = corpus_dir()
     out = tmp_path_factory.mktemp("corpora_blocks")
-    blocks_job.run([str(root)], out, sources.Selection())
+    selection = sources.Selection()
+    blocks_job.run(sources.plan([str(root)], selection), out, selection)
     return out

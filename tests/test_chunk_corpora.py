@@ -35,9 +35,9 @@ def runs(tmp_path_factory):
                 pytest.importorskip("tiktoken", reason="tokenizers extra not installed")
             root = corpus_dir()
             out = tmp_path_factory.mktemp(f"chunks-{name}")
-            chunks_job.run_all(
-                [str(root)], out, sources.Selection(), POLICIES[name], DEFAULT_MAX_BYTES
-            )
+            selection = sources.Selection()
+            plan = sources.plan([str(root)], selection)
+            chunks_job.run_all(plan, out, selection, POLICIES[name], DEFAULT_MAX_BYTES)
             done[name] = (POLICIES[name], out)
         return done[name]
 
