@@ -9,7 +9,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks import linear  # noqa: E402
+from benchmarks import linear, search  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
@@ -19,6 +19,8 @@ def main() -> None:
     out = {"machine": {"python": platform.python_version(), "cpus": __import__("os").cpu_count()}}
     print("== linear: one large document at 1x, 2x, 4x ==")
     out["linear"] = linear.main()
+    print("== search: BM25 in SQL over the chunks of all shared corpora ==")
+    out["search"] = search.main()
     (RESULTS / "latest.json").write_text(json.dumps(out, indent=1))
     print(f"results written to {RESULTS / 'latest.json'}")
 

@@ -15,7 +15,8 @@ import pyarrow.parquet as pq
 
 from jobs import blocks_job
 from pipeline import chunk, schemas, sources, store
-from pipeline.policy import Policy
+from pipeline.policy import CHUNKER_VERSION, Policy
+from pipeline.postings import postings
 
 BATCH_DOCS = blocks_job.BATCH_DOCS
 
@@ -47,6 +48,11 @@ class ChunksSummary:
         )
 
 
+def run_metadata(policy: Policy) -> dict[str, str]:
+    """Written into every output file's footer: what produced it."""
+    return {"mdchunk.policy": policy.canonical_json(), "mdchunk.chunker_version": CHUNKER_VERSION}
+
+
 def chunk_batch(
     docs: pa.Table, blocks: pa.Table, policy: Policy, counting: chunk.Counting
 ) -> tuple[pa.Table, pa.Table]:
@@ -64,14 +70,15 @@ def run_chunks(
     documents = store.read(blocks_dir, "documents")
     blocks = pl.from_arrow(store.read(blocks_dir, "blocks"))
     same = Path(blocks_dir).resolve() == Path(out).resolve()
-    names = ["chunks"] if same else ["documents", "blocks", "chunks", "rejects"]
-    with store.OutputSet(Path(out), names) as output:
+    names = ["chunks", "postings"] if same else list(schemas.TABLES)
+    with store.OutputSet(Path(out), names, run_metadata(policy)) as output:
         for start in range(0, documents.num_rows, BATCH_DOCS):
             docs = documents.slice(start, BATCH_DOCS)
             ids = docs.column("doc_id")
             blk = blocks.filter(pl.col("doc_id").is_in(ids.to_pylist())).to_arrow()
             chunks, rejects = chunk_batch(docs, blk, policy, counting)
             output.write("chunks", chunks)
+            output.write("postings", postings(chunks))
             if not same:
                 output.write("documents", docs)
                 output.write("blocks", blk)
@@ -98,7 +105,7 @@ def run_all(
     bsum = blocks_job.BlocksSummary()
     csum = ChunksSummary()
     raws = sources.read(plan, selection)
-    with store.OutputSet(Path(out), ["documents", "blocks", "chunks", "rejects"]) as output:
+    with store.OutputSet(Path(out), list(schemas.TABLES), run_metadata(policy)) as output:
         for batch in blocks_job.batched(raws, BATCH_DOCS):
             docs, blks, rejects = blocks_job.process_batch(
                 batch, policy.mdx, policy.bias, max_bytes
@@ -112,6 +119,7 @@ def run_all(
                 ("documents", docs),
                 ("blocks", blks),
                 ("chunks", chunks),
+                ("postings", postings(chunks)),
                 ("rejects", rejects),
             ):
                 output.write(name, table)

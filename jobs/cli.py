@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from jobs import blocks_job, chunks_job
+from jobs import blocks_job, chunks_job, query_cli
 from pipeline import sources
 from pipeline.document import DEFAULT_MAX_BYTES
 from pipeline.policy import CHOICES, PolicyError, load
@@ -186,6 +186,13 @@ def main() -> None:
       blocks  INPUT -> documents.parquet, blocks.parquet, rejects.parquet
       chunks  BLOCKS_DIR -> chunks.parquet (re-pack with a new policy, no re-parsing)
 
+    \b
+    Reading an output folder (DuckDB, no extension needed):
+      search  BM25 keyword search with section, level, path and front-matter filters
+      stats   chunk-quality statistics
+      check   data checks; exit 1 when one fails
+      sql     any query over the documents, blocks, chunks, rejects, postings views
+
     INPUT is a folder (read recursively: .md .mdx .markdown are markdown, .txt is plain
     text, anything else is counted and skipped), single files, or a Parquet/JSONL table
     with one document per row. Bad documents never stop a run: they land in
@@ -289,6 +296,10 @@ def blocks_cmd(inputs, out, include, exclude, mdx, text_column, id_column, max_b
                 plan, out, selection, mdx, bias, max_bytes, progress=bar.update
             )
     _finish("blocks", [summary.line(out)], summary.documents)
+
+
+for _command in query_cli.COMMANDS:
+    main.add_command(_command)
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ import re
 from pipeline.fence import unbalanced
 
 _HEADING = re.compile(r" {0,3}#{1,6}(?:[ \t]|$)")
+_EOL = re.compile(r"\r\n|\r|\n")
 _SETEXT = re.compile(r" {0,3}(?:=+|-+)[ \t]*$")
 
 
@@ -18,7 +19,7 @@ def unbalanced_fence(text: str) -> bool:
 
 def starts_with_heading(text: str) -> bool:
     """ATX (``# T``) or setext (``T`` over ``===``) heading on the first line."""
-    lines = text.lstrip("\r\n").splitlines()
+    lines = _EOL.split(text.lstrip("\r\n"))
     if not lines:
         return False
     if _HEADING.match(lines[0]):

@@ -1,12 +1,22 @@
-"""Load and run the SQL files in ``sql/`` with DuckDB. Python only loads, binds and runs."""
+"""Load and run the SQL files in ``sql/`` with DuckDB. Python only loads, binds and runs.
+
+Every file is one query; its ``$name`` parameters are bound from keyword arguments (only the
+names the file uses). The views of ``sql/views.sql`` read one output folder.
+"""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import duckdb
+import polars as pl
+
+from pipeline import store
+from pipeline.policy import Policy
 
 _HERE = Path(__file__).resolve().parent
+_PARAM = re.compile(r"\$([A-Za-z_]\w*)")
 
 
 def sql_dir() -> Path:
@@ -23,7 +33,109 @@ def load(name: str) -> str:
 
 def connect(out: str | Path) -> duckdb.DuckDBPyConnection:
     """An in-memory DuckDB with the views of one output folder in place."""
+    out = Path(out)
+    missing = [
+        n
+        for n in ("documents", "blocks", "chunks", "rejects", "postings")
+        if not (out / f"{n}.parquet").exists()
+    ]
+    if missing:
+        raise FileNotFoundError(
+            f"{out}: no {', '.join(m + '.parquet' for m in missing)}; "
+            "is this the --out folder of `mdchunk run`?"
+        )
     con = duckdb.connect()
-    con.execute("SET VARIABLE mdchunk_out = ?", [str(Path(out).resolve())])
+    con.execute("SET VARIABLE mdchunk_out = ?", [str(out.resolve())])
     con.execute(load("views.sql"))
     return con
+
+
+def run(con: duckdb.DuckDBPyConnection, name: str, **params) -> pl.DataFrame:
+    """Run one SQL file with the parameters it names; the result as a polars frame."""
+    sql = load(name)
+    wanted = dict.fromkeys(_PARAM.findall(sql))
+    missing = [p for p in wanted if p not in params]
+    if missing:
+        raise TypeError(f"{name} needs parameter(s) {', '.join(missing)}")
+    return con.sql(sql, params={p: params[p] for p in wanted}).pl()
+
+
+def policy_of(out: str | Path) -> Policy:
+    """The policy that produced an output folder (from the chunks file's footer)."""
+    import json
+    import warnings
+
+    meta = store.footer(Path(out), "chunks")
+    if "mdchunk.policy" not in meta:
+        warnings.warn(
+            f"{out}/chunks.parquet has no policy in its footer (rewritten by another "
+            "tool?); using the default policy for min/max tokens",
+            stacklevel=2,
+        )
+        return Policy()
+    return Policy(**json.loads(meta["mdchunk.policy"]))
+
+
+def search(
+    out: str | Path,
+    query: str,
+    *,
+    section=None,
+    level=None,
+    chunk_type=None,
+    path=None,
+    fm_key=None,
+    fm_value=None,
+    limit: int = 10,
+    k1: float = 1.2,
+    b: float = 0.75,
+) -> pl.DataFrame:
+    with connect(out) as con:
+        return run(
+            con,
+            "search.sql",
+            query=query,
+            section=section,
+            level=level,
+            chunk_type=chunk_type,
+            path=path,
+            fm_key=fm_key,
+            fm_value=fm_value,
+            limit=limit,
+            k1=k1,
+            b=b,
+        )
+
+
+STATS = [
+    "overview",
+    "rejects_by_reason",
+    "tokens",
+    "histogram",
+    "per_document",
+    "mix",
+    "block_kinds",
+    "splits",
+    "extremes",
+]
+
+
+def stats(out: str | Path, bins: int = 20, n: int = 10) -> dict[str, pl.DataFrame]:
+    policy = policy_of(out)
+    params = dict(min_tokens=policy.min_tokens, max_tokens=policy.max_tokens, bins=bins, n=n)
+    with connect(out) as con:
+        return {name: run(con, f"stats/{name}.sql", **params) for name in STATS}
+
+
+def check_names() -> list[str]:
+    return sorted(p.stem for p in (sql_dir() / "checks").glob("*.sql"))
+
+
+def checks(out: str | Path) -> dict[str, pl.DataFrame]:
+    """Every data check: the offending rows of each (an empty frame means it holds)."""
+    policy = policy_of(out)
+    with connect(out) as con:
+        return {
+            name: run(con, f"checks/{name}.sql", max_tokens=policy.max_tokens)
+            for name in check_names()
+        }

@@ -103,11 +103,22 @@ CHUNKS = pa.schema(
     ]
 )
 
+# Keyword index for BM25 search in plain SQL: one row per (term, chunk).
+POSTINGS = pa.schema(
+    [
+        ("term", pa.string()),
+        ("chunk_id", pa.string()),
+        ("tf", pa.int32()),  # occurrences of term in the chunk's embed_text
+        ("doc_len", pa.int32()),  # terms in the chunk's embed_text
+    ]
+)
+
 TABLES: dict[str, pa.Schema] = {
     "documents": DOCUMENTS,
     "blocks": BLOCKS,
     "rejects": REJECTS,
     "chunks": CHUNKS,
+    "postings": POSTINGS,
 }
 
 

@@ -44,11 +44,15 @@ class TableWriter:
 
 
 class OutputSet:
-    """The writers of one output folder, closed (published) together."""
+    """The writers of one output folder, closed (published) together. ``metadata`` is
+    written into every file's footer (key-value metadata, e.g. the policy)."""
 
-    def __init__(self, out: Path, names: list[str]):
+    def __init__(self, out: Path, names: list[str], metadata: dict[str, str] | None = None):
         out.mkdir(parents=True, exist_ok=True)
-        self.writers = {n: TableWriter(out / f"{n}.parquet", schemas.TABLES[n]) for n in names}
+        self.writers = {
+            n: TableWriter(out / f"{n}.parquet", schemas.TABLES[n].with_metadata(metadata))
+            for n in names
+        }
 
     def write(self, name: str, table: pa.Table) -> None:
         self.writers[name].write(table)
@@ -63,3 +67,9 @@ class OutputSet:
 
 def read(out: Path, name: str) -> pa.Table:
     return pq.read_table(Path(out) / f"{name}.parquet", schema=schemas.TABLES[name])
+
+
+def footer(out: Path, name: str) -> dict[str, str]:
+    """The key-value metadata written into a table's footer (without Arrow's own)."""
+    meta = pq.read_schema(Path(out) / f"{name}.parquet").metadata or {}
+    return {k.decode(): v.decode() for k, v in meta.items() if not k.startswith(b"ARROW")}

@@ -8,3 +8,5 @@ CREATE OR REPLACE VIEW chunks AS
     SELECT * FROM read_parquet(getvariable('mdchunk_out') || '/chunks.parquet');
 CREATE OR REPLACE VIEW rejects AS
     SELECT * FROM read_parquet(getvariable('mdchunk_out') || '/rejects.parquet');
+CREATE OR REPLACE VIEW postings AS
+    SELECT * FROM read_parquet(getvariable('mdchunk_out') || '/postings.parquet');

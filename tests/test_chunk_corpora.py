@@ -130,3 +130,12 @@ def test_chunks_start_with_a_heading_or_hold_a_section(runs):
         part = blocks.filter(pl.col("corpus") == name)
         bound = _best_possible_share(part, policy.max_tokens, policy.heading_depth)
         assert share >= min(0.80, 0.9 * bound), (name, share, bound)
+
+
+@pytest.mark.parametrize("name", sorted(POLICIES))
+def test_data_checks_hold_on_every_corpus(runs, name):
+    from pipeline import queries
+
+    _, out = runs(name)
+    offending = {check: rows.height for check, rows in queries.checks(out).items()}
+    assert offending and not any(offending.values()), offending

@@ -1,0 +1,245 @@
+"""Commands that read an output folder through DuckDB: search, stats, check, sql."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+import polars as pl
+
+from pipeline import queries
+
+OUT_DIR = click.argument(
+    "out", metavar="DIR", type=click.Path(exists=True, file_okay=False, path_type=Path)
+)
+
+
+def _open(fn, *args, **kwargs):
+    try:
+        return fn(*args, **kwargs)
+    except FileNotFoundError as exc:
+        raise click.UsageError(str(exc)) from exc
+
+
+def _jsonable(frame: pl.DataFrame) -> list[dict]:
+    return json.loads(frame.write_json())
+
+
+def _bar(n: int, most: int, width: int = 40) -> str:
+    return "█" * (round(width * n / most) if most else 0)
+
+
+@click.command("search")
+@OUT_DIR
+@click.argument("query")
+@click.option(
+    "--section",
+    help="Only chunks whose breadcrumb or headings contain TEXT (case-insensitive).",
+    metavar="TEXT",
+)
+@click.option(
+    "--level",
+    type=click.IntRange(1, 6),
+    help="Only chunks of sections opened by a heading of this level.",
+)
+@click.option(
+    "--type",
+    "chunk_type",
+    type=click.Choice(["section", "preamble", "text", "image"]),
+    help="Only chunks of this type.",
+)
+@click.option(
+    "--path",
+    "path_glob",
+    metavar="GLOB",
+    help="Only documents whose path matches GLOB, e.g. 'guides/*'.",
+)
+@click.option(
+    "--meta", metavar="KEY=VALUE", help="Only documents whose front matter has KEY equal to VALUE."
+)
+@click.option("--limit", "-k", default=10, show_default=True, type=click.IntRange(1, 10_000))
+@click.option("--json", "as_json", is_flag=True, help="One JSON array, for machines.")
+def search_cmd(out, query, section, level, chunk_type, path_glob, meta, limit, as_json):
+    """Keyword search over the chunks of DIR, ranked by BM25 (k1 1.2, b 0.75).
+
+    \b
+    Example:
+      mdchunk search out/ "configure the compactor" --section config --level 2
+
+    Runs sql/search.sql on the postings table written next to the chunks; no DuckDB
+    extension is needed.
+    """
+    fm_key, fm_value = (meta.split("=", 1) + [None])[:2] if meta else (None, None)
+    if meta and fm_value is None:
+        raise click.BadParameter("use KEY=VALUE", param_hint="--meta")
+    hits = _open(
+        queries.search,
+        out,
+        query,
+        section=section,
+        level=level,
+        chunk_type=chunk_type,
+        path=path_glob,
+        fm_key=fm_key,
+        fm_value=fm_value,
+        limit=limit,
+    )
+    if as_json:
+        click.echo(json.dumps(_jsonable(hits), indent=1, ensure_ascii=False))
+        return
+    if hits.is_empty():
+        click.echo("no match", err=True)
+        return
+    for h in hits.iter_rows(named=True):
+        crumb = " > ".join(h["breadcrumb"]) or "(no heading)"
+        click.echo(
+            f"{h['rank']:>3}. {h['score']:7.3f}  {h['path']}:{h['line_start']}-"
+            f"{h['line_end']}  {crumb}"
+        )
+        click.echo(f"       {h['preview']}")
+
+
+@click.command("stats")
+@OUT_DIR
+@click.option("--json", "as_json", is_flag=True, help="The same figures as JSON.")
+def stats_cmd(out, as_json):
+    """Chunk-quality statistics of DIR, computed by the SQL files in sql/stats/.
+
+    Token sizes (min, p10, p50, p90, p99, max, a histogram), the shares under min_tokens,
+    at and over the cap and starting with a heading, chunks per document, strategy,
+    chunk-type and block-kind mix, split sections, the largest and smallest chunks.
+    """
+    figures = _open(queries.stats, out)
+    policy = queries.policy_of(out)
+    if as_json:
+        data = {name: _jsonable(frame) for name, frame in figures.items()}
+        data["policy"] = json.loads(policy.canonical_json())
+        click.echo(json.dumps(data, indent=1, ensure_ascii=False))
+        return
+    o = figures["overview"].row(0, named=True)
+    t = figures["tokens"].row(0, named=True)
+    echo = click.echo
+    echo(
+        f"{o['documents']} documents, {o['blocks']} blocks, {o['chunks']} chunks "
+        f"({o['image_chunks']} image), {o['rejects']} rejects   policy {policy.policy_hash}"
+    )
+    for r in figures["rejects_by_reason"].iter_rows(named=True):
+        echo(f"  rejected at {r['stage']}: {r['documents']} {r['reason']} (e.g. {r['example']})")
+    echo(
+        f"\ntokens: min {t['min']}  p10 {t['p10']}  p50 {t['p50']}  p90 {t['p90']}  "
+        f"p99 {t['p99']}  max {t['max']}  mean {t['mean'] or 0:.0f}"
+    )
+    echo(
+        f"  under min_tokens ({policy.min_tokens}): {t['share_under_min'] or 0:.1%}   "
+        f"at cap ({policy.max_tokens}): {t['share_at_cap'] or 0:.1%}   "
+        f"over cap: {t['share_over_cap'] or 0:.1%}"
+    )
+    echo(f"  starting with a heading: {t['share_starting_with_heading'] or 0:.1%}")
+    hist = figures["histogram"]
+    most = hist["chunks"].max() or 0
+    for r in hist.iter_rows(named=True):
+        echo(f"  {r['lo']:>5}-{r['hi']:<5} {r['chunks']:>7}  {_bar(r['chunks'], most)}")
+    d = figures["per_document"].row(0, named=True)
+    echo(
+        f"\nchunks per document: min {d['min']}  p50 {d['p50']}  p90 {d['p90']}  max {d['max']}"
+        f"  mean {d['mean'] or 0:.1f}  ({d['documents_without_chunks']} with none)"
+    )
+    s = figures["splits"].row(0, named=True)
+    echo(
+        f"split sections: {s['split_sections']} ({s['split_chunks']} chunks, "
+        f"{s['share_split'] or 0:.1%} of text chunks), most parts {s['max_parts']}"
+    )
+    echo("\nstrategy / chunk type:")
+    for r in figures["mix"].iter_rows(named=True):
+        echo(
+            f"  {r['strategy']:<10} {r['chunk_type']:<9} {r['chunks']:>7}  "
+            f"mean {r['mean_tokens'] or 0:.0f} tokens"
+        )
+    echo("block kinds:")
+    for r in figures["block_kinds"].iter_rows(named=True):
+        echo(f"  {r['kind']:<15} {r['blocks']:>8}")
+    for which in ("largest", "smallest"):
+        echo(f"\n{which} chunks:")
+        for r in figures["extremes"].filter(pl.col("which") == which).iter_rows(named=True):
+            echo(
+                f"  {r['n_tokens']:>6}  {r['path']}:{r['line_start']}-{r['line_end']}  "
+                f"{' > '.join(r['breadcrumb'])}"
+            )
+
+
+@click.command("check")
+@OUT_DIR
+@click.option("--show", default=5, show_default=True, help="Offending rows to print per check.")
+def check_cmd(out, show):
+    """Run the data checks in sql/checks/ on DIR; exit 1 if any finds offending rows.
+
+    Each check is one SQL file returning the rows that break it (no rows = it holds):
+    unique chunk ids, spans inside their document, n_tokens within the cap, balanced code
+    fences, every document with text has chunks, every chunk's document exists.
+    """
+    results = _open(queries.checks, out)
+    failed = 0
+    for name, rows in results.items():
+        if rows.is_empty():
+            click.echo(f"ok    {name}")
+            continue
+        failed += 1
+        click.echo(f"FAIL  {name}: {rows.height} offending row(s)")
+        with pl.Config(tbl_rows=show, fmt_str_lengths=60, tbl_width_chars=160):
+            click.echo(str(rows.head(show)))
+    click.echo(f"{len(results) - failed} of {len(results)} checks hold", err=True)
+    sys.exit(1 if failed else 0)
+
+
+@click.command("sql")
+@OUT_DIR
+@click.argument("query")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["table", "csv", "json", "parquet"]),
+    default="table",
+    show_default=True,
+)
+@click.option(
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write to FILE instead of the terminal (needed for parquet).",
+)
+def sql_cmd(out, query, fmt, output):
+    """Run any SQL QUERY over DIR with the views documents, blocks, chunks, rejects and
+    postings in place.
+
+    \b
+    Example:
+      mdchunk sql out/ "SELECT kind, count(*) FROM blocks GROUP BY ALL"
+      mdchunk sql out/ "FROM chunks WHERE n_tokens > 900" --format parquet --output big.parquet
+    """
+    import duckdb
+
+    con = _open(queries.connect, out)
+    try:
+        frame = con.sql(query).pl()
+    except duckdb.Error as exc:
+        raise click.UsageError(f"query failed: {exc}") from exc
+    if fmt == "parquet":
+        if output is None:
+            raise click.UsageError("--format parquet needs --output FILE")
+        frame.write_parquet(output, compression="zstd")
+    elif fmt == "csv":
+        text = frame.write_csv()
+    elif fmt == "json":
+        text = json.dumps(_jsonable(frame), indent=1, ensure_ascii=False)
+    else:
+        with pl.Config(tbl_rows=50, fmt_str_lengths=80, tbl_width_chars=200):
+            text = str(frame)
+    if fmt != "parquet":
+        if output:
+            output.write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
+        else:
+            click.echo(text)
+
+
+COMMANDS = [search_cmd, stats_cmd, check_cmd, sql_cmd]

@@ -1,0 +1,32 @@
+"""The postings stage: chunks -> (term, chunk, term frequency, chunk length) for BM25.
+
+Terms are runs of letters and digits (Unicode), lower-cased; ``sql/search.sql`` splits
+queries with the same pattern, so documents and queries are analysed alike. No stemming,
+no stop words: BM25's IDF already discounts common words.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+import pyarrow as pa
+
+from pipeline import schemas
+
+TERM_PATTERN = r"[\p{L}\p{N}]+"  # also in sql/search.sql
+
+
+def postings(chunks: pa.Table) -> pa.Table:
+    """The stage, vectorised: one row per distinct term of every chunk's embed_text."""
+    terms = pl.from_arrow(chunks.select(["chunk_id", "embed_text"])).select(
+        "chunk_id",
+        pl.col("embed_text").str.to_lowercase().str.extract_all(TERM_PATTERN).alias("term"),
+    )
+    rows = (
+        terms.with_columns(doc_len=pl.col("term").list.len().cast(pl.Int32))
+        .explode("term")
+        .drop_nulls("term")
+        .group_by("term", "chunk_id", "doc_len", maintain_order=True)
+        .agg(tf=pl.len().cast(pl.Int32))
+        .select("term", "chunk_id", "tf", "doc_len")
+    )
+    return rows.to_arrow().cast(schemas.POSTINGS)
