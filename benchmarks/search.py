@@ -1,8 +1,7 @@
 """Search latency over the chunks of all shared corpora: p50/p95 over 50 queries.
 
 Queries are built deterministically from section titles of the corpora (two or three words
-each), so they hit real text; each query runs sql/search.sql through a fresh connection
-per batch, as `mdchunk search` does.
+each), so they hit real text; all run sql/search.sql on one open connection.
 """
 
 from __future__ import annotations

@@ -89,22 +89,25 @@ def search(
     limit: int = 10,
     k1: float = 1.2,
     b: float = 0.75,
+    con: duckdb.DuckDBPyConnection | None = None,
 ) -> pl.DataFrame:
-    with connect(out) as con:
-        return run(
-            con,
-            "search.sql",
-            query=query,
-            section=section,
-            level=level,
-            chunk_type=chunk_type,
-            path=path,
-            fm_key=fm_key,
-            fm_value=fm_value,
-            limit=limit,
-            k1=k1,
-            b=b,
-        )
+    """BM25 search (sql/search.sql); ``con`` reuses an open connection to ``out``."""
+    params = dict(
+        query=query,
+        section=section,
+        level=level,
+        chunk_type=chunk_type,
+        path=path,
+        fm_key=fm_key,
+        fm_value=fm_value,
+        limit=limit,
+        k1=k1,
+        b=b,
+    )
+    if con is not None:
+        return run(con, "search.sql", **params)
+    with connect(out) as own:
+        return run(own, "search.sql", **params)
 
 
 STATS = [
