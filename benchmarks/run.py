@@ -9,7 +9,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks import linear, search  # noqa: E402
+from benchmarks import linear, nightly, search  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
@@ -21,6 +21,8 @@ def main() -> None:
     out["linear"] = linear.main()
     print("== search: BM25 in SQL over the chunks of all shared corpora ==")
     out["search"] = search.main()
+    print("== nightly: incremental runs over the shared corpora ==")
+    out["nightly"] = nightly.main()
     (RESULTS / "latest.json").write_text(json.dumps(out, indent=1))
     print(f"results written to {RESULTS / 'latest.json'}")
 

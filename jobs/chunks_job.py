@@ -10,11 +10,10 @@ from pathlib import Path
 
 import polars as pl
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from jobs import blocks_job
-from pipeline import chunk, schemas, sources, store
+from pipeline import chunk, runstore, schemas, store
 from pipeline.policy import CHUNKER_VERSION, Policy
 from pipeline.postings import postings
 
@@ -70,7 +69,7 @@ def run_chunks(
     documents = store.read(blocks_dir, "documents")
     blocks = pl.from_arrow(store.read(blocks_dir, "blocks"))
     same = Path(blocks_dir).resolve() == Path(out).resolve()
-    names = ["chunks", "postings"] if same else list(schemas.TABLES)
+    names = ["chunks", "postings"] if same else schemas.CONTENT_TABLES
     with store.OutputSet(Path(out), names, run_metadata(policy)) as output:
         for start in range(0, documents.num_rows, BATCH_DOCS):
             docs = documents.slice(start, BATCH_DOCS)
@@ -88,47 +87,14 @@ def run_chunks(
         if not same:
             output.write("rejects", store.read(blocks_dir, "rejects"))
     summary.seconds = time.perf_counter() - started
+    record = runstore.new_record(runstore.new_run_id(), [], False, policy, "")
+    record.update(
+        inputs=[str(blocks_dir)],
+        chunks_total=summary.chunks,
+        seconds={"total": round(summary.seconds, 3)},
+    )
+    runstore.record_plain(Path(out), record)
     return summary
-
-
-def run_all(
-    plan: list[sources.Source],
-    out: Path,
-    selection: sources.Selection,
-    policy: Policy,
-    max_bytes: int,
-    progress: Callable[[int], None] = lambda n: None,
-):
-    """All stages, batch by batch: documents -> blocks -> chunks."""
-    started = time.perf_counter()
-    counting = chunk.Counting(policy)
-    bsum = blocks_job.BlocksSummary()
-    csum = ChunksSummary()
-    raws = sources.read(plan, selection)
-    with store.OutputSet(Path(out), list(schemas.TABLES), run_metadata(policy)) as output:
-        for batch in blocks_job.batched(raws, BATCH_DOCS):
-            docs, blks, rejects = blocks_job.process_batch(
-                batch, policy.mdx, policy.bias, max_bytes
-            )
-            chunks, chunk_rejects = chunk_batch(docs, blks, policy, counting)
-            if chunk_rejects.num_rows:
-                docs = blocks_job.drop_rejected(docs, chunk_rejects)
-                blks = blks.filter(pc.invert(pc.is_in(blks["doc_id"], chunk_rejects["doc_id"])))
-            rejects = pa.concat_tables([rejects, chunk_rejects])
-            for name, table in (
-                ("documents", docs),
-                ("blocks", blks),
-                ("chunks", chunks),
-                ("postings", postings(chunks)),
-                ("rejects", rejects),
-            ):
-                output.write(name, table)
-            bsum.add(batch, docs, blks, rejects)
-            csum.add(chunks, chunk_rejects, docs.num_rows)
-            progress(len(batch))
-    bsum.skipped = selection.skipped
-    bsum.seconds = csum.seconds = time.perf_counter() - started
-    return bsum, csum
 
 
 def read_chunks(out: Path) -> pa.Table:

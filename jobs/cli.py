@@ -8,8 +8,9 @@ from pathlib import Path
 
 import click
 
-from jobs import blocks_job, chunks_job, query_cli
-from pipeline import sources
+from jobs import blocks_job, chunks_job, query_cli, run_job
+from jobs.runlog import RunLog
+from pipeline import runstore, sources
 from pipeline.document import DEFAULT_MAX_BYTES
 from pipeline.policy import CHOICES, PolicyError, load
 from pipeline.tokens import BIAS_DIVISORS
@@ -182,7 +183,8 @@ def main() -> None:
 
     \b
     Stages (each writes Parquet into --out):
-      run     INPUT -> all of the below in one pass (what most people want)
+      run     INPUT -> a new published run of DIR: all stages, incremental (nightly)
+      runs    the runs of DIR
       blocks  INPUT -> documents.parquet, blocks.parquet, rejects.parquet
       chunks  BLOCKS_DIR -> chunks.parquet (re-pack with a new policy, no re-parsing)
 
@@ -205,31 +207,114 @@ def main() -> None:
 @OUT
 @input_options
 @policy_options
+@click.option(
+    "--full",
+    is_flag=True,
+    help="Parse and pack every document again, reusing "
+    "nothing from the previous run (the change set is still relative to it).",
+)
+@click.option(
+    "--keep",
+    default=3,
+    show_default=True,
+    type=click.IntRange(1),
+    help="Run folders to keep (the most recent published runs).",
+)
+@click.option("--log-json", is_flag=True, help="Log one JSON object per stage on stderr.")
 def run_cmd(
-    inputs, out, include, exclude, mdx, text_column, id_column, max_bytes, policy_file, **flags
+    inputs,
+    out,
+    include,
+    exclude,
+    mdx,
+    text_column,
+    id_column,
+    max_bytes,
+    policy_file,
+    full,
+    keep,
+    log_json,
+    **flags,
 ):
-    """Read, parse and chunk INPUT in one pass.
+    """Read, parse and chunk INPUT into a new run of DIR, then publish it.
 
     \b
-    Example:
+    Example (nightly):
       mdchunk run docs/ --out out/ --target-tokens 400 --max-tokens 512
-      duckdb -c "SELECT breadcrumb, n_tokens FROM 'out/chunks.parquet' LIMIT 5"
+      mdchunk sql out/ "SELECT op, count(*) FROM changes GROUP BY op"
 
-    Writes documents, blocks, chunks and rejects as Parquet. chunks.parquet holds one row per
-    chunk: text (valid markdown), embed_text (what to embed), n_tokens, breadcrumb, source
-    spans, and a chunk_id that stays the same while the chunk's content does.
+    \b
+    Incremental by default: documents whose bytes did not change reuse their blocks (no
+    parsing) and, under the same policy, their chunks. Each run lives in DIR/runs/RUN_ID/
+    and is published by replacing DIR/CURRENT last, atomically: readers (search, stats,
+    check, sql) always see the last complete run, even if a run is killed. changes.parquet
+    in the run holds the chunk ids to embed (op add, with the chunk rows) and to delete
+    (op remove) relative to the previous run. A second run on DIR while one is in progress
+    is refused (DIR/LOCK holds the PID).
     """
     policy = _policy(policy_file, mdx=mdx, **flags)
     _check_tokenizer(policy)
     selection = sources.Selection(include, exclude, text_column, id_column)
+    log = RunLog(as_json=log_json)
     with _input_errors():
         plan = sources.plan(list(inputs), selection)
-        with _progress(len(plan), "run") as bar:
-            bsum, csum = chunks_job.run_all(
-                plan, out, selection, policy, max_bytes, progress=bar.update
-            )
-    lines = [bsum.line(out), f"{csum.line()} (policy {policy.policy_hash})"]
-    _finish("run", lines, bsum.documents)
+        try:
+            with _progress(len(plan), "run") as bar:
+                result = run_job.run(
+                    plan,
+                    out,
+                    selection,
+                    policy,
+                    max_bytes,
+                    full=full,
+                    keep=keep,
+                    progress=bar.update,
+                    log=log,
+                )
+        except runstore.LockedError as exc:
+            click.echo(f"mdchunk run: refused: {exc}", err=True)
+            sys.exit(3)
+    r = result.record
+    lines = [
+        result.blocks.line(out),
+        f"{result.chunks.line()} (policy {policy.policy_hash})",
+        f"run {r['run_id']} published: documents +{r['documents_added']} "
+        f"~{r['documents_changed']} ={r['documents_unchanged']} -{r['documents_deleted']}, "
+        f"chunks +{r['chunks_added']} -{r['chunks_removed']} ={r['chunks_kept']}, "
+        f"parsed {r['documents_parsed']}, {r['seconds']['total']:.2f} s",
+    ]
+    _finish("run", lines, r["documents_added"] + r["documents_changed"] + r["documents_unchanged"])
+
+
+@main.command("runs")
+@click.argument("out", metavar="DIR", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--json", "as_json", is_flag=True, help="The runs table as JSON.")
+def runs_cmd(out, as_json):
+    """List the runs of DIR, oldest first, with their counts and status."""
+    import json
+
+    records = runstore.history(out)
+    if as_json:
+        click.echo(json.dumps(records, default=str, indent=1))
+        return
+    if not records:
+        click.echo(f"{out}: no runs recorded", err=True)
+        return
+    current = runstore.published(out)
+    for r in records:
+        mark = "*" if current is not None and current.name == r["run_id"] else " "
+        secs = r["seconds"] or {}
+        total = dict(secs).get("total") if secs else None
+        click.echo(
+            f"{mark} {r['run_id']}  {r['status']:<9} "
+            f"docs +{r['documents_added'] or 0} ~{r['documents_changed'] or 0} "
+            f"={r['documents_unchanged'] or 0} -{r['documents_deleted'] or 0}  "
+            f"chunks +{r['chunks_added'] or 0} -{r['chunks_removed'] or 0} "
+            f"={r['chunks_kept'] or 0}  parsed {r['documents_parsed'] or 0}  "
+            f"policy {r['policy_hash'] or '-'}  "
+            f"{'' if total is None else f'{total:.2f} s'}"
+            f"{'  ' + r['error'] if r['error'] else ''}"
+        )
 
 
 @main.command("chunks")

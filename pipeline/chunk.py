@@ -137,21 +137,28 @@ def chunk_document(doc: dict, blocks: list[dict], policy: Policy, counting: Coun
     numbers, sections = sections_of(blocks, depth)
     cap = caps(blocks, numbers, policy.max_tokens, policy.breadcrumb_prefix, counting.counter.count)
     text_kind = {"recursive": "text", "fixed": "fixed"}.get(strategy)
-    shrink = 0
+    # With a real tokenizer the sum of unit counts can under-count the joined text: pack the
+    # sections whose chunks came out over the cap again, tighter. Other sections are untouched,
+    # so their chunk ids do not depend on this.
+    shrink = dict.fromkeys(cap, 0)
     for _ in range(MAX_REPACKS):
-        tight = {s: max(c - shrink, 8) for s, c in cap.items()}
-        target = max(min(policy.target_tokens, min(tight.values())), 1)
+        tight = {s: max(c - shrink[s], 8) for s, c in cap.items()}
+        target = policy.target_tokens
         units = units_of(blocks, numbers, tight, target, counting.for_kind, text_kind)
         groups = pack(pack_arrays(units), tight, target, policy.min_tokens, policy.overlap_tokens)
         rows = assemble(doc, units, groups, sections, policy, strategy)
         _count(rows, units, groups, counting)
-        excess = max(r["n_tokens"] for r in rows) - policy.max_tokens
-        if excess <= 0:
+        over: dict[int, int] = {}
+        for row, g in zip(rows, groups):
+            if row["n_tokens"] > policy.max_tokens:
+                over[g.section] = max(over.get(g.section, 0), row["n_tokens"] - policy.max_tokens)
+        if not over:
             return rows
-        shrink += max(excess, policy.max_tokens // 20)
+        for sec, excess in over.items():
+            shrink[sec] += max(excess, policy.max_tokens // 20)
     raise OverCapError(
-        f"could not fit every chunk within {policy.max_tokens} tokens "
-        f"after {MAX_REPACKS} attempts (largest over by {excess})"
+        f"could not fit every chunk within {policy.max_tokens} tokens after {MAX_REPACKS} "
+        f"attempts (largest over by {max(over.values())})"
     )
 
 

@@ -96,7 +96,8 @@ class Packer:
         own = self._own(cur)
         total = self.size(cur.units)
         cost = u.tokens[i] + (SEP if cur.units else 0)
-        if own and total + cost > self.target:
+        target = min(self.target, cap)
+        if own and total + cost > target:
             only_headings = all(u.heading[k] for k in own)
             keeps_title = u.heading[own[-1]] and u.atomic[i]
             if not ((only_headings or keeps_title) and total + cost <= cap):
@@ -105,7 +106,7 @@ class Packer:
             own and u.heading[i] and total >= self.min_tokens and not all(u.heading[k] for k in own)
         ):
             nxt = u.tokens[i + 1] + SEP if i + 1 < n and u.section[i + 1] == cur.section else 0
-            if total + cost + nxt > self.target:
+            if total + cost + nxt > target:
                 cur = self._close(cur, None)
         while cur.overlap and self.size(cur.units + [i]) > cap:
             cur.units.pop(0)

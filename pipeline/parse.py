@@ -16,6 +16,9 @@ from markdown_it.common.utils import unescapeAll
 
 from pipeline import fence, frontmatter, mdx
 
+# Bumped whenever the blocks of the same document may change (documents too: front matter).
+PARSER_VERSION = "blocks-1"
+
 _EOL = re.compile(r"\r\n|\r|\n")
 _BLOCK_MD = MarkdownIt("commonmark").enable("table").disable(["inline", "text_join"])
 _INLINE_MD = MarkdownIt("commonmark")

@@ -12,7 +12,7 @@ from pathlib import Path
 import duckdb
 import polars as pl
 
-from pipeline import store
+from pipeline import runstore, store
 from pipeline.policy import Policy
 
 _HERE = Path(__file__).resolve().parent
@@ -32,11 +32,12 @@ def load(name: str) -> str:
 
 
 def connect(out: str | Path) -> duckdb.DuckDBPyConnection:
-    """An in-memory DuckDB with the views of one output folder in place."""
-    out = Path(out)
+    """An in-memory DuckDB with the views of an output folder's published run in place
+    (plus ``changes``, that run's change set, when it has one)."""
+    out = runstore.resolve(Path(out))
     missing = [
         n
-        for n in ("documents", "blocks", "chunks", "rejects", "postings")
+        for n in ("documents", "blocks", "chunks", "rejects", "postings", "runs")
         if not (out / f"{n}.parquet").exists()
     ]
     if missing:
@@ -47,6 +48,11 @@ def connect(out: str | Path) -> duckdb.DuckDBPyConnection:
     con = duckdb.connect()
     con.execute("SET VARIABLE mdchunk_out = ?", [str(out.resolve())])
     con.execute(load("views.sql"))
+    if (out / "changes.parquet").exists():
+        con.execute(
+            "CREATE VIEW changes AS "
+            "SELECT * FROM read_parquet(getvariable('mdchunk_out') || '/changes.parquet')"
+        )
     return con
 
 
@@ -65,7 +71,7 @@ def policy_of(out: str | Path) -> Policy:
     import json
     import warnings
 
-    meta = store.footer(Path(out), "chunks")
+    meta = store.footer(runstore.resolve(Path(out)), "chunks")
     if "mdchunk.policy" not in meta:
         warnings.warn(
             f"{out}/chunks.parquet has no policy in its footer (rewritten by another "
@@ -124,9 +130,9 @@ STATS = [
 
 
 def stats(out: str | Path, bins: int = 20, n: int = 10) -> dict[str, pl.DataFrame]:
-    policy = policy_of(out)
-    params = dict(min_tokens=policy.min_tokens, max_tokens=policy.max_tokens, bins=bins, n=n)
-    with connect(out) as con:
+    with connect(out) as con:  # first: it says clearly when DIR is not an output folder
+        policy = policy_of(out)
+        params = dict(min_tokens=policy.min_tokens, max_tokens=policy.max_tokens, bins=bins, n=n)
         return {name: run(con, f"stats/{name}.sql", **params) for name in STATS}
 
 
@@ -136,8 +142,8 @@ def check_names() -> list[str]:
 
 def checks(out: str | Path) -> dict[str, pl.DataFrame]:
     """Every data check: the offending rows of each (an empty frame means it holds)."""
-    policy = policy_of(out)
     with connect(out) as con:
+        policy = policy_of(out)
         return {
             name: run(con, f"checks/{name}.sql", max_tokens=policy.max_tokens)
             for name in check_names()

@@ -113,13 +113,51 @@ POSTINGS = pa.schema(
     ]
 )
 
+# What an embedding job reads: chunk ids to embed (op add, with the whole chunk row) and
+# chunk ids to delete (op remove), relative to the previously published run.
+CHANGES = pa.schema([("op", pa.string()), *CHUNKS])
+
+RUNS = pa.schema(
+    [
+        ("run_id", pa.string()),
+        ("status", pa.string()),  # published | failed | abandoned
+        ("started_at", pa.timestamp("ms", tz="UTC")),
+        ("ended_at", pa.timestamp("ms", tz="UTC")),
+        ("inputs", pa.list_(pa.string())),
+        ("full", pa.bool_()),
+        ("policy", pa.string()),  # canonical JSON
+        ("policy_hash", pa.string()),
+        ("chunker_version", pa.string()),
+        ("parser_version", pa.string()),
+        ("previous_run", pa.string()),
+        ("documents_added", pa.int64()),
+        ("documents_changed", pa.int64()),
+        ("documents_unchanged", pa.int64()),
+        ("documents_deleted", pa.int64()),
+        ("documents_parsed", pa.int64()),  # parse work done (0 when everything was reused)
+        ("documents_repacked", pa.int64()),
+        ("rejects", pa.int64()),
+        ("chunks_added", pa.int64()),
+        ("chunks_removed", pa.int64()),
+        ("chunks_kept", pa.int64()),
+        ("chunks_total", pa.int64()),
+        ("seconds", pa.map_(pa.string(), pa.float64())),  # per stage
+        ("error", pa.string()),
+    ]
+)
+
 TABLES: dict[str, pa.Schema] = {
     "documents": DOCUMENTS,
     "blocks": BLOCKS,
     "rejects": REJECTS,
     "chunks": CHUNKS,
     "postings": POSTINGS,
+    "changes": CHANGES,
+    "runs": RUNS,
 }
+
+# The tables whose content depends only on the input and the policy (not on history).
+CONTENT_TABLES = ["documents", "blocks", "chunks", "postings", "rejects"]
 
 
 def empty(schema: pa.Schema) -> pa.Table:

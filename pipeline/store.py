@@ -65,6 +65,13 @@ class OutputSet:
             w.close() if exc_type is None else w.abort()
 
 
+def write_table(path: Path, table: pa.Table, schema: pa.Schema) -> None:
+    """One whole table to Parquet, under a temporary name until complete."""
+    writer = TableWriter(Path(path), schema)
+    writer.write(table)
+    writer.close()
+
+
 def read(out: Path, name: str) -> pa.Table:
     return pq.read_table(Path(out) / f"{name}.parquet", schema=schemas.TABLES[name])
 

@@ -1,5 +1,6 @@
--- Views over one mdchunk output folder. Set the folder first, then read this file:
---   duckdb -c "SET VARIABLE mdchunk_out = 'out/sample'" -c ".read sql/views.sql" -c "FROM chunks LIMIT 5"
+-- Views over one published run. Set its folder first (DIR/runs/RUN_ID, named in DIR/CURRENT),
+-- then read this file:
+--   duckdb -c "SET VARIABLE mdchunk_out = 'out/sample/runs/RUN_ID'" -c ".read sql/views.sql"
 CREATE OR REPLACE VIEW documents AS
     SELECT * FROM read_parquet(getvariable('mdchunk_out') || '/documents.parquet');
 CREATE OR REPLACE VIEW blocks AS
@@ -10,3 +11,5 @@ CREATE OR REPLACE VIEW rejects AS
     SELECT * FROM read_parquet(getvariable('mdchunk_out') || '/rejects.parquet');
 CREATE OR REPLACE VIEW postings AS
     SELECT * FROM read_parquet(getvariable('mdchunk_out') || '/postings.parquet');
+CREATE OR REPLACE VIEW runs AS
+    SELECT * FROM read_parquet(getvariable('mdchunk_out') || '/runs.parquet');

@@ -6,6 +6,10 @@ from pipeline import block, chunk, document
 from pipeline.document import RawDocument
 from pipeline.policy import Policy
 
+# A small policy, so that the little sample corpus gets split sections and overlap.
+SMALL_FLAGS = ["--target-tokens", "60", "--max-tokens", "100", "--min-tokens", "20",
+               "--overlap-tokens", "10"]  # fmt: skip
+
 
 def chunk_text(
     text: str,

@@ -7,8 +7,9 @@ import math
 import polars as pl
 import pytest
 
-from jobs import chunks_job
-from pipeline import sources
+from jobs import run_job
+from jobs.runlog import RunLog
+from pipeline import runstore, sources
 from pipeline.document import DEFAULT_MAX_BYTES
 from pipeline.policy import Policy
 from pipeline.quality import starts_with_heading, unbalanced_fence
@@ -37,8 +38,10 @@ def runs(tmp_path_factory):
             out = tmp_path_factory.mktemp(f"chunks-{name}")
             selection = sources.Selection()
             plan = sources.plan([str(root)], selection)
-            chunks_job.run_all(plan, out, selection, POLICIES[name], DEFAULT_MAX_BYTES)
-            done[name] = (POLICIES[name], out)
+            run_job.run(
+                plan, out, selection, POLICIES[name], DEFAULT_MAX_BYTES, log=RunLog(quiet=True)
+            )
+            done[name] = (POLICIES[name], runstore.resolve(out))
         return done[name]
 
     return get

@@ -9,7 +9,7 @@ import pyarrow.parquet as pq
 from click.testing import CliRunner
 
 from jobs.cli import main
-from pipeline import schemas
+from pipeline import runstore, schemas
 from tests.conftest import SAMPLE
 
 
@@ -130,7 +130,7 @@ def test_chunks_repacks_stored_blocks(tmp_path):
         ).exit_code
         == 0
     )
-    assert chunks.equals(pl.read_parquet(direct / "chunks.parquet"))
+    assert chunks.equals(pl.read_parquet(runstore.resolve(direct) / "chunks.parquet"))
     for name in ("documents", "blocks", "rejects"):
         assert (out / f"{name}.parquet").exists()
 

@@ -8,6 +8,7 @@ import polars as pl
 from click.testing import CliRunner
 
 from jobs.cli import main
+from pipeline import runstore
 from pipeline.policy import CHUNKER_VERSION, Policy
 from tests.conftest import SAMPLE
 
@@ -15,7 +16,7 @@ from tests.conftest import SAMPLE
 def _run(out, *flags):
     result = CliRunner().invoke(main, ["run", str(SAMPLE), "--out", str(out), *flags])
     assert result.exit_code == 0, result.output
-    return out
+    return runstore.resolve(out)
 
 
 def test_two_runs_are_byte_identical(tmp_path):

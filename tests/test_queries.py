@@ -14,33 +14,18 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from jobs.cli import main
-from pipeline import queries
+from pipeline import queries, runstore
 from pipeline.fence import unbalanced
 from tests.conftest import SAMPLE
+from tests.helpers import SMALL_FLAGS
 
 
 @pytest.fixture(scope="module")
 def sample_out(tmp_path_factory):
     out = tmp_path_factory.mktemp("sample")
-    result = CliRunner().invoke(
-        main,
-        [
-            "run",
-            str(SAMPLE),
-            "--out",
-            str(out),
-            "--target-tokens",
-            "60",
-            "--max-tokens",
-            "100",
-            "--min-tokens",
-            "20",
-            "--overlap-tokens",
-            "10",
-        ],
-    )
+    result = CliRunner().invoke(main, ["run", str(SAMPLE), "--out", str(out), *SMALL_FLAGS])
     assert result.exit_code == 0, result.output
-    return out
+    return runstore.resolve(out)  # the published run folder
 
 
 def test_views_over_an_output_folder(sample_out):

@@ -1,0 +1,304 @@
+"""Nightly runs: incremental reuse, change sets, atomic publish, locking, kills (issue 5)."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import polars as pl
+import pytest
+from click.testing import CliRunner
+
+from jobs.cli import main
+from pipeline import queries, runstore
+from tests.conftest import REPO, SAMPLE
+from tests.helpers import SMALL_FLAGS
+
+
+def run(src: Path, out: Path, *flags: str) -> dict:
+    result = CliRunner().invoke(main, ["run", str(src), "--out", str(out), *SMALL_FLAGS, *flags])
+    assert result.exit_code == 0, result.output
+    return runstore.history(out)[-1]
+
+
+def published_table(out: Path, name: str) -> pl.DataFrame:
+    return pl.read_parquet(runstore.resolve(out) / f"{name}.parquet")
+
+
+@pytest.fixture
+def corpus(tmp_path):
+    src = tmp_path / "src"
+    shutil.copytree(SAMPLE, src)
+    return src
+
+
+def test_second_run_without_changes_reuses_everything(corpus, tmp_path):
+    out = tmp_path / "out"
+    first = run(corpus, out)
+    assert first["documents_added"] == 11 and first["chunks_added"] == first["chunks_total"]
+    first_dir = runstore.resolve(out)
+    second = run(corpus, out)
+    assert (second["chunks_added"], second["chunks_removed"]) == (0, 0)
+    assert second["chunks_kept"] == first["chunks_total"]
+    assert second["documents_parsed"] == 0 and second["documents_unchanged"] == 11
+    assert published_table(out, "changes").height == 0
+    second_dir = runstore.resolve(out)
+    assert second_dir != first_dir
+    assert (out / "published").resolve() == second_dir.resolve()
+    for name in ("documents", "blocks", "chunks", "postings", "rejects"):
+        a, b = first_dir / f"{name}.parquet", second_dir / f"{name}.parquet"
+        assert a.read_bytes() == b.read_bytes()
+
+
+def _edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text()
+    assert old in text
+    path.write_text(text.replace(old, new, 1))
+
+
+@pytest.mark.parametrize(
+    ("file", "old", "new", "section"),
+    [
+        (
+            "guides/getting-started.md",
+            "refuses to open a folder",
+            "declines to open a folder",
+            "Create a store",
+        ),
+        (
+            "reference/config.md",
+            "Pebble does not listen on a network by default.",
+            "Pebble listens on no network at all by default.",
+            "Network",
+        ),
+        (
+            "notes/quotes-and-html.md",
+            "Text after the HTML block",
+            "The text after the HTML block",
+            "After the HTML",
+        ),
+    ],
+)
+def test_an_edit_changes_only_its_own_section(corpus, tmp_path, file, old, new, section):
+    out = tmp_path / "out"
+    run(corpus, out)
+    before = published_table(out, "chunks")
+    _edit(corpus / file, old, new)
+    record = run(corpus, out)
+    after = published_table(out, "chunks")
+    changes = published_table(out, "changes")
+    assert record["documents_changed"] == 1 and record["documents_parsed"] == 1
+    assert record["chunks_added"] >= 1
+    added = set(changes.filter(pl.col("op") == "add")["chunk_id"])
+    removed = set(changes.filter(pl.col("op") == "remove")["chunk_id"])
+
+    def in_section(df: pl.DataFrame) -> set[str]:
+        mask = (pl.col("path") == file) & (pl.col("section_title") == section)
+        return set(df.filter(mask)["chunk_id"])
+
+    assert added and added <= in_section(after)
+    assert removed and removed <= in_section(before)
+
+    def untouched(df: pl.DataFrame) -> set[str]:
+        return set(df["chunk_id"]) - in_section(df)
+
+    assert untouched(before) == untouched(after)
+    # the added rows carry what an embedding job needs
+    adds = changes.filter(pl.col("op") == "add")
+    assert adds["embed_text"].null_count() == 0 and adds["n_tokens"].null_count() == 0
+
+
+def test_incremental_output_equals_a_full_run(corpus, tmp_path):
+    out, full = tmp_path / "out", tmp_path / "full"
+    run(corpus, out)
+    _edit(corpus / "index.md", "imaginary key-value store", "imaginary key/value store")
+    (corpus / "notes" / "plain-notes.md").unlink()
+    (corpus / "guides" / "new.md").write_text("# New page\n\nA page added between runs.\n")
+    record = run(corpus, out)
+    assert (
+        record["documents_added"],
+        record["documents_changed"],
+        record["documents_deleted"],
+    ) == (1, 1, 1)
+    run(corpus, full, "--full")
+    a, b = runstore.resolve(out), runstore.resolve(full)
+    for name in ("documents", "blocks", "chunks", "postings", "rejects"):
+        assert (a / f"{name}.parquet").read_bytes() == (b / f"{name}.parquet").read_bytes(), name
+
+
+def test_deleted_document_drops_its_chunks(corpus, tmp_path):
+    out = tmp_path / "out"
+    run(corpus, out)
+    gone = set(
+        published_table(out, "chunks").filter(pl.col("path") == "guides/fences.md")["chunk_id"]
+    )
+    (corpus / "guides" / "fences.md").unlink()
+    record = run(corpus, out)
+    changes = published_table(out, "changes")
+    assert record["documents_deleted"] == 1
+    assert set(changes.filter(pl.col("op") == "remove")["chunk_id"]) == gone
+    assert changes.filter(pl.col("op") == "add").height == 0
+
+
+def test_policy_change_repacks_without_parsing(corpus, tmp_path):
+    out = tmp_path / "out"
+    first = run(corpus, out)
+    old_ids = set(published_table(out, "chunks")["chunk_id"])
+    result = CliRunner().invoke(
+        main,
+        [
+            "run",
+            str(corpus),
+            "--out",
+            str(out),
+            "--target-tokens",
+            "70",
+            "--max-tokens",
+            "110",
+            "--min-tokens",
+            "20",
+            "--overlap-tokens",
+            "10",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    record = runstore.history(out)[-1]
+    assert record["documents_parsed"] == 0 and record["documents_repacked"] == 11
+    new_ids = set(published_table(out, "chunks")["chunk_id"])
+    assert not old_ids & new_ids
+    assert (record["chunks_removed"], record["chunks_added"]) == (
+        first["chunks_total"],
+        len(new_ids),
+    )
+    # a bias change also re-packs from stored blocks (estimates redone, nothing parsed)
+    result = CliRunner().invoke(main, ["run", str(corpus), "--out", str(out), "--bias", "code"])
+    assert result.exit_code == 0, result.output
+    assert runstore.history(out)[-1]["documents_parsed"] == 0
+    blocks = published_table(out, "blocks")
+    full = tmp_path / "full"
+    CliRunner().invoke(main, ["run", str(corpus), "--out", str(full), "--bias", "code"])
+    assert blocks.equals(published_table(full, "blocks"))
+
+
+def test_keep_prunes_old_runs_and_runs_lists_them(corpus, tmp_path):
+    out = tmp_path / "out"
+    for i in range(4):
+        _edit(corpus / "index.md", "Pebble handbook\n\nPebble", f"Pebble handbook\n\nPebble{i}")
+        run(corpus, out, "--keep", "2")
+    assert len(list((out / "runs").iterdir())) == 2
+    history = runstore.history(out)
+    assert [r["status"] for r in history] == ["published"] * 4
+    result = CliRunner().invoke(main, ["runs", str(out)])
+    assert result.exit_code == 0 and result.output.count("published") == 4
+    assert result.output.splitlines()[-1].startswith("*")
+
+
+def test_log_json_one_line_per_stage(corpus, tmp_path):
+    out = tmp_path / "out"
+    proc = subprocess.run(
+        [sys.executable, "-m", "jobs.cli", "run", str(corpus), "--out", str(out), "--log-json"],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+    )
+    assert proc.returncode == 0, proc.stderr
+    lines = [json.loads(line) for line in proc.stderr.splitlines() if line.startswith("{")]
+    stages = [line["stage"] for line in lines]
+    assert stages == ["parse", "chunk", "changes", "publish"]
+    assert all("seconds" in line for line in lines)
+    assert lines[1]["chunks"] > 0 and lines[1]["strategies"]
+
+
+def _big_corpus(root: Path, n: int = 400) -> Path:
+    """Enough generated documents that a run takes about a second (room to be killed)."""
+    root.mkdir(parents=True)
+    para = "Words about the store, its log, its index and its compactor. " * 12
+    for i in range(n):
+        body = "\n\n".join(f"## Part {j}\n\n{para}\n\n```py\nx = {i * j}\n```" for j in range(8))
+        (root / f"doc{i:04d}.md").write_text(f"# Document {i}\n\n{body}\n")
+    return root
+
+
+def _cli(*args: str) -> list[str]:
+    return [sys.executable, "-m", "jobs.cli", *args]
+
+
+def test_second_concurrent_run_is_refused(tmp_path):
+    src = _big_corpus(tmp_path / "src")
+    out = tmp_path / "out"
+    first = subprocess.Popen(
+        _cli("run", str(src), "--out", str(out), "--full"),
+        cwd=REPO,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.time() + 30
+        while not (out / runstore.LOCK).exists():
+            assert time.time() < deadline and first.poll() is None
+            time.sleep(0.01)
+        second = subprocess.run(
+            _cli("run", str(src), "--out", str(out)), cwd=REPO, capture_output=True, text=True
+        )
+        assert second.returncode == 3
+        assert str(out / runstore.LOCK) in second.stderr
+        assert f"PID {first.pid}" in second.stderr
+    finally:
+        first.wait(timeout=120)
+    assert first.returncode == 0
+
+
+def test_killed_runs_leave_the_published_run_intact(tmp_path):
+    src = _big_corpus(tmp_path / "src")
+    out = tmp_path / "out"
+    assert (
+        subprocess.run(
+            _cli("run", str(src), "--out", str(out)), cwd=REPO, capture_output=True
+        ).returncode
+        == 0
+    )
+    rng = random.Random(20)
+    kills = left_folders = 0
+    for i in range(20):
+        doc = src / f"doc{rng.randrange(400):04d}.md"
+        doc.write_text(doc.read_text() + f"\n\nEdit number {i}.\n")
+        proc = subprocess.Popen(
+            _cli("run", str(src), "--out", str(out), "--full"),
+            cwd=REPO,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        deadline = time.time() + 30
+        while not (out / runstore.LOCK).exists() and proc.poll() is None:
+            assert time.time() < deadline
+            time.sleep(0.005)
+        time.sleep(rng.uniform(0.0, 1.0))  # a random moment of the run's real work
+        if proc.poll() is None:
+            os.kill(proc.pid, signal.SIGKILL)
+            kills += 1
+            published = {r["run_id"] for r in runstore.history(out)}
+            left_folders += len(set(runstore.unpublished(out)) - published)
+        proc.wait()
+        # whatever happened, the published run is complete and consistent
+        assert all(rows.is_empty() for rows in queries.checks(out).values())
+        # and the next run takes over the stale lock, completes and publishes
+        nxt = subprocess.run(
+            _cli("run", str(src), "--out", str(out)), cwd=REPO, capture_output=True, text=True
+        )
+        assert nxt.returncode == 0, nxt.stderr
+        assert runstore.history(out)[-1]["status"] == "published"
+        assert all(rows.is_empty() for rows in queries.checks(out).values())
+        assert runstore.unpublished(out) == [] or set(runstore.unpublished(out)) <= {
+            r["run_id"] for r in runstore.history(out) if r["status"] == "published"
+        }
+    assert kills >= 10  # most runs really were killed mid-way
+    statuses = [r["status"] for r in runstore.history(out)]
+    assert statuses.count("abandoned") == left_folders > 0
+    assert not (out / runstore.LOCK).exists()
