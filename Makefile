@@ -25,6 +25,7 @@ test: $(STAMP)
 
 ## bench: timing benchmarks (never part of the tests); results in benchmarks/results/
 bench: $(STAMP)
+	$(BIN)/python -m pip install --quiet -e ".[dev,bench]"
 	$(BIN)/python benchmarks/run.py
 
 lint: $(STAMP)

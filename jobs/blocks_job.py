@@ -26,10 +26,10 @@ class BlocksSummary:
     bytes: int = 0
     seconds: float = 0.0
 
-    def add(self, batch: list, docs: pa.Table, blks: pa.Table, rejects: pa.Table) -> None:
+    def add(self, n_bytes: int, docs: pa.Table, blks: pa.Table, rejects: pa.Table) -> None:
         self.documents += docs.num_rows
         self.blocks += blks.num_rows
-        self.bytes += sum(len(r.data or b"") for r in batch)
+        self.bytes += n_bytes
         self.rejects.update(rejects.column("reason").to_pylist())
 
     def line(self, out: Path) -> str:
@@ -83,7 +83,7 @@ def run(
             docs, blks, rejects = process_batch(batch, mdx, bias, max_bytes)
             for name, table in (("documents", docs), ("blocks", blks), ("rejects", rejects)):
                 output.write(name, table)
-            summary.add(batch, docs, blks, rejects)
+            summary.add(sum(len(r.data or b"") for r in batch), docs, blks, rejects)
             progress(len(batch))
     summary.skipped = selection.skipped
     summary.seconds = time.perf_counter() - started

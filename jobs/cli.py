@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from jobs import blocks_job, chunks_job, query_cli, run_job
+from jobs import blocks_job, chunks_job, pool, query_cli, run_job
 from jobs.runlog import RunLog
 from pipeline import runstore, sources
 from pipeline.document import DEFAULT_MAX_BYTES
@@ -221,6 +221,14 @@ def main() -> None:
     help="Run folders to keep (the most recent published runs).",
 )
 @click.option("--log-json", is_flag=True, help="Log one JSON object per stage on stderr.")
+@click.option(
+    "--workers",
+    "-j",
+    type=click.IntRange(1),
+    default=None,
+    help="Worker processes for parsing and packing [the number of CPUs]. The "
+    "output is the same for any number.",
+)
 def run_cmd(
     inputs,
     out,
@@ -234,6 +242,7 @@ def run_cmd(
     full,
     keep,
     log_json,
+    workers,
     **flags,
 ):
     """Read, parse and chunk INPUT into a new run of DIR, then publish it.
@@ -268,6 +277,7 @@ def run_cmd(
                     max_bytes,
                     full=full,
                     keep=keep,
+                    workers=workers or pool.default_workers(),
                     progress=bar.update,
                     log=log,
                 )

@@ -16,6 +16,7 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 import polars as pl
@@ -23,7 +24,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from jobs import blocks_job
+from jobs import blocks_job, pool
 from jobs.chunks_job import ChunksSummary, run_metadata
 from jobs.runlog import RunLog
 from pipeline import chunk, runstore, schemas, sources, store
@@ -97,61 +98,82 @@ def _ordered(table: pa.Table, order: dict[str, int], index: str | None) -> pa.Ta
 class Work:
     parsed: int = 0
     repacked: int = 0
-    reused_blocks: int = 0
-    reused_chunks: int = 0
+    reused: int = 0  # documents whose bytes did not change
     bytes_read: int = 0  # of documents only hashed (reused), not parsed
-    seconds: Counter = field(default_factory=Counter)
+    seconds: Counter = field(default_factory=Counter)  # summed over workers for parse/chunk
+
+    def add(self, counts: Counter) -> None:
+        self.parsed += counts["parsed"]
+        self.repacked += counts["repacked"]
+        self.seconds["parse"] += counts["seconds_parse"]
+        self.seconds["chunk"] += counts["seconds_chunk"]
 
 
-def process_batch(
-    items: list,
-    prev: Previous | None,
-    policy: Policy,
-    counting: chunk.Counting,
-    max_bytes: int,
-    reuse_chunks: bool,
-    work: Work,
-) -> dict[str, pa.Table]:
-    """All stages over one batch of documents (fresh RawDocuments and Reused ids)."""
-    t0 = time.perf_counter()
-    fresh = [x for x in items if isinstance(x, RawDocument)]
+@dataclass
+class BatchInput:
+    """One batch of documents, in input order, with what the previous run lets us reuse."""
+
+    items: list  # RawDocument (new or changed bytes) or Reused (unchanged bytes)
+    reused_docs: pa.Table | None = None
+    reused_blocks: pa.Table | None = None
+    reused_chunks: pa.Table | None = None  # only when the policy did not change
+
+
+def prepare(items: list, prev: Previous | None, policy: Policy, reuse_chunks: bool) -> BatchInput:
+    """In the main process: the previous run's rows of this batch's unchanged documents."""
     reused = [x.doc_id for x in items if isinstance(x, Reused)]
-    docs, blks, rejects = blocks_job.process_batch(fresh, policy.mdx, policy.bias, max_bytes)
-    work.parsed += docs.num_rows
-    t1 = time.perf_counter()
-    if reused:
-        work.reused_blocks += len(reused)
-        docs = pa.concat_tables([docs, prev.take("documents", reused)])
-        blks = pa.concat_tables([blks, prev.blocks(reused, policy.bias)])
-    to_chunk = (
-        docs
-        if not reuse_chunks
-        else docs.filter(
-            pc.invert(pc.is_in(docs["doc_id"], value_set=pa.array(reused, pa.string())))
-        )
+    if not reused:
+        return BatchInput(items)
+    return BatchInput(
+        items,
+        prev.take("documents", reused),
+        prev.blocks(reused, policy.bias),
+        prev.take("chunks", reused) if reuse_chunks else None,
     )
+
+
+_COUNTING: dict[Policy, chunk.Counting] = {}  # one tokenizer per policy and process
+
+
+def compute(batch: BatchInput, policy: Policy, max_bytes: int) -> tuple[dict, Counter]:
+    """All stages over one batch (runs in a worker): tables in input order, and counters."""
+    counting = _COUNTING.get(policy) or _COUNTING.setdefault(policy, chunk.Counting(policy))
+    work: Counter = Counter()
+    t0 = time.perf_counter()
+    fresh = [x for x in batch.items if isinstance(x, RawDocument)]
+    docs, blks, rejects = blocks_job.process_batch(fresh, policy.mdx, policy.bias, max_bytes)
+    work["parsed"] = docs.num_rows
+    work["items"] = len(batch.items)
+    work["bytes"] = sum(len(x.data or b"") for x in fresh)
+    t1 = time.perf_counter()
+    if batch.reused_docs is not None:
+        docs = pa.concat_tables([docs, batch.reused_docs])
+        blks = pa.concat_tables([blks, batch.reused_blocks])
+    to_chunk = docs
+    if batch.reused_chunks is not None:
+        to_chunk = docs.filter(pc.invert(pc.is_in(docs["doc_id"], batch.reused_docs["doc_id"])))
     chunks, chunk_rejects = chunk.chunks(to_chunk, blks, policy, counting)
-    work.repacked += to_chunk.num_rows
-    if reuse_chunks and reused:
-        work.reused_chunks += len(reused)
-        chunks = pa.concat_tables([chunks, prev.take("chunks", reused)])
+    work["repacked"] = to_chunk.num_rows
+    if batch.reused_chunks is not None:
+        chunks = pa.concat_tables([chunks, batch.reused_chunks])
     if chunk_rejects.num_rows:
         docs = blocks_job.drop_rejected(docs, chunk_rejects)
         blks = blks.filter(pc.invert(pc.is_in(blks["doc_id"], chunk_rejects["doc_id"])))
     order = {
-        (x.doc_id if isinstance(x, Reused) else make_doc_id(x.path)): i for i, x in enumerate(items)
+        (x.doc_id if isinstance(x, Reused) else make_doc_id(x.path)): i
+        for i, x in enumerate(batch.items)
     }
     chunks = _ordered(chunks, order, "chunk_index")
-    t2 = time.perf_counter()
-    work.seconds["parse"] += t1 - t0
-    work.seconds["chunk"] += t2 - t1
-    return {
+    tables = {
         "documents": _ordered(docs, order, None),
         "blocks": _ordered(blks, order, "block_index"),
         "chunks": chunks,
         "postings": postings(chunks),
         "rejects": pa.concat_tables([rejects, chunk_rejects]),
     }
+    work["seconds_parse"] = t1 - t0
+    work["seconds_chunk"] = time.perf_counter() - t1
+    return tables, work
 
 
 def _hash_inputs(raws, prev: Previous, work: Work) -> list:
@@ -174,39 +196,41 @@ def _link_previous(prev: Previous, folder: Path) -> None:
             dst.write_bytes(src.read_bytes())
 
 
-def _changes(prev: Previous | None, folder: Path) -> tuple[pa.Table, Counter]:
-    """Chunk ids added (with their rows) and removed relative to the previous run."""
-    new = pq.read_table(folder / "chunks.parquet", schema=schemas.CHUNKS)
-    old_ids = (
-        set()
-        if prev is None
-        else set(
-            pq.read_table(prev.folder / "chunks.parquet", columns=["chunk_id"])[
-                "chunk_id"
-            ].to_pylist()
-        )
-    )
-    new_ids = new["chunk_id"].to_pylist()
-    added = new.filter(
-        pc.invert(pc.is_in(new["chunk_id"], value_set=pa.array(list(old_ids), pa.string())))
-    )
-    adds = added.add_column(0, "op", pa.array(["add"] * added.num_rows, pa.string()))
-    removed = old_ids - set(new_ids)
-    if removed:
-        old = pq.read_table(prev.folder / "chunks.parquet", columns=["chunk_id", "doc_id", "path"])
-        old = old.filter(pc.is_in(old["chunk_id"], value_set=pa.array(sorted(removed))))
-        rows = [{"op": "remove", **r} for r in old.sort_by("chunk_id").to_pylist()]
-        removes = pa.Table.from_pylist(rows, schema=schemas.CHANGES)
-    else:
-        removes = schemas.CHANGES.empty_table()
-    table = pa.concat_tables([adds.cast(schemas.CHANGES), removes])
-    counts = Counter(
-        added=adds.num_rows,
-        removed=len(removed),
-        kept=len(new_ids) - adds.num_rows,
-        total=len(new_ids),
-    )
-    return table, counts
+def _changes(prev: Previous | None, folder: Path) -> Counter:
+    """Write changes.parquet: chunk ids added (with their rows) and removed relative to the
+    previous run. Streams the new chunks by row group, so memory does not grow with them."""
+    old_ids: set[str] = set()
+    if prev is not None:
+        old = pq.read_table(prev.folder / "chunks.parquet", columns=["chunk_id"])
+        old_ids = set(old["chunk_id"].to_pylist())
+    old_set = pa.array(sorted(old_ids), pa.string())
+    counts: Counter = Counter()
+    new_ids: set[str] = set()
+    writer = store.TableWriter(folder / "changes.parquet", schemas.CHANGES)
+    try:
+        for part in pq.ParquetFile(folder / "chunks.parquet").iter_batches(batch_size=4096):
+            part = pa.Table.from_batches([part]).cast(schemas.CHUNKS)
+            new_ids.update(part["chunk_id"].to_pylist())
+            added = part.filter(pc.invert(pc.is_in(part["chunk_id"], value_set=old_set)))
+            ops = pa.array(["add"] * added.num_rows, pa.string())
+            writer.write(added.add_column(0, "op", ops).cast(schemas.CHANGES))
+            counts["added"] += added.num_rows
+            counts["total"] += part.num_rows
+        removed = sorted(old_ids - new_ids)
+        if removed:
+            old = pq.read_table(
+                prev.folder / "chunks.parquet", columns=["chunk_id", "doc_id", "path"]
+            )
+            old = old.filter(pc.is_in(old["chunk_id"], value_set=pa.array(removed)))
+            rows = [{"op": "remove", **r} for r in old.sort_by("chunk_id").to_pylist()]
+            writer.write(pa.Table.from_pylist(rows, schema=schemas.CHANGES))
+    except BaseException:
+        writer.abort()
+        raise
+    writer.close()
+    counts["removed"] = len(removed)
+    counts["kept"] = counts["total"] - counts["added"]
+    return counts
 
 
 @dataclass
@@ -218,111 +242,107 @@ class RunResult:
     folder: Path
 
 
+@dataclass
+class RunJob:
+    """Everything one run needs; ``run`` executes it under the output folder's lock."""
+
+    plan: list[sources.Source]
+    root: Path
+    selection: sources.Selection
+    policy: Policy
+    max_bytes: int
+    full: bool = False
+    keep: int = 3
+    workers: int = 1
+    progress: Callable[[int], None] = lambda n: None
+    log: RunLog = field(default_factory=RunLog)
+
+
 def run(
     plan: list[sources.Source],
     root: Path,
     selection: sources.Selection,
     policy: Policy,
     max_bytes: int,
-    full: bool = False,
-    keep: int = 3,
-    progress: Callable[[int], None] = lambda n: None,
-    log: RunLog | None = None,
+    **options,
 ) -> RunResult:
-    """One nightly run over ``plan`` into the run folder ``root``; publishes on success."""
-    root = Path(root)
-    log = log or RunLog()
-    with runstore.Lock(root):
-        history = runstore.history(root)
-        runstore.clean_abandoned(root, history)
+    """One nightly run over ``plan`` into the run folder ``root``; publishes on success.
+    Options: full, keep, workers, progress, log (see RunJob)."""
+    job = RunJob(plan, Path(root), selection, policy, max_bytes, **options)
+    with runstore.Lock(job.root):
+        history = runstore.history(job.root)
+        runstore.clean_abandoned(job.root, history)
         run_id = runstore.new_run_id()
-        folder = runstore.run_dir(root, run_id)
+        folder = runstore.run_dir(job.root, run_id)
         folder.mkdir(parents=True)
-        record = runstore.new_record(run_id, plan, full, policy, parse_key(policy))
+        record = runstore.new_record(run_id, plan, job.full, policy, parse_key(policy))
         try:
-            result = _execute(
-                plan,
-                root,
-                folder,
-                selection,
-                policy,
-                max_bytes,
-                full,
-                history,
-                record,
-                progress,
-                log,
-            )
+            result = _execute(job, folder, history, record)
         except BaseException as exc:
             record.update(status="failed", error=f"{type(exc).__name__}: {exc}")
-            runstore.finish(root, history, record, succeeded=False)
-            runstore.remove_run(root, run_id)
+            runstore.finish(job.root, history, record, succeeded=False)
+            runstore.remove_run(job.root, run_id)
             raise
-        runstore.finish(root, history, record, succeeded=True)
-        runstore.prune(root, history + [record], keep)
-        log.stage("publish", run=run_id, folder=str(folder), seconds=record["seconds"])
+        runstore.finish(job.root, history, record, succeeded=True)
+        runstore.prune(job.root, history + [record], job.keep)
+        job.log.stage("publish", run=run_id, folder=str(folder), seconds=record["seconds"])
         return result
 
 
-def _execute(
-    plan, root, folder, selection, policy, max_bytes, full, history, record, progress, log
-) -> RunResult:
+def _execute(job: RunJob, folder: Path, history: list[dict], record: dict) -> RunResult:
     t_start = time.perf_counter()
-    counting = chunk.Counting(policy)
+    policy, log = job.policy, job.log
     last = runstore.last_published(history)
-    prev_folder = runstore.published(root)
+    prev_folder = runstore.published(job.root)
     prev = None  # the change set is always relative to it, even with --full
     if prev_folder is not None and last is not None:
         prev = Previous.load(prev_folder, last)
         record["previous_run"] = last["run_id"]
-    reuse_blocks = prev is not None and not full and prev.run["parser_version"] == parse_key(policy)
+    reuse_blocks = (
+        prev is not None and not job.full and prev.run["parser_version"] == parse_key(policy)
+    )
     reuse_chunks = (
         reuse_blocks
         and prev.run["policy_hash"] == policy.policy_hash
         and prev.run["chunker_version"] == CHUNKER_VERSION
     )
-    raws = sources.read(plan, selection)
     work = Work()
+    raws = sources.read(job.plan, job.selection)
     items = _hash_inputs(raws, prev, work) if reuse_blocks else raws
     bsum, csum = blocks_job.BlocksSummary(), ChunksSummary()
     seen: set[str] = set()
     if reuse_blocks:
         work.seconds["read"] = time.perf_counter() - t_start
         seen = {x.doc_id if isinstance(x, Reused) else make_doc_id(x.path) for x in items}
-        log.stage(
-            "read",
-            documents=len(items),
-            seconds=work.seconds["read"],
-            unchanged=sum(isinstance(x, Reused) for x in items),
-        )
-    nothing_changed = (
-        reuse_chunks and all(isinstance(x, Reused) for x in items) and seen == set(prev.hashes)
-    )
+        work.reused = sum(isinstance(x, Reused) for x in items)
+        log.stage("read", documents=len(items), unchanged=work.reused, seconds=work.seconds["read"])
+    nothing_changed = reuse_chunks and work.reused == len(items) and seen == set(prev.hashes)
     if nothing_changed:
         _link_previous(prev, folder)
-        work.reused_blocks = work.reused_chunks = len(items)
-        progress(len(items))
+        job.progress(len(items))
     else:
+        batches = (
+            prepare(b, prev, policy, reuse_chunks) for b in blocks_job.batched(items, BATCH_DOCS)
+        )
+        step = partial(compute, policy=policy, max_bytes=job.max_bytes)
         with store.OutputSet(folder, schemas.CONTENT_TABLES, run_metadata(policy)) as output:
-            for batch in blocks_job.batched(items, BATCH_DOCS):
-                t0 = time.perf_counter()
-                tables = process_batch(batch, prev, policy, counting, max_bytes, reuse_chunks, work)
+            for tables, counts in pool.ordered_map(step, batches, job.workers):
                 t1 = time.perf_counter()
                 for name, table in tables.items():
                     output.write(name, table)
                 work.seconds["write"] += time.perf_counter() - t1
+                work.add(counts)
                 if not reuse_blocks:  # reading was interleaved with parsing
                     seen.update(tables["documents"]["doc_id"].to_pylist())
                     seen.update(tables["rejects"]["doc_id"].to_pylist())
-                fresh = [x for x in batch if isinstance(x, RawDocument)]
-                bsum.add(fresh, tables["documents"], tables["blocks"], tables["rejects"])
+                bsum.add(counts["bytes"], tables["documents"], tables["blocks"], tables["rejects"])
                 csum.add(tables["chunks"], tables["rejects"], tables["documents"].num_rows)
-                progress(len(batch))
-                work.seconds["batches"] += t1 - t0
+                job.progress(counts["items"])
         log.stage(
             "parse",
             documents_parsed=work.parsed,
-            blocks_reused=work.reused_blocks,
+            documents_reused=work.reused,
+            workers=job.workers,
             seconds=work.seconds["parse"],
         )
         log.stage(
@@ -333,8 +353,7 @@ def _execute(
             seconds=work.seconds["chunk"],
         )
     t_changes = time.perf_counter()
-    changes, counts = _changes(prev, folder)
-    store.write_table(folder / "changes.parquet", changes, schemas.CHANGES)
+    counts = _changes(prev, folder)
     work.seconds["changes"] = time.perf_counter() - t_changes
     log.stage(
         "changes",
@@ -351,7 +370,7 @@ def _execute(
         bsum.documents = docs.num_rows
         bsum.blocks = pq.read_metadata(folder / "blocks.parquet").num_rows
         csum.add(chunks, rejects, docs.num_rows)
-    bsum.skipped = selection.skipped
+    bsum.skipped = job.selection.skipped
     bsum.bytes = work.bytes_read if reuse_blocks else bsum.bytes
     bsum.seconds = csum.seconds = time.perf_counter() - t_start
     return RunResult(record["run_id"], record, csum, bsum, folder)

@@ -106,17 +106,15 @@ def _item_offsets(b: Block, lines: Lines, start: int) -> list[int] | None:
     return [lines.starts[i] - start for i in b.items]
 
 
-def _block_id(kind: str, body: str, heading_path: list[str], seen: dict[str, int]) -> str:
+def _block_id(kind: str, body: str, heading_path: list[str], seen: dict) -> str:
     """Content-derived id: kind, text, heading path, and occurrence among identical blocks.
 
     Position is left out, so inserting text above a block does not change its id; the
     heading path is in, because it is part of what gets embedded (the breadcrumb).
     """
-    h = hashlib.sha256()
-    for part in (kind, body, "\x1f".join(heading_path)):
-        h.update(part.encode("utf-8", "surrogatepass"))
-        h.update(b"\x00")
-    key = h.hexdigest()
+    path = "\x1f".join(heading_path)
+    key = (kind, body, path)
     n = seen.get(key, 0)
     seen[key] = n + 1
-    return hashlib.sha256(f"{key}:{n}".encode()).hexdigest()[:16]
+    payload = f"{kind}\x00{body}\x00{path}\x00{n}".encode("utf-8", "surrogatepass")
+    return hashlib.sha256(payload).hexdigest()[:16]

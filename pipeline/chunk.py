@@ -9,7 +9,7 @@ is packed again with a tighter budget, so the cap holds exactly.
 from __future__ import annotations
 
 import hashlib
-from bisect import bisect_right
+import math
 from collections.abc import Callable
 from pathlib import PurePosixPath
 
@@ -19,7 +19,6 @@ import pyarrow as pa
 from pipeline import schemas
 from pipeline.block import with_estimates
 from pipeline.pack import SEP, Group, pack
-from pipeline.parse import Lines
 from pipeline.policy import CHUNKER_VERSION, Policy
 from pipeline.section import (
     Section,
@@ -42,6 +41,7 @@ _BLOCK_COLS = [
     "text",
     "char_start",
     "char_end",
+    "line_start",
     "alt",
     "item_starts",
     "est_tokens",
@@ -68,12 +68,7 @@ class Counting:
     def for_kind(self, kind: str) -> Callable[[list[str]], list[int]]:
         if self.estimate and kind in ("code", "mdx_esm", "mdx_jsx"):
             div = self._code_div
-            return lambda texts: (
-                (pl.Series(texts, dtype=pl.String).str.len_chars().cast(pl.Float64) / div)
-                .ceil()
-                .cast(pl.Int64)
-                .to_list()
-            )
+            return lambda texts: [math.ceil(len(t) / div) for t in texts]
         return self.counter.count
 
 
@@ -130,7 +125,7 @@ def chunk_document(doc: dict, blocks: list[dict], policy: Policy, counting: Coun
     if policy.front_matter != "include":
         blocks = [b for b in blocks if b["kind"] != "front_matter"]
     if strategy == "fixed":
-        blocks = _whole_body(doc, blocks)
+        blocks = _whole_body(doc, blocks, counting)
     if not blocks:
         return []
     depth = policy.heading_depth if strategy == "markdown" else None
@@ -146,7 +141,7 @@ def chunk_document(doc: dict, blocks: list[dict], policy: Policy, counting: Coun
         target = policy.target_tokens
         units = units_of(blocks, numbers, tight, target, counting.for_kind, text_kind)
         groups = pack(pack_arrays(units), tight, target, policy.min_tokens, policy.overlap_tokens)
-        rows = assemble(doc, units, groups, sections, policy, strategy)
+        rows = assemble(doc, blocks, units, groups, sections, policy, strategy)
         _count(rows, units, groups, counting)
         over: dict[int, int] = {}
         for row, g in zip(rows, groups):
@@ -162,12 +157,11 @@ def chunk_document(doc: dict, blocks: list[dict], policy: Policy, counting: Coun
     )
 
 
-def _whole_body(doc: dict, blocks: list[dict]) -> list[dict]:
+def _whole_body(doc: dict, blocks: list[dict], counting: Counting) -> list[dict]:
     """The fixed strategy ignores structure: one pseudo-block from the first to the last."""
     start, end = blocks[0]["char_start"], blocks[-1]["char_end"]
     body = doc["text"][start:end]
     key = hashlib.sha256(body.encode("utf-8", "surrogatepass")).hexdigest()[:16]
-    tokens = EstimateCounter().count([body])[0] + 1  # any value over the cap forces a split
     return [
         {
             "block_index": 0,
@@ -178,9 +172,10 @@ def _whole_body(doc: dict, blocks: list[dict]) -> list[dict]:
             "text": body,
             "char_start": start,
             "char_end": end,
+            "line_start": blocks[0]["line_start"],
             "alt": None,
             "item_starts": None,
-            "tokens": tokens * 10**6,
+            "tokens": counting.counter.count([body])[0],
         }
     ]
 
@@ -202,6 +197,7 @@ def _count(rows: list[dict], units: list[Unit], groups: list[Group], counting: C
 
 def assemble(
     doc: dict,
+    blocks: list[dict],
     units: list[Unit],
     groups: list[Group],
     sections: list[Section],
@@ -209,7 +205,13 @@ def assemble(
     strategy: str,
 ) -> list[dict]:
     text = doc["text"]
-    lines = Lines.of(text)
+    first_line = {b["block_index"]: (b["char_start"], b["line_start"]) for b in blocks}
+
+    def line_of(offset: int, unit: Unit) -> int:
+        """1-based line of ``offset``, counted from the start of the unit's block."""
+        start, line = first_line[unit.block_index]
+        return line + _line_breaks(text[start:offset])
+
     stem = PurePosixPath(doc["path"]).stem
     has_headings = any(s.level is not None for s in sections)
     parts = _section_parts(groups)
@@ -252,8 +254,8 @@ def assemble(
                 "spans": [{"start": s, "end": e} for s, e in spans],
                 "char_start": spans[0][0],
                 "char_end": spans[-1][1],
-                "line_start": bisect_right(lines.starts, spans[0][0]),
-                "line_end": bisect_right(lines.starts, max(spans[-1][1] - 1, spans[-1][0])),
+                "line_start": line_of(spans[0][0], us[0]),
+                "line_end": line_of(max(spans[-1][1] - 1, spans[-1][0]), us[-1]),
                 "is_split": of > 1,
                 "part": part,
                 "parts": of,
@@ -290,6 +292,10 @@ def _section_parts(groups: list[Group]) -> dict[int, tuple[int, int]]:
         for i, g in enumerate(members):
             out[id(g)] = (i + 1, len(members))
     return out
+
+
+def _line_breaks(s: str) -> int:
+    return s.count("\n") + s.count("\r") - s.count("\r\n")
 
 
 def _join(text: str, us: list[Unit]) -> str:

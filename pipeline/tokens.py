@@ -49,15 +49,10 @@ class EstimateCounter:
         self.name = "estimate"
 
     def count(self, texts: list[str]) -> list[int]:
-        if not texts:
-            return []
-        s = pl.Series("t", texts, dtype=pl.String)
-        return estimate_expr_text(self.bias, s).to_list()
-
-
-def estimate_expr_text(bias: str, texts: pl.Series) -> pl.Series:
-    prose, _ = BIAS_DIVISORS[bias]
-    return (texts.str.len_chars().cast(pl.Float64) / prose).ceil().cast(pl.Int32)
+        # Called per document on a handful of texts (breadcrumbs, split pieces): plain
+        # arithmetic here; whole tables of blocks are estimated by ``estimate_expr``.
+        prose = BIAS_DIVISORS[self.bias][0]
+        return [math.ceil(len(t) / prose) for t in texts]
 
 
 class TiktokenCounter:

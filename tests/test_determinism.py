@@ -34,3 +34,27 @@ def test_chunk_id_recipe_and_policy_change(tmp_path):
     other = pl.read_parquet(_run(tmp_path / "b", "--max-tokens", "900") / "chunks.parquet")
     assert set(other["policy_hash"]) != set(chunks["policy_hash"])
     assert not set(other["chunk_id"]) & set(chunks["chunk_id"])
+
+
+def test_output_is_identical_for_one_and_two_workers(tmp_path):
+    """Batches of 256 documents, so the corpus must span several batches to mean anything."""
+    src = tmp_path / "src"
+    for i in range(700):
+        folder = src / f"part{i % 7}"
+        folder.mkdir(parents=True, exist_ok=True)
+        body = "\n\n".join(f"## S{j}\n\nText {i} {j} " + "word " * (i % 50) for j in range(i % 9))
+        (folder / f"d{i:03d}.md").write_text(f"# Doc {i}\n\n{body}\n")
+    (src / "bad.md").write_bytes(b"\xff\xfe broken")
+    one = _run_workers(src, tmp_path / "one", 1)
+    two = _run_workers(src, tmp_path / "two", 2)
+    for name in ("documents", "blocks", "chunks", "postings", "rejects"):
+        assert (one / f"{name}.parquet").read_bytes() == (two / f"{name}.parquet").read_bytes()
+    assert pl.read_parquet(one / "documents.parquet").height == 700
+
+
+def _run_workers(src, out, workers):
+    result = CliRunner().invoke(
+        main, ["run", str(src), "--out", str(out), "--workers", str(workers)]
+    )
+    assert result.exit_code == 0, result.output
+    return runstore.resolve(out)

@@ -1,0 +1,87 @@
+"""Peak memory of a cold run at 1x and 4x the shared corpora (issue 6, bounded memory).
+
+4x is four copies of the corpora under other paths. Peak RSS is sampled every 20 ms over
+the whole process tree (the main process and its workers), from /proc.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+CORPORA = Path(__file__).resolve().parent.parent.parent / "shared" / "corpora"
+REPO = Path(__file__).resolve().parent.parent
+
+
+def _tree_rss_kb(pid: int) -> int:
+    total, todo = 0, [pid]
+    while todo:
+        p = todo.pop()
+        try:
+            status = Path(f"/proc/{p}/status").read_text()
+            total += int(
+                next(ln.split()[1] for ln in status.splitlines() if ln.startswith("VmRSS:"))
+            )
+            for task in Path(f"/proc/{p}/task").iterdir():
+                children = (task / "children").read_text().split()
+                todo.extend(int(c) for c in children)
+        except (OSError, StopIteration, ValueError):
+            continue
+    return total
+
+
+def peak_rss_mb(src: Path, out: Path, workers: int) -> tuple[float, float]:
+    cmd = [
+        sys.executable,
+        "-m",
+        "jobs.cli",
+        "run",
+        str(src),
+        "--out",
+        str(out),
+        "--workers",
+        str(workers),
+    ]
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    peak = 0
+    while proc.poll() is None:
+        peak = max(peak, _tree_rss_kb(proc.pid))
+        time.sleep(0.02)
+    assert proc.returncode == 0
+    return peak / 1024, time.perf_counter() - start
+
+
+def main(workers: int = 2) -> dict:
+    if not CORPORA.is_dir():
+        print(f"skipped: {CORPORA} not present")
+        return {"skipped": True}
+    with tempfile.TemporaryDirectory() as tmp:
+        one, four = Path(tmp) / "x1", Path(tmp) / "x4"
+        shutil.copytree(CORPORA, one / "c0")
+        for i in range(4):
+            shutil.copytree(CORPORA, four / f"c{i}")
+        rss1, t1 = peak_rss_mb(one, Path(tmp) / "o1", workers)
+        rss4, t4 = peak_rss_mb(four, Path(tmp) / "o4", workers)
+    result = {
+        "workers": workers,
+        "peak_rss_mb_1x": round(rss1),
+        "peak_rss_mb_4x": round(rss4),
+        "ratio": round(rss4 / rss1, 2),
+        "seconds_1x": round(t1, 1),
+        "seconds_4x": round(t4, 1),
+    }
+    print(
+        f"peak RSS (all processes), {workers} workers: 1x {result['peak_rss_mb_1x']} MB "
+        f"in {result['seconds_1x']} s, 4x {result['peak_rss_mb_4x']} MB in "
+        f"{result['seconds_4x']} s: ratio {result['ratio']}"
+    )
+    return result
+
+
+if __name__ == "__main__":
+    main()
