@@ -18,12 +18,13 @@ from pathlib import Path
 
 import polars as pl
 
-from jobs import run_job
+from jobs import pool, run_job
 from jobs.runlog import RunLog
 from pipeline import runstore, sources
 from pipeline.document import DEFAULT_MAX_BYTES
 from pipeline.policy import Policy
 
+WORKERS = pool.default_workers()  # as `mdchunk run` does by default
 CORPORA = Path(__file__).resolve().parent.parent.parent / "shared" / "corpora"
 
 
@@ -37,6 +38,7 @@ def nightly(src: Path, out: Path, policy: Policy, full: bool = False) -> tuple[d
         policy,
         DEFAULT_MAX_BYTES,
         full=full,
+        workers=WORKERS,
         log=RunLog(quiet=True),
     )
     return result.record, time.perf_counter() - start

@@ -14,7 +14,8 @@ from pathlib import Path
 
 import polars as pl
 
-from jobs import chunks_job
+from jobs import pool, run_job
+from jobs.runlog import RunLog
 from pipeline import queries, sources
 from pipeline.document import DEFAULT_MAX_BYTES
 from pipeline.policy import Policy
@@ -48,8 +49,14 @@ def main(out: Path | None = None) -> dict:
         tmp = tempfile.TemporaryDirectory()
         out = Path(tmp.name)
         selection = sources.Selection()
-        chunks_job.run_all(
-            sources.plan([str(CORPORA)], selection), out, selection, Policy(), DEFAULT_MAX_BYTES
+        run_job.run(
+            sources.plan([str(CORPORA)], selection),
+            out,
+            selection,
+            Policy(),
+            DEFAULT_MAX_BYTES,
+            workers=pool.default_workers(),
+            log=RunLog(quiet=True),
         )
     con = queries.connect(out)
     times = []
