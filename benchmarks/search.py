@@ -16,7 +16,7 @@ import polars as pl
 
 from jobs import pool, run_job
 from jobs.runlog import RunLog
-from pipeline import queries, sources
+from pipeline import queries, runstore, sources
 from pipeline.document import DEFAULT_MAX_BYTES
 from pipeline.policy import Policy
 
@@ -44,43 +44,31 @@ def main(out: Path | None = None) -> dict:
     if not CORPORA.is_dir():
         print(f"skipped: {CORPORA} not present")
         return {"skipped": True}
-    tmp = None
-    if out is None:
-        tmp = tempfile.TemporaryDirectory()
-        out = Path(tmp.name)
-        selection = sources.Selection()
-        run_job.run(
-            sources.plan([str(CORPORA)], selection),
-            out,
-            selection,
-            Policy(),
-            DEFAULT_MAX_BYTES,
-            workers=pool.default_workers(),
-            log=RunLog(quiet=True),
-        )
-    con = queries.connect(out)
-    times = []
-    for q in make_queries(out):
-        start = time.perf_counter()
-        queries.run(
-            con,
-            "search.sql",
-            query=q,
-            section=None,
-            level=None,
-            chunk_type=None,
-            path=None,
-            fm_key=None,
-            fm_value=None,
-            limit=10,
-            k1=1.2,
-            b=0.75,
-        )
-        times.append(time.perf_counter() - start)
+    with tempfile.TemporaryDirectory() as tmp:
+        if out is None:
+            out = Path(tmp)
+            selection = sources.Selection()
+            run_job.run(
+                sources.plan([str(CORPORA)], selection),
+                out,
+                selection,
+                Policy(),
+                DEFAULT_MAX_BYTES,
+                workers=pool.default_workers(),
+                log=RunLog(quiet=True),
+            )
+        folder = runstore.resolve(out)  # the published run
+        con = queries.connect(folder)
+        times = []
+        for q in make_queries(folder):
+            start = time.perf_counter()
+            queries.search(folder, q, con=con)
+            times.append(time.perf_counter() - start)
+        n_chunks = pl.read_parquet(folder / "chunks.parquet", columns=["chunk_id"]).height
     times.sort()
     result = {
         "queries": len(times),
-        "chunks": pl.read_parquet(out / "chunks.parquet").height,
+        "chunks": n_chunks,
         "p50_ms": round(statistics.median(times) * 1000, 1),
         "p95_ms": round(times[int(0.95 * len(times)) - 1] * 1000, 1),
         "max_ms": round(times[-1] * 1000, 1),
@@ -89,8 +77,6 @@ def main(out: Path | None = None) -> dict:
         f"search over {result['chunks']} chunks, {result['queries']} queries: "
         f"p50 {result['p50_ms']} ms, p95 {result['p95_ms']} ms, max {result['max_ms']} ms"
     )
-    if tmp:
-        tmp.cleanup()
     return result
 
 
