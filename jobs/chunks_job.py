@@ -10,7 +10,6 @@ from pathlib import Path
 
 import polars as pl
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from jobs import blocks_job
 from pipeline import chunk, runstore, schemas, store
@@ -52,13 +51,6 @@ def run_metadata(policy: Policy) -> dict[str, str]:
     return {"mdchunk.policy": policy.canonical_json(), "mdchunk.chunker_version": CHUNKER_VERSION}
 
 
-def chunk_batch(
-    docs: pa.Table, blocks: pa.Table, policy: Policy, counting: chunk.Counting
-) -> tuple[pa.Table, pa.Table]:
-    """Chunks of one batch of documents; documents rejected here leave their blocks behind."""
-    return chunk.chunks(docs, blocks, policy, counting)
-
-
 def run_chunks(
     blocks_dir: Path, out: Path, policy: Policy, progress: Callable[[int], None] = lambda n: None
 ) -> ChunksSummary:
@@ -75,7 +67,7 @@ def run_chunks(
             docs = documents.slice(start, BATCH_DOCS)
             ids = docs.column("doc_id")
             blk = blocks.filter(pl.col("doc_id").is_in(ids.to_pylist())).to_arrow()
-            chunks, rejects = chunk_batch(docs, blk, policy, counting)
+            chunks, rejects = chunk.chunks(docs, blk, policy, counting)
             output.write("chunks", chunks)
             output.write("postings", postings(chunks))
             if not same:
@@ -95,7 +87,3 @@ def run_chunks(
     )
     runstore.record_plain(Path(out), record)
     return summary
-
-
-def read_chunks(out: Path) -> pa.Table:
-    return pq.read_table(Path(out) / "chunks.parquet", schema=schemas.CHUNKS)

@@ -160,11 +160,6 @@ TABLES: dict[str, pa.Schema] = {
 CONTENT_TABLES = ["documents", "blocks", "chunks", "postings", "rejects"]
 
 
-def empty(schema: pa.Schema) -> pa.Table:
-    """An empty table of the given schema."""
-    return schema.empty_table()
-
-
 def from_columns(columns: dict[str, list], schema: pa.Schema) -> pa.Table:
     """Build a table from Python column lists, typed by the declared schema."""
     return pa.table({f.name: pa.array(columns[f.name], type=f.type) for f in schema}, schema=schema)

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from pipeline import fence, split
-from pipeline.kinds import ATOMIC, CODE_LIKE
+from pipeline.kinds import ATOMIC
 from pipeline.pack import SEP, Units
 
 BREADCRUMB_SEP = " > "
@@ -136,7 +136,3 @@ def pack_arrays(units: list[Unit]) -> Units:
         image=[u.kind == "image" for u in units],
         overlap_ok=[u.kind not in ("heading", "front_matter", "image") for u in units],
     )
-
-
-def is_code_like(kind: str) -> bool:
-    return kind in CODE_LIKE

@@ -30,11 +30,6 @@ def estimate_expr(bias: str, chars: pl.Expr, kind: pl.Expr) -> pl.Expr:
     return (chars.cast(pl.Float64) / divisor).ceil().cast(pl.Int32)
 
 
-def estimate_one(text: str, bias: str, code_like: bool = False) -> int:
-    prose, code = BIAS_DIVISORS[bias]
-    return math.ceil(len(text) / (code if code_like else prose))
-
-
 class TokenCounter(Protocol):
     name: str  # recorded as token_source
 

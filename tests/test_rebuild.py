@@ -99,3 +99,11 @@ def test_corpora_have_no_rejects(corpora_blocks):
 @pytest.mark.parametrize("text", ["", "   \n\n", "\n"])
 def test_blank_documents_have_no_blocks(text):
     assert document_blocks("d", text, True, False)["kind"] == []
+
+
+def test_every_kind_is_one_of_the_enum(corpora_blocks):
+    from pipeline.kinds import KIND_NAMES
+
+    kinds = set(pl.read_parquet(corpora_blocks / "blocks.parquet", columns=["kind"])["kind"])
+    assert kinds <= set(KIND_NAMES)
+    assert len(kinds) >= 11  # the corpora exercise nearly every kind
