@@ -269,6 +269,8 @@ def run(
     """One nightly run over ``plan`` into the run folder ``root``; publishes on success.
     Options: full, keep, workers, progress, log (see RunJob)."""
     job = RunJob(plan, Path(root), selection, policy, max_bytes, **options)
+    if len(plan) <= BATCH_DOCS and not any(src.is_table for src in plan):
+        job.workers = 1  # a single batch: starting worker processes would only cost time
     with runstore.Lock(job.root):
         history = runstore.history(job.root)
         runstore.clean_abandoned(job.root, history)
