@@ -10,9 +10,9 @@ from itertools import islice
 from pathlib import Path
 
 import pyarrow as pa
-import pyarrow.compute as pc
 
-from pipeline import block, document, sources, store
+from pipeline import batch as batch_stages
+from pipeline import document, sources, store
 
 BATCH_DOCS = 256  # documents per batch; one Parquet row group per batch and table
 
@@ -51,20 +51,6 @@ def batched(items: Iterable, n: int) -> Iterator[list]:
         yield batch
 
 
-def process_batch(batch: list, mdx: str, bias: str, max_bytes: int):
-    """documents and blocks stages over one batch: (documents, blocks, rejects)."""
-    docs, rejects = document.documents(batch, mdx, max_bytes)
-    blks, parse_rejects = block.blocks(docs, bias)
-    return drop_rejected(docs, parse_rejects), blks, pa.concat_tables([rejects, parse_rejects])
-
-
-def drop_rejected(docs: pa.Table, rejects: pa.Table) -> pa.Table:
-    """A document is either in documents or in rejects, never both."""
-    if not rejects.num_rows:
-        return docs
-    return docs.filter(pc.invert(pc.is_in(docs["doc_id"], rejects["doc_id"])))
-
-
 def run(
     plan: list[sources.Source],
     out: Path,
@@ -79,12 +65,12 @@ def run(
     summary = BlocksSummary()
     raws = sources.read(plan, selection)
     with store.OutputSet(Path(out), ["documents", "blocks", "rejects"]) as output:
-        for batch in batched(raws, BATCH_DOCS):
-            docs, blks, rejects = process_batch(batch, mdx, bias, max_bytes)
+        for group in batched(raws, BATCH_DOCS):
+            docs, blks, rejects = batch_stages.documents_and_blocks(group, mdx, bias, max_bytes)
             for name, table in (("documents", docs), ("blocks", blks), ("rejects", rejects)):
                 output.write(name, table)
-            summary.add(sum(len(r.data or b"") for r in batch), docs, blks, rejects)
-            progress(len(batch))
+            summary.add(sum(len(r.data or b"") for r in group), docs, blks, rejects)
+            progress(len(group))
     summary.skipped = selection.skipped
     summary.seconds = time.perf_counter() - started
     return summary

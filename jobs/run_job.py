@@ -27,12 +27,12 @@ import pyarrow.parquet as pq
 from jobs import blocks_job, pool
 from jobs.chunks_job import ChunksSummary, run_metadata
 from jobs.runlog import RunLog
-from pipeline import chunk, runstore, schemas, sources, store
+from pipeline import batch, runstore, schemas, sources, store
+from pipeline.batch import Batch, Reused
 from pipeline.block import with_estimates
-from pipeline.document import RawDocument, make_doc_id
+from pipeline.document import make_doc_id
 from pipeline.parse import PARSER_VERSION
 from pipeline.policy import CHUNKER_VERSION, Policy
-from pipeline.postings import postings
 
 BATCH_DOCS = blocks_job.BATCH_DOCS
 
@@ -40,13 +40,6 @@ BATCH_DOCS = blocks_job.BATCH_DOCS
 def parse_key(policy: Policy) -> str:
     """What decides whether stored blocks can be reused: parser version and MDX mode."""
     return f"{PARSER_VERSION}|mdx={policy.mdx}"
-
-
-@dataclass(frozen=True)
-class Reused:
-    """A document whose bytes did not change since the previous run."""
-
-    doc_id: str
 
 
 @dataclass
@@ -84,16 +77,6 @@ class Previous:
         return with_estimates(pl.from_arrow(t), bias).to_arrow().cast(schemas.BLOCKS)
 
 
-def _ordered(table: pa.Table, order: dict[str, int], index: str | None) -> pa.Table:
-    """Rows by document order, then by ``index`` within a document."""
-    if table.num_rows == 0:
-        return table
-    keys = pl.from_arrow(table.select(["doc_id"] + ([index] if index else [])))
-    keys = keys.with_columns(_o=pl.col("doc_id").replace_strict(order, return_dtype=pl.Int64))
-    by = ["_o"] + ([index] if index else [])
-    return table.take(keys.with_row_index("_i").sort(by)["_i"].to_arrow())
-
-
 @dataclass
 class Work:
     parsed: int = 0
@@ -109,71 +92,17 @@ class Work:
         self.seconds["chunk"] += counts["seconds_chunk"]
 
 
-@dataclass
-class BatchInput:
-    """One batch of documents, in input order, with what the previous run lets us reuse."""
-
-    items: list  # RawDocument (new or changed bytes) or Reused (unchanged bytes)
-    reused_docs: pa.Table | None = None
-    reused_blocks: pa.Table | None = None
-    reused_chunks: pa.Table | None = None  # only when the policy did not change
-
-
-def prepare(items: list, prev: Previous | None, policy: Policy, reuse_chunks: bool) -> BatchInput:
+def prepare(items: list, prev: Previous | None, policy: Policy, reuse_chunks: bool) -> Batch:
     """In the main process: the previous run's rows of this batch's unchanged documents."""
     reused = [x.doc_id for x in items if isinstance(x, Reused)]
     if not reused:
-        return BatchInput(items)
-    return BatchInput(
+        return Batch(items)
+    return Batch(
         items,
         prev.take("documents", reused),
         prev.blocks(reused, policy.bias),
         prev.take("chunks", reused) if reuse_chunks else None,
     )
-
-
-_COUNTING: dict[Policy, chunk.Counting] = {}  # one tokenizer per policy and process
-
-
-def compute(batch: BatchInput, policy: Policy, max_bytes: int) -> tuple[dict, Counter]:
-    """All stages over one batch (runs in a worker): tables in input order, and counters."""
-    counting = _COUNTING.get(policy) or _COUNTING.setdefault(policy, chunk.Counting(policy))
-    work: Counter = Counter()
-    t0 = time.perf_counter()
-    fresh = [x for x in batch.items if isinstance(x, RawDocument)]
-    docs, blks, rejects = blocks_job.process_batch(fresh, policy.mdx, policy.bias, max_bytes)
-    work["parsed"] = docs.num_rows
-    work["items"] = len(batch.items)
-    work["bytes"] = sum(len(x.data or b"") for x in fresh)
-    t1 = time.perf_counter()
-    if batch.reused_docs is not None:
-        docs = pa.concat_tables([docs, batch.reused_docs])
-        blks = pa.concat_tables([blks, batch.reused_blocks])
-    to_chunk = docs
-    if batch.reused_chunks is not None:
-        to_chunk = docs.filter(pc.invert(pc.is_in(docs["doc_id"], batch.reused_docs["doc_id"])))
-    chunks, chunk_rejects = chunk.chunks(to_chunk, blks, policy, counting)
-    work["repacked"] = to_chunk.num_rows
-    if batch.reused_chunks is not None:
-        chunks = pa.concat_tables([chunks, batch.reused_chunks])
-    if chunk_rejects.num_rows:
-        docs = blocks_job.drop_rejected(docs, chunk_rejects)
-        blks = blks.filter(pc.invert(pc.is_in(blks["doc_id"], chunk_rejects["doc_id"])))
-    order = {
-        (x.doc_id if isinstance(x, Reused) else make_doc_id(x.path)): i
-        for i, x in enumerate(batch.items)
-    }
-    chunks = _ordered(chunks, order, "chunk_index")
-    tables = {
-        "documents": _ordered(docs, order, None),
-        "blocks": _ordered(blks, order, "block_index"),
-        "chunks": chunks,
-        "postings": postings(chunks),
-        "rejects": pa.concat_tables([rejects, chunk_rejects]),
-    }
-    work["seconds_parse"] = t1 - t0
-    work["seconds_chunk"] = time.perf_counter() - t1
-    return tables, work
 
 
 def _hash_inputs(raws, prev: Previous, work: Work) -> list:
@@ -326,7 +255,7 @@ def _execute(job: RunJob, folder: Path, history: list[dict], record: dict) -> Ru
         batches = (
             prepare(b, prev, policy, reuse_chunks) for b in blocks_job.batched(items, BATCH_DOCS)
         )
-        step = partial(compute, policy=policy, max_bytes=job.max_bytes)
+        step = partial(batch.process, policy=policy, max_bytes=job.max_bytes)
         with store.OutputSet(folder, schemas.CONTENT_TABLES, run_metadata(policy)) as output:
             for tables, counts in pool.ordered_map(step, batches, job.workers):
                 t1 = time.perf_counter()

@@ -1,0 +1,109 @@
+"""The per-batch work, as pure functions over Arrow tables (no I/O).
+
+``process`` takes one batch of documents (raw bytes for new or changed ones, ids for
+unchanged ones plus the rows a previous run made of them) and returns every table of that
+batch, rows in input order. It runs the documents, blocks, chunks and postings stages, so a
+job only has to read inputs, hand batches to ``process`` (in this process or in workers) and
+write what comes back. Results depend only on the batch's documents, never on how the
+corpus was cut into batches.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from dataclasses import dataclass
+
+import polars as pl
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from pipeline import block, chunk, document
+from pipeline.document import RawDocument, make_doc_id
+from pipeline.policy import Policy
+from pipeline.postings import postings
+
+
+@dataclass(frozen=True)
+class Reused:
+    """A document whose bytes did not change since the previous run."""
+
+    doc_id: str
+
+
+@dataclass
+class Batch:
+    """One batch of documents, in input order, with what a previous run lets us reuse."""
+
+    items: list  # RawDocument (new or changed bytes) or Reused (unchanged bytes)
+    reused_docs: pa.Table | None = None
+    reused_blocks: pa.Table | None = None
+    reused_chunks: pa.Table | None = None  # only when the policy did not change
+
+
+def drop_rejected(docs: pa.Table, rejects: pa.Table) -> pa.Table:
+    """A document is either in documents or in rejects, never both."""
+    if not rejects.num_rows:
+        return docs
+    return docs.filter(pc.invert(pc.is_in(docs["doc_id"], rejects["doc_id"])))
+
+
+def documents_and_blocks(raws: list[RawDocument], mdx: str, bias: str, max_bytes: int):
+    """The documents and blocks stages over raw documents: (documents, blocks, rejects)."""
+    docs, rejects = document.documents(raws, mdx, max_bytes)
+    blks, parse_rejects = block.blocks(docs, bias)
+    return drop_rejected(docs, parse_rejects), blks, pa.concat_tables([rejects, parse_rejects])
+
+
+def ordered(table: pa.Table, order: dict[str, int], index: str | None) -> pa.Table:
+    """Rows by document order, then by ``index`` within a document."""
+    if table.num_rows == 0:
+        return table
+    keys = pl.from_arrow(table.select(["doc_id"] + ([index] if index else [])))
+    keys = keys.with_columns(_o=pl.col("doc_id").replace_strict(order, return_dtype=pl.Int64))
+    by = ["_o"] + ([index] if index else [])
+    return table.take(keys.with_row_index("_i").sort(by)["_i"].to_arrow())
+
+
+_COUNTING: dict[Policy, chunk.Counting] = {}  # one tokenizer per policy and process
+
+
+def process(batch: Batch, policy: Policy, max_bytes: int) -> tuple[dict[str, pa.Table], Counter]:
+    """Every table of one batch (documents, blocks, chunks, postings, rejects), and counters."""
+    counting = _COUNTING.get(policy) or _COUNTING.setdefault(policy, chunk.Counting(policy))
+    work: Counter = Counter()
+    t0 = time.perf_counter()
+    fresh = [x for x in batch.items if isinstance(x, RawDocument)]
+    docs, blks, rejects = documents_and_blocks(fresh, policy.mdx, policy.bias, max_bytes)
+    work.update(
+        parsed=docs.num_rows, items=len(batch.items), bytes=sum(len(x.data or b"") for x in fresh)
+    )
+    t1 = time.perf_counter()
+    if batch.reused_docs is not None:
+        docs = pa.concat_tables([docs, batch.reused_docs])
+        blks = pa.concat_tables([blks, batch.reused_blocks])
+    to_chunk = docs
+    if batch.reused_chunks is not None:
+        to_chunk = docs.filter(pc.invert(pc.is_in(docs["doc_id"], batch.reused_docs["doc_id"])))
+    chunks, chunk_rejects = chunk.chunks(to_chunk, blks, policy, counting)
+    work["repacked"] = to_chunk.num_rows
+    if batch.reused_chunks is not None:
+        chunks = pa.concat_tables([chunks, batch.reused_chunks])
+    if chunk_rejects.num_rows:
+        docs = drop_rejected(docs, chunk_rejects)
+        blks = blks.filter(pc.invert(pc.is_in(blks["doc_id"], chunk_rejects["doc_id"])))
+    order = {
+        (x.doc_id if isinstance(x, Reused) else make_doc_id(x.path)): i
+        for i, x in enumerate(batch.items)
+    }
+    chunks = ordered(chunks, order, "chunk_index")
+    tables = {
+        "documents": ordered(docs, order, None),
+        "blocks": ordered(blks, order, "block_index"),
+        "chunks": chunks,
+        "postings": postings(chunks),
+        "rejects": pa.concat_tables([rejects, chunk_rejects]),
+    }
+    work["seconds_parse"] = t1 - t0
+    work["seconds_chunk"] = time.perf_counter() - t1
+    return tables, work
