@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from contextlib import contextmanager
 from pathlib import Path
 
 import click
 
-from jobs import blocks_job, chunks_job, pool, query_cli, run_job
+from jobs import blocks_job, chunks_job, pool, query_cli, ray_job, run_job
 from jobs.runlog import RunLog
 from pipeline import runstore, sources
 from pipeline.document import DEFAULT_MAX_BYTES
@@ -222,6 +223,21 @@ def main() -> None:
 )
 @click.option("--log-json", is_flag=True, help="Log one JSON object per stage on stderr.")
 @click.option(
+    "--engine",
+    type=click.Choice(["local", "ray"]),
+    default="local",
+    show_default=True,
+    help="local: a process pool on this machine; ray: Ray Data on a Ray cluster "
+    "(pip install 'mdchunk[ray]'), every document recomputed.",
+)
+@click.option(
+    "--ray-address",
+    metavar="ADDR",
+    default=None,
+    help="Ray cluster to use with --engine ray (default: RAY_ADDRESS, else a local Ray "
+    "with --workers CPUs).",
+)
+@click.option(
     "--workers",
     "-j",
     type=click.IntRange(1),
@@ -242,6 +258,8 @@ def run_cmd(
     full,
     keep,
     log_json,
+    engine,
+    ray_address,
     workers,
     **flags,
 ):
@@ -278,12 +296,16 @@ def run_cmd(
                     full=full,
                     keep=keep,
                     workers=workers or pool.default_workers(),
+                    engine=engine,
+                    ray_address=ray_address or os.environ.get("RAY_ADDRESS"),
                     progress=bar.update,
                     log=log,
                 )
         except runstore.LockedError as exc:
             click.echo(f"mdchunk run: refused: {exc}", err=True)
             sys.exit(3)
+        except ray_job.EngineError as exc:
+            raise click.UsageError(str(exc)) from exc
     r = result.record
     lines = [
         result.blocks.line(out),

@@ -183,8 +183,31 @@ class RunJob:
     full: bool = False
     keep: int = 3
     workers: int = 1
+    engine: str = "local"  # local (process pool) | ray (Ray Data; recomputes every document)
+    ray_address: str | None = None
     progress: Callable[[int], None] = lambda n: None
     log: RunLog = field(default_factory=RunLog)
+
+    def results(self, items, prev, reuse_chunks: bool):
+        """(tables, counters) of every batch, in input order, from the chosen engine."""
+        if self.engine == "ray":
+            from jobs import ray_job
+
+            return ray_job.ordered_results(
+                self.plan,
+                self.selection,
+                self.policy,
+                self.max_bytes,
+                BATCH_DOCS,
+                self.ray_address,
+                self.workers,
+            )
+        batches = (
+            prepare(b, prev, self.policy, reuse_chunks)
+            for b in blocks_job.batched(items, BATCH_DOCS)
+        )
+        step = partial(batch.process, policy=self.policy, max_bytes=self.max_bytes)
+        return pool.ordered_map(step, batches, self.workers)
 
 
 def run(
@@ -198,7 +221,7 @@ def run(
     """One nightly run over ``plan`` into the run folder ``root``; publishes on success.
     Options: full, keep, workers, progress, log (see RunJob)."""
     job = RunJob(plan, Path(root), selection, policy, max_bytes, **options)
-    if len(plan) <= BATCH_DOCS and not any(src.is_table for src in plan):
+    if job.engine == "local" and len(plan) <= BATCH_DOCS and not any(s.is_table for s in plan):
         job.workers = 1  # a single batch: starting worker processes would only cost time
     with runstore.Lock(job.root):
         history = runstore.history(job.root)
@@ -230,7 +253,10 @@ def _execute(job: RunJob, folder: Path, history: list[dict], record: dict) -> Ru
         prev = Previous.load(prev_folder, last)
         record["previous_run"] = last["run_id"]
     reuse_blocks = (
-        prev is not None and not job.full and prev.run["parser_version"] == parse_key(policy)
+        prev is not None
+        and not job.full
+        and job.engine == "local"
+        and prev.run["parser_version"] == parse_key(policy)
     )
     reuse_chunks = (
         reuse_blocks
@@ -238,7 +264,7 @@ def _execute(job: RunJob, folder: Path, history: list[dict], record: dict) -> Ru
         and prev.run["chunker_version"] == CHUNKER_VERSION
     )
     work = Work()
-    raws = sources.read(job.plan, job.selection)
+    raws = sources.read(job.plan, job.selection) if job.engine == "local" else iter(())
     items = _hash_inputs(raws, prev, work) if reuse_blocks else raws
     bsum, csum = blocks_job.BlocksSummary(), ChunksSummary()
     seen: set[str] = set()
@@ -252,12 +278,8 @@ def _execute(job: RunJob, folder: Path, history: list[dict], record: dict) -> Ru
         _link_previous(prev, folder)
         job.progress(len(items))
     else:
-        batches = (
-            prepare(b, prev, policy, reuse_chunks) for b in blocks_job.batched(items, BATCH_DOCS)
-        )
-        step = partial(batch.process, policy=policy, max_bytes=job.max_bytes)
         with store.OutputSet(folder, schemas.CONTENT_TABLES, run_metadata(policy)) as output:
-            for tables, counts in pool.ordered_map(step, batches, job.workers):
+            for tables, counts in job.results(items, prev, reuse_chunks):
                 t1 = time.perf_counter()
                 for name, table in tables.items():
                     output.write(name, table)

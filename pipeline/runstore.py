@@ -202,7 +202,7 @@ def new_record(run_id: str, plan, full: bool, policy, parser_version: str) -> di
 
     from pipeline.policy import CHUNKER_VERSION
 
-    inputs = sorted({str(s.path if s.is_table else s.root) for s in plan})
+    inputs = sorted({s.uri if s.is_table else s.root_uri for s in plan})
     return {
         "run_id": run_id,
         "status": "running",

@@ -11,7 +11,7 @@ import os
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePath, PurePosixPath
 
 from pipeline.document import RawDocument, doc_format
 
@@ -40,17 +40,30 @@ class Selection:
 
 @dataclass(frozen=True)
 class Source:
-    """One thing to read: a file under a root, or a whole table of documents."""
+    """One thing to read: a file under a root, or a whole table of documents. ``scheme`` is
+    set ("s3://", "file://", ...) when it lives on a filesystem reached through pyarrow."""
 
-    root: Path
-    path: Path
+    root: PurePath
+    path: PurePath
     is_table: bool = False
+    scheme: str | None = None
+
+    @property
+    def uri(self) -> str:
+        return f"{self.scheme}{self.path}" if self.scheme else str(self.path)
+
+    @property
+    def root_uri(self) -> str:
+        return f"{self.scheme}{self.root}" if self.scheme else str(self.root)
 
 
 def plan(inputs: list[str], selection: Selection) -> list[Source]:
     """Everything INPUT names, in a deterministic order; counts what is skipped."""
     out: list[Source] = []
     for item in inputs:
+        if "://" in item:
+            out.extend(_plan_uri(item, selection))
+            continue
         path = Path(item)
         if not path.exists():
             raise InputError(f"{item}: no such file or folder")
@@ -70,30 +83,70 @@ def plan(inputs: list[str], selection: Selection) -> list[Source]:
     return out
 
 
+def _plan_uri(item: str, selection: Selection) -> list[Source]:
+    """A folder or file given as a URI, listed through pyarrow's filesystems."""
+    from pyarrow import fs
+
+    try:
+        filesystem, root = fs.FileSystem.from_uri(item)
+        info = filesystem.get_file_info(root)
+    except (OSError, ValueError) as exc:
+        raise InputError(f"{item}: cannot open: {exc}") from exc
+    scheme = item[: item.index("://") + 3]
+    if info.type == fs.FileType.NotFound:
+        raise InputError(f"{item}: no such file or folder")
+    base = PurePosixPath(root)
+    if info.type == fs.FileType.File:
+        table = base.suffix.lower() in TABLE_SUFFIXES
+        return [Source(base.parent, base, table, scheme)]
+    out = []
+    found = filesystem.get_file_info(fs.FileSelector(root, recursive=True))
+    for f in sorted((f for f in found if f.type == fs.FileType.File), key=lambda f: f.path):
+        rel = PurePosixPath(f.path).relative_to(base)
+        if any(part.startswith(".") for part in rel.parts[:-1]) or not selection.wants(str(rel)):
+            continue
+        if doc_format(str(rel)) is None:
+            selection.skipped[rel.suffix.lower() or "(none)"] += 1
+            continue
+        out.append(Source(base, PurePosixPath(f.path), False, scheme))
+    return out
+
+
+def read_bytes(src: Source) -> bytes:
+    if src.scheme is None:
+        return Path(src.path).read_bytes()
+    from pyarrow import fs
+
+    filesystem, path = fs.FileSystem.from_uri(src.uri)
+    with filesystem.open_input_stream(path) as stream:
+        return stream.read()
+
+
 def read(sources: list[Source], selection: Selection) -> Iterator[RawDocument]:
     for src in sources:
         if src.is_table:
-            yield from _read_table(src.path, selection)
+            yield from _read_table(src, selection)
         else:
             yield _read_file(src)
 
 
 def list_files(root: Path) -> list[Path]:
-    """Every file below root, sorted, skipping hidden folders (.git, .cache, ...)."""
+    """Every file below root, skipping hidden folders (.git, .cache, ...), sorted by path
+    (the same order as a listing through pyarrow's filesystems)."""
     found: list[Path] = []
     for folder, dirs, files in os.walk(root):
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-        found.extend(Path(folder) / f for f in sorted(files))
-    return found
+        dirs[:] = [d for d in dirs if not d.startswith(".")]
+        found.extend(Path(folder) / f for f in files)
+    return sorted(found, key=lambda p: p.as_posix())
 
 
 def _read_file(src: Source) -> RawDocument:
     rel = src.path.relative_to(src.root).as_posix()
     try:
-        data, error = src.path.read_bytes(), None
+        data, error = read_bytes(src), None
     except OSError as exc:
-        data, error = None, f"could not read: {exc.strerror or exc}"
-    return RawDocument(path=rel, source=str(src.root), data=data, error=error)
+        data, error = None, f"could not read: {getattr(exc, 'strerror', None) or exc}"
+    return RawDocument(path=rel, source=src.root_uri, data=data, error=error)
 
 
 def _pick(columns: list[str], wanted: str | None, candidates: tuple[str, ...], what: str, src):
@@ -112,12 +165,18 @@ def _pick(columns: list[str], wanted: str | None, candidates: tuple[str, ...], w
     )
 
 
-def _read_table(path: Path, selection: Selection) -> Iterator[RawDocument]:
+def _read_table(src: Source, selection: Selection) -> Iterator[RawDocument]:
+    import io
+
     import pyarrow.json as pajson
     import pyarrow.parquet as pq
 
+    path = src.uri
     try:
-        table = pq.read_table(path) if path.suffix.lower() == ".parquet" else pajson.read_json(path)
+        data = io.BytesIO(read_bytes(src))
+        table = (
+            pq.read_table(data) if src.path.suffix.lower() == ".parquet" else pajson.read_json(data)
+        )
     except Exception as exc:  # noqa: BLE001 - any reader failure is an unusable input
         raise InputError(f"{path}: could not read table: {exc}") from exc
     text_col = _pick(table.column_names, selection.text_column, TEXT_COLUMNS, "text", path)
@@ -130,7 +189,7 @@ def _read_table(path: Path, selection: Selection) -> Iterator[RawDocument]:
         text = row[text_col]
         meta = {c: str(row[c]) for c in others if row[c] is not None}
         if text is None:
-            yield RawDocument(key, str(path), None, f"row {i}: column {text_col!r} is null", meta)
+            yield RawDocument(key, path, None, f"row {i}: column {text_col!r} is null", meta)
         else:
             data = text if isinstance(text, bytes) else str(text).encode("utf-8")
-            yield RawDocument(key, str(path), data, None, meta)
+            yield RawDocument(key, path, data, None, meta)

@@ -153,3 +153,19 @@ def test_bad_policy_is_refused_before_work(tmp_path):
         ],
     )
     assert result.exit_code == 2 and "not available offline" in result.output
+
+
+def test_input_given_as_a_uri_reads_through_pyarrow(tmp_path):
+    plain, uri = tmp_path / "plain", tmp_path / "uri"
+    runner = CliRunner()
+    assert runner.invoke(main, ["run", str(SAMPLE), "--out", str(plain)]).exit_code == 0
+    result = runner.invoke(main, ["run", f"file://{SAMPLE}", "--out", str(uri)])
+    assert result.exit_code == 0, result.output
+    a, b = runstore.resolve(plain), runstore.resolve(uri)
+    docs_a, docs_b = (pl.read_parquet(x / "documents.parquet") for x in (a, b))
+    assert docs_b["source"].unique().to_list() == [f"file://{SAMPLE}"]
+    assert docs_a.drop("source").equals(docs_b.drop("source"))
+    assert pl.read_parquet(a / "chunks.parquet").equals(pl.read_parquet(b / "chunks.parquet"))
+    assert "1 files skipped" in result.output  # the .json asset, as with a plain path
+    missing = runner.invoke(main, ["run", f"file://{tmp_path}/nope", "--out", str(uri)])
+    assert missing.exit_code == 2 and "no such file or folder" in missing.output
