@@ -16,20 +16,10 @@ from collections.abc import Iterator
 
 import pyarrow as pa
 
-from pipeline import batch, sources
-from pipeline.document import RawDocument
+from pipeline import batch, schemas, sources
 from pipeline.policy import Policy
 
-RAW = pa.schema(
-    [
-        ("seq", pa.int64()),
-        ("uri", pa.string()),
-        ("path", pa.string()),
-        ("source", pa.string()),
-        ("data", pa.large_binary()),
-        ("error", pa.string()),
-    ]
-)
+RAW = schemas.RAW_DOCUMENTS
 ENVELOPE = pa.schema([("seq", pa.int64()), ("name", pa.string()), ("ipc", pa.large_binary())])
 INSTALL_HINT = "--engine ray needs Ray: pip install 'mdchunk[ray]'"
 
@@ -61,9 +51,7 @@ def read_raw(table: pa.Table) -> pa.Table:
 
 def stage(table: pa.Table, policy: Policy, max_bytes: int) -> pa.Table:
     """Ray task: every stage over one batch; its tables packed into one envelope table."""
-    raws = [RawDocument(r["path"], r["source"], r["data"], r["error"]) for r in table.to_pylist()]
-    tables, counts = batch.process(batch.Batch(raws), policy, max_bytes)
-    tables["counts"] = pa.table({k: [float(v)] for k, v in counts.items()})
+    tables = batch.process_arrow(table, policy, max_bytes)
     first = table["seq"][0].as_py() if table.num_rows else -1
     rows = [{"seq": first, "name": name, "ipc": _ipc(t)} for name, t in tables.items()]
     return pa.Table.from_pylist(rows, schema=ENVELOPE)

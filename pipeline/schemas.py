@@ -103,6 +103,18 @@ CHUNKS = pa.schema(
     ]
 )
 
+# Documents as they are read, before decoding: the input of pipeline.batch.process_arrow.
+RAW_DOCUMENTS = pa.schema(
+    [
+        ("seq", pa.int64()),  # position in the input order
+        ("uri", pa.string()),  # where to read the bytes (when data is null)
+        ("path", pa.string()),  # relative to the input root: the doc_id comes from it
+        ("source", pa.string()),
+        ("data", pa.large_binary()),
+        ("error", pa.string()),  # why the bytes could not be read
+    ]
+)
+
 # Keyword index for BM25 search in plain SQL: one row per (term, chunk).
 POSTINGS = pa.schema(
     [

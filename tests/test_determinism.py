@@ -58,3 +58,30 @@ def _run_workers(src, out, workers):
     )
     assert result.exit_code == 0, result.output
     return runstore.resolve(out)
+
+
+def test_batch_results_do_not_depend_on_batch_boundaries():
+    """process_arrow over one batch equals the same documents cut into three batches."""
+    import pyarrow as pa
+
+    from pipeline import batch, schemas
+    from pipeline.policy import Policy
+
+    files = sorted(p for p in SAMPLE.rglob("*") if p.suffix in (".md", ".mdx", ".txt"))
+    rows = [
+        {
+            "seq": i,
+            "uri": "",
+            "path": p.relative_to(SAMPLE).as_posix(),
+            "source": "s",
+            "data": p.read_bytes(),
+            "error": None,
+        }
+        for i, p in enumerate(files)
+    ]
+    raw = pa.Table.from_pylist(rows, schema=schemas.RAW_DOCUMENTS)
+    whole = batch.process_arrow(raw, Policy(), 1 << 20)
+    parts = [batch.process_arrow(raw.slice(a, 4), Policy(), 1 << 20) for a in range(0, 11, 4)]
+    for name in ("documents", "blocks", "chunks", "postings", "rejects"):
+        joined = pa.concat_tables([p[name] for p in parts])
+        assert joined.equals(whole[name]), name
