@@ -30,22 +30,10 @@ class EngineError(Exception):
 
 def read_raw(table: pa.Table) -> pa.Table:
     """Ray task: fill in the bytes of each planned file (or why it could not be read)."""
-    from pyarrow import fs
-
     rows = table.to_pylist()
     for row in rows:
-        if row["data"] is not None:
-            continue
-        try:
-            filesystem, path = (
-                fs.FileSystem.from_uri(row["uri"])
-                if "://" in row["uri"]
-                else (fs.LocalFileSystem(), row["uri"])
-            )
-            with filesystem.open_input_stream(path) as stream:
-                row["data"] = stream.read()
-        except OSError as exc:
-            row["error"] = f"could not read: {exc}"
+        if row["data"] is None:
+            row["data"], row["error"] = sources.fetch(row["uri"])
     return pa.Table.from_pylist(rows, schema=RAW)
 
 

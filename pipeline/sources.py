@@ -112,14 +112,19 @@ def _plan_uri(item: str, selection: Selection) -> list[Source]:
     return out
 
 
-def read_bytes(src: Source) -> bytes:
-    if src.scheme is None:
-        return Path(src.path).read_bytes()
-    from pyarrow import fs
+def fetch(uri: str) -> tuple[bytes | None, str | None]:
+    """The bytes at a local path or a URI, or None and why they could not be read. Both
+    engines read through here, so an unreadable file is rejected with the same words."""
+    try:
+        if "://" not in uri:
+            return Path(uri).read_bytes(), None
+        from pyarrow import fs
 
-    filesystem, path = fs.FileSystem.from_uri(src.uri)
-    with filesystem.open_input_stream(path) as stream:
-        return stream.read()
+        filesystem, path = fs.FileSystem.from_uri(uri)
+        with filesystem.open_input_stream(path) as stream:
+            return stream.read(), None
+    except (OSError, ValueError) as exc:
+        return None, f"could not read: {getattr(exc, 'strerror', None) or exc}"
 
 
 def read(sources: list[Source], selection: Selection) -> Iterator[RawDocument]:
@@ -141,11 +146,8 @@ def list_files(root: Path) -> list[Path]:
 
 
 def _read_file(src: Source) -> RawDocument:
+    data, error = fetch(src.uri)
     rel = src.path.relative_to(src.root).as_posix()
-    try:
-        data, error = read_bytes(src), None
-    except OSError as exc:
-        data, error = None, f"could not read: {getattr(exc, 'strerror', None) or exc}"
     return RawDocument(path=rel, source=src.root_uri, data=data, error=error)
 
 
@@ -172,8 +174,11 @@ def _read_table(src: Source, selection: Selection) -> Iterator[RawDocument]:
     import pyarrow.parquet as pq
 
     path = src.uri
+    content, error = fetch(path)
+    if error:
+        raise InputError(f"{path}: {error}")
     try:
-        data = io.BytesIO(read_bytes(src))
+        data = io.BytesIO(content)
         table = (
             pq.read_table(data) if src.path.suffix.lower() == ".parquet" else pajson.read_json(data)
         )

@@ -46,9 +46,10 @@ def test_rejects_land_the_same_way(ray, tmp_path):
     shutil.copytree(SAMPLE, src)
     (src / "latin1.md").write_bytes(b"caf\xe9\n")
     (src / "binary.md").write_bytes(b"\x00\x01\x02")
+    (src / "dangling.md").symlink_to(src / "nowhere.md")  # listed, but cannot be read
     local = _run(src, tmp_path / "local")
     remote = _run(src, tmp_path / "ray", "--engine", "ray", "--workers", "2")
-    assert local["rejects"].height == 2
+    assert sorted(local["rejects"]["reason"]) == ["binary", "invalid_utf8", "unreadable"]
     assert local["rejects"].equals(remote["rejects"])
     assert local["chunks"].equals(remote["chunks"])
     history = runstore.history(tmp_path / "ray")
