@@ -198,8 +198,9 @@ def main() -> None:
 
     INPUT is a folder (read recursively: .md .mdx .markdown are markdown, .txt is plain
     text, anything else is counted and skipped), single files, or a Parquet/JSONL table
-    with one document per row; local, or a URI pyarrow reads (s3://, gs://, file://). Bad documents never stop a run: they land in
-    rejects.parquet with a reason. Query the output with DuckDB or polars directly.
+    with one document per row; local, or a URI pyarrow reads (s3://, gs://, file://).
+    Bad documents never stop a run: they land in rejects.parquet with a reason. Query the
+    output with DuckDB or polars directly.
     """
 
 
