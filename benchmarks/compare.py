@@ -18,10 +18,8 @@ from pathlib import Path
 
 import polars as pl
 
-from jobs import run_job
-from jobs.runlog import RunLog
-from pipeline import runstore, sources
-from pipeline.document import DEFAULT_MAX_BYTES
+from benchmarks.nightly import nightly
+from pipeline import runstore
 from pipeline.policy import Policy
 from pipeline.quality import starts_with_heading, unbalanced_fence
 
@@ -65,18 +63,7 @@ def time_anchor(split, files: list[Path]) -> tuple[list[str], float]:
 
 
 def time_mdchunk(out: Path, policy: Policy, workers: int) -> tuple[list[str], float]:
-    selection = sources.Selection()
-    start = time.perf_counter()
-    run_job.run(
-        sources.plan([str(CORPORA)], selection),
-        out,
-        selection,
-        policy,
-        DEFAULT_MAX_BYTES,
-        workers=workers,
-        log=RunLog(quiet=True),
-    )
-    seconds = time.perf_counter() - start
+    _, seconds = nightly(CORPORA, out, policy, workers=workers)
     chunks = pl.read_parquet(
         runstore.resolve(out) / "chunks.parquet", columns=["embed_text", "chunk_type"]
     )

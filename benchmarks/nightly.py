@@ -28,7 +28,10 @@ WORKERS = pool.default_workers()  # as `mdchunk run` does by default
 CORPORA = Path(__file__).resolve().parent.parent.parent / "shared" / "corpora"
 
 
-def nightly(src: Path, out: Path, policy: Policy, full: bool = False) -> tuple[dict, float]:
+def nightly(
+    src: Path, out: Path, policy: Policy, full: bool = False, workers: int | None = None
+) -> tuple[dict, float]:
+    """One `mdchunk run` of ``src`` into ``out``: its runs-table record and its seconds."""
     selection = sources.Selection()
     start = time.perf_counter()
     result = run_job.run(
@@ -38,7 +41,7 @@ def nightly(src: Path, out: Path, policy: Policy, full: bool = False) -> tuple[d
         policy,
         DEFAULT_MAX_BYTES,
         full=full,
-        workers=WORKERS,
+        workers=workers or WORKERS,
         log=RunLog(quiet=True),
     )
     return result.record, time.perf_counter() - start

@@ -88,48 +88,17 @@ def test_help_teaches():
 
 
 def test_chunks_repacks_stored_blocks(tmp_path):
-    stage, out = tmp_path / "stage", tmp_path / "out"
+    stage, out, direct = tmp_path / "stage", tmp_path / "out", tmp_path / "direct"
+    policy = ["--max-tokens", "300", "--target-tokens", "200", "--min-tokens", "50"]
     runner = CliRunner()
     assert runner.invoke(main, ["blocks", str(SAMPLE), "--out", str(stage)]).exit_code == 0
-    result = runner.invoke(
-        main,
-        [
-            "chunks",
-            str(stage),
-            "--out",
-            str(out),
-            "--max-tokens",
-            "300",
-            "--target-tokens",
-            "200",
-            "--min-tokens",
-            "50",
-        ],
-    )
+    result = runner.invoke(main, ["chunks", str(stage), "--out", str(out), *policy])
     assert result.exit_code == 0, result.output
     chunks = pl.read_parquet(out / "chunks.parquet")
     assert chunks["n_tokens"].max() <= 300 and chunks.height > 20
     assert "chunks" in result.output and "policy" in result.output
     # the same as a one-pass run with the same policy
-    direct = tmp_path / "direct"
-    assert (
-        runner.invoke(
-            main,
-            [
-                "run",
-                str(SAMPLE),
-                "--out",
-                str(direct),
-                "--max-tokens",
-                "300",
-                "--target-tokens",
-                "200",
-                "--min-tokens",
-                "50",
-            ],
-        ).exit_code
-        == 0
-    )
+    assert runner.invoke(main, ["run", str(SAMPLE), "--out", str(direct), *policy]).exit_code == 0
     assert chunks.equals(pl.read_parquet(runstore.resolve(direct) / "chunks.parquet"))
     for name in ("documents", "blocks", "rejects"):
         assert (out / f"{name}.parquet").exists()
