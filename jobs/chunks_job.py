@@ -13,6 +13,7 @@ import pyarrow as pa
 
 from jobs import blocks_job
 from pipeline import chunk, runstore, schemas, store
+from pipeline.batch import DocRows, drop_rejected
 from pipeline.policy import CHUNKER_VERSION, Policy
 from pipeline.postings import postings
 
@@ -54,30 +55,32 @@ def run_metadata(policy: Policy) -> dict[str, str]:
 def run_chunks(
     blocks_dir: Path, out: Path, policy: Policy, progress: Callable[[int], None] = lambda n: None
 ) -> ChunksSummary:
-    """Chunk an existing blocks folder (documents.parquet + blocks.parquet)."""
+    """Chunk an existing blocks folder (documents.parquet + blocks.parquet) into ``out``,
+    which may be ``blocks_dir`` itself: inputs are read first, outputs replace files whole."""
     started = time.perf_counter()
     counting = chunk.Counting(policy)
     summary = ChunksSummary()
     documents = store.read(blocks_dir, "documents")
-    blocks = pl.from_arrow(store.read(blocks_dir, "blocks"))
-    same = Path(blocks_dir).resolve() == Path(out).resolve()
-    names = ["chunks", "postings"] if same else schemas.CONTENT_TABLES
-    with store.OutputSet(Path(out), names, run_metadata(policy)) as output:
+    blocks = DocRows(store.read(blocks_dir, "blocks"))
+    earlier_rejects = store.read(blocks_dir, "rejects")
+    with store.OutputSet(Path(out), schemas.CONTENT_TABLES, run_metadata(policy)) as output:
         for start in range(0, documents.num_rows, BATCH_DOCS):
             docs = documents.slice(start, BATCH_DOCS)
-            ids = docs.column("doc_id")
-            blk = blocks.filter(pl.col("doc_id").is_in(ids.to_pylist())).to_arrow()
+            blk = blocks.take(docs["doc_id"].to_pylist())
             chunks, rejects = chunk.chunks(docs, blk, policy, counting)
-            output.write("chunks", chunks)
-            output.write("postings", postings(chunks))
-            if not same:
-                output.write("documents", docs)
-                output.write("blocks", blk)
-                output.write("rejects", rejects)
+            if rejects.num_rows:  # a document is in documents or in rejects, never both
+                docs, blk = drop_rejected(docs, rejects), drop_rejected(blk, rejects)
+            for name, table in (
+                ("documents", docs),
+                ("blocks", blk),
+                ("chunks", chunks),
+                ("postings", postings(chunks)),
+                ("rejects", rejects),
+            ):
+                output.write(name, table)
             summary.add(chunks, rejects, docs.num_rows)
             progress(docs.num_rows)
-        if not same:
-            output.write("rejects", store.read(blocks_dir, "rejects"))
+        output.write("rejects", earlier_rejects)
     summary.seconds = time.perf_counter() - started
     record = runstore.new_record(runstore.new_run_id(), [], False, policy, "")
     record.update(

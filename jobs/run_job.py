@@ -28,7 +28,7 @@ from jobs import blocks_job, pool
 from jobs.chunks_job import ChunksSummary, run_metadata
 from jobs.runlog import RunLog
 from pipeline import batch, runstore, schemas, sources, store
-from pipeline.batch import Batch, Reused
+from pipeline.batch import Batch, DocRows, Reused
 from pipeline.block import with_estimates
 from pipeline.document import make_doc_id
 from pipeline.parse import PARSER_VERSION
@@ -49,7 +49,7 @@ class Previous:
     folder: Path
     run: dict
     hashes: dict[str, str]
-    tables: dict[str, pa.Table] = field(default_factory=dict)
+    tables: dict[str, DocRows] = field(default_factory=dict)
 
     @classmethod
     def load(cls, folder: Path, run: dict) -> Previous:
@@ -58,16 +58,13 @@ class Previous:
             folder, run, dict(zip(docs["doc_id"].to_pylist(), docs["content_hash"].to_pylist()))
         )
 
-    def table(self, name: str) -> pa.Table:
+    def table(self, name: str) -> DocRows:
         if name not in self.tables:
-            self.tables[name] = store.read(self.folder, name)
+            self.tables[name] = DocRows(store.read(self.folder, name))
         return self.tables[name]
 
     def take(self, name: str, doc_ids: list[str]) -> pa.Table:
-        t = self.table(name)
-        if not doc_ids:
-            return t.schema.empty_table()
-        return t.filter(pc.is_in(t["doc_id"], value_set=pa.array(doc_ids)))
+        return self.table(name).take(doc_ids)
 
     def blocks(self, doc_ids: list[str], bias: str) -> pa.Table:
         """Stored blocks, their estimates redone when the bias changed (no parsing)."""

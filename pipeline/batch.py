@@ -41,11 +41,38 @@ class Batch:
     reused_chunks: pa.Table | None = None  # only when the policy did not change
 
 
-def drop_rejected(docs: pa.Table, rejects: pa.Table) -> pa.Table:
-    """A document is either in documents or in rejects, never both."""
+class DocRows:
+    """The rows of each document in a stored table, found by index, not by scanning.
+
+    Every stage writes a document's rows next to each other, so one pass records where each
+    document's run of rows starts; taking a batch's rows is then a few slices, whatever the
+    size of the table (filtering the whole table per batch would be quadratic).
+    """
+
+    def __init__(self, table: pa.Table):
+        self.table = table
+        keys = pl.from_arrow(table.select(["doc_id"])).with_row_index("i")
+        runs = keys.group_by("doc_id", maintain_order=True).agg(
+            start=pl.col("i").min(), end=pl.col("i").max(), n=pl.len()
+        )
+        if runs.filter(pl.col("end") - pl.col("start") + 1 != pl.col("n")).height:
+            raise ValueError("the rows of a document are not contiguous in this table")
+        self.where = {d: (s, n) for d, s, n in runs.select("doc_id", "start", "n").iter_rows()}
+
+    def take(self, doc_ids) -> pa.Table:
+        """The rows of these documents, document by document in the order given. A copy,
+        not slices: a slice keeps (and pickles, to a worker) all of the table's buffers."""
+        runs = [self.where[d] for d in doc_ids if d in self.where]
+        rows = [i for start, n in runs for i in range(start, start + n)]
+        return self.table.take(pa.array(rows, pa.int64()))
+
+
+def drop_rejected(table: pa.Table, rejects: pa.Table) -> pa.Table:
+    """Rows of ``table`` (documents, blocks, ...) whose document was not rejected: a document
+    is either in documents or in rejects, never both."""
     if not rejects.num_rows:
-        return docs
-    return docs.filter(pc.invert(pc.is_in(docs["doc_id"], rejects["doc_id"])))
+        return table
+    return table.filter(pc.invert(pc.is_in(table["doc_id"], rejects["doc_id"])))
 
 
 def documents_and_blocks(raws: list[RawDocument], mdx: str, bias: str, max_bytes: int):
@@ -101,9 +128,7 @@ def process(batch: Batch, policy: Policy, max_bytes: int) -> tuple[dict[str, pa.
     work["repacked"] = to_chunk.num_rows
     if batch.reused_chunks is not None:
         chunks = pa.concat_tables([chunks, batch.reused_chunks])
-    if chunk_rejects.num_rows:
-        docs = drop_rejected(docs, chunk_rejects)
-        blks = blks.filter(pc.invert(pc.is_in(blks["doc_id"], chunk_rejects["doc_id"])))
+    docs, blks = drop_rejected(docs, chunk_rejects), drop_rejected(blks, chunk_rejects)
     order = {
         (x.doc_id if isinstance(x, Reused) else make_doc_id(x.path)): i
         for i, x in enumerate(batch.items)

@@ -2,7 +2,7 @@
 
 Per document: pick the strategy, cut blocks into sections and units, pack units into groups
 (``pipeline.pack``), then assemble each group's text, spans, breadcrumb and id. With a real
-tokenizer every final ``embed_text`` is counted again; a document with a chunk over the cap
+tokenizer every final ``embed_text`` is counted again; a section with a chunk over the cap
 is packed again with a tighter budget, so the cap holds exactly.
 """
 
@@ -18,6 +18,7 @@ import pyarrow as pa
 
 from pipeline import schemas
 from pipeline.block import with_estimates
+from pipeline.document import line_breaks
 from pipeline.pack import SEP, Group, pack
 from pipeline.policy import CHUNKER_VERSION, Policy
 from pipeline.section import (
@@ -56,9 +57,7 @@ class Counting:
         self.policy = policy
         self.counter = counter or make_counter(policy.tokenizer, policy.bias)
         self.estimate = isinstance(self.counter, EstimateCounter)
-        prose, code = BIAS_DIVISORS[policy.bias]
-        self._code = EstimateCounter(policy.bias)
-        self._code_div = code
+        self._code_div = BIAS_DIVISORS[policy.bias][1]
 
     def block_tokens(self, blocks: pl.DataFrame) -> list[int]:
         if self.estimate:
@@ -142,7 +141,7 @@ def chunk_document(doc: dict, blocks: list[dict], policy: Policy, counting: Coun
         units = units_of(blocks, numbers, tight, target, counting.for_kind, text_kind)
         groups = pack(pack_arrays(units), tight, target, policy.min_tokens, policy.overlap_tokens)
         rows = assemble(doc, blocks, units, groups, sections, policy, strategy)
-        _count(rows, units, groups, counting)
+        _count(rows, groups, counting)
         over: dict[int, int] = {}
         for row, g in zip(rows, groups):
             if row["n_tokens"] > policy.max_tokens:
@@ -180,7 +179,7 @@ def _whole_body(doc: dict, blocks: list[dict], counting: Counting) -> list[dict]
     ]
 
 
-def _count(rows: list[dict], units: list[Unit], groups: list[Group], counting: Counting) -> None:
+def _count(rows: list[dict], groups: list[Group], counting: Counting) -> None:
     """n_tokens of every embed_text: exact with a real tokenizer, sums for the estimate."""
     if counting.estimate:
         prefixes = [r["embed_text"][: len(r["embed_text"]) - len(r["text"])] for r in rows]
@@ -210,7 +209,7 @@ def assemble(
     def line_of(offset: int, unit: Unit) -> int:
         """1-based line of ``offset``, counted from the start of the unit's block."""
         start, line = first_line[unit.block_index]
-        return line + _line_breaks(text[start:offset])
+        return line + line_breaks(text[start:offset])
 
     stem = PurePosixPath(doc["path"]).stem
     has_headings = any(s.level is not None for s in sections)
@@ -292,10 +291,6 @@ def _section_parts(groups: list[Group]) -> dict[int, tuple[int, int]]:
         for i, g in enumerate(members):
             out[id(g)] = (i + 1, len(members))
     return out
-
-
-def _line_breaks(s: str) -> int:
-    return s.count("\n") + s.count("\r") - s.count("\r\n")
 
 
 def _join(text: str, us: list[Unit]) -> str:

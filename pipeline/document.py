@@ -61,11 +61,15 @@ def newline_style(text: str) -> str:
     return kinds[0] if len(kinds) == 1 else "mixed"
 
 
+def line_breaks(text: str) -> int:
+    """Line endings in ``text``: LF, CRLF and lone CR each count once (as CommonMark says)."""
+    return text.count("\n") + text.count("\r") - text.count("\r\n")
+
+
 def count_lines(text: str) -> int:
     if not text:
         return 0
-    breaks = text.count("\n") + text.count("\r") - text.count("\r\n")
-    return breaks + (0 if text.endswith(("\n", "\r")) else 1)
+    return line_breaks(text) + (0 if text.endswith(("\n", "\r")) else 1)
 
 
 def decode(raw: RawDocument, mdx: str = "auto", max_bytes: int = DEFAULT_MAX_BYTES):

@@ -95,9 +95,7 @@ def units_of(
             section=sec,
         )
         if b["tokens"] <= cap[sec] or b["kind"] == "image":
-            text, tokens = fence.closed(b["text"]), b["tokens"]
-            if text != b["text"]:  # a fence left open in the source, closed for the chunk
-                tokens = count_for(b["kind"])([text])[0]
+            text, tokens = _closed(b["text"], b["tokens"], count_for(b["kind"]))
             out.append(
                 Unit(
                     key=b["block_id"],
@@ -115,16 +113,23 @@ def units_of(
         )
         for p in pieces:
             spans = tuple((b["char_start"] + s, b["char_start"] + e) for s, e in p.spans)
+            text, tokens = _closed(p.text, p.tokens, count_for(b["kind"]))
             out.append(
                 Unit(
                     key=f"{b['block_id']}@{p.spans[0][0]}",
-                    text=fence.closed(p.text),
+                    text=text,
                     spans=spans,
-                    tokens=p.tokens,
+                    tokens=tokens,
                     **base,
                 )
             )
     return out
+
+
+def _closed(text: str, tokens: int, count: Callable[[list[str]], list[int]]) -> tuple[str, int]:
+    """A fence left open in the source is closed for the chunk, and counted again."""
+    done = fence.closed(text)
+    return (text, tokens) if done == text else (done, count([done])[0])
 
 
 def pack_arrays(units: list[Unit]) -> Units:

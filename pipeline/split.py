@@ -34,7 +34,6 @@ class Piece:
     text: str
     spans: tuple[tuple[int, int], ...]  # relative to the block text
     tokens: int
-    fine: bool  # True: a source slice the packer may group and overlap
 
 
 def _trim(text: str, s: int, e: int) -> tuple[int, int] | None:
@@ -73,7 +72,9 @@ LEVELS = {"line": _lines, "sentence": _sentences, "word": _words}
 def fine_spans(
     text: str, s: int, e: int, levels: tuple[str, ...], budget: int, count: Count
 ) -> list[tuple[int, int, int]]:
-    """(start, end, tokens) pieces of text[s:e], each within budget, in order."""
+    """(start, end, tokens) pieces of text[s:e], in order. Cuts are decided on the pieces
+    themselves (each within budget); the tokens returned also count the whitespace before
+    each piece (indentation, blank lines), which is in the text once pieces are joined."""
     first = _trim(text, s, e)
     if first is None:
         return []
@@ -92,6 +93,8 @@ def fine_spans(
                 nxt.extend(LEVELS[level](text, a, b) or [(a, b)])
         pending = nxt
         counts = count([text[a:b] for a, b in pending])
+    before = [s] + [b for _, b in pending[:-1]]
+    counts = count([text[p:b] for p, (_, b) in zip(before, pending)])
     return [(a, b, c) for (a, b), c in zip(pending, counts)]
 
 
@@ -143,7 +146,7 @@ def _wrapped(
     room = max(budget - overhead, 1)
     lines = fine_spans(text, body_s, body_e, body_levels, room, count)
     if not lines:
-        return [Piece(text, ((0, len(text)),), count([text])[0], False)]
+        return [Piece(text, ((0, len(text)),), count([text])[0])]
     groups = group(lines, max(min(group_tokens, budget) - overhead, 1))
     eol = "\n"
     parts_text = []
@@ -155,7 +158,7 @@ def _wrapped(
     for i, (g, t, c) in enumerate(zip(groups, parts_text, counts)):
         s = first_s if i == 0 else _line_start(text, g[0][0])
         e = last_e if i == len(groups) - 1 else g[-1][1]
-        out.append(Piece(t, ((s, e),), c, False))
+        out.append(Piece(t, ((s, e),), c))
     return out
 
 
@@ -251,15 +254,15 @@ def _structured(text, budget, group_tokens, count, levels, item_starts):
             body = text[base : span[1]]
             n = count([body])[0]
             if n <= budget:
-                out.append(Piece(body, ((base, span[1]),), n, True))
+                out.append(Piece(body, ((base, span[1]),), n))
                 continue
             for p in _code(body, budget, group_tokens, count, levels, None):
                 spans = tuple((base + a, base + b) for a, b in p.spans)
-                out.append(Piece(p.text, spans, p.tokens, False))
+                out.append(Piece(p.text, spans, p.tokens))
             continue
         for a, b in _cut(text, s, e, [c for c in cuts if s < c < e]):
             out.extend(
-                Piece(text[x:y], ((x, y),), n, True)
+                Piece(text[x:y], ((x, y),), n)
                 for x, y, n in fine_spans(text, a, b, levels, budget, count)
             )
     return out

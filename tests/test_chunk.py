@@ -262,3 +262,18 @@ def test_spans_and_lines_point_into_the_source():
         assert c["text"].startswith(doc[c["char_start"] : c["char_start"] + 5])
         first_line = doc.splitlines()[c["line_start"] - 1]
         assert c["text"].startswith(first_line)
+
+
+def test_indentation_counts_toward_split_parts():
+    """Deeply indented code: the whitespace between lines is part of every part's size."""
+    from pipeline import split
+
+    body = "\n".join("            " + f"call_{i}(value);" for i in range(400))
+    code = f"```cpp title='x.cc'\n{body}\n```"
+    count = lambda texts: [len(t) for t in texts]  # noqa: E731 - one token per character
+    parts = split.split_block("code", code, 1000, 800, count, None)
+    assert len(parts) > 3
+    for p in parts:
+        assert len(p.text) == p.tokens <= 1000
+    chunks = chunk_text(f"# Build\n\n{code}\n", Policy(target_tokens=600, max_tokens=900))
+    assert chunks and all(c["n_tokens"] <= 900 for c in chunks)

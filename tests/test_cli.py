@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import shutil
 
 import polars as pl
 import pyarrow.parquet as pq
+import pytest
 from click.testing import CliRunner
 
 from jobs.cli import main
@@ -138,3 +140,38 @@ def test_input_given_as_a_uri_reads_through_pyarrow(tmp_path):
     assert "1 files skipped" in result.output  # the .json asset, as with a plain path
     missing = runner.invoke(main, ["run", f"file://{tmp_path}/nope", "--out", str(uri)])
     assert missing.exit_code == 2 and "no such file or folder" in missing.output
+
+
+@pytest.mark.parametrize("same_folder", [True, False])
+def test_chunk_stage_rejects_are_recorded(tmp_path, monkeypatch, same_folder):
+    """A document the chunks stage rejects leaves documents/blocks and lands in rejects,
+    next to the rejects of the blocks stage, also when --out is the blocks folder."""
+    from pipeline import chunk
+
+    src = tmp_path / "src"
+    shutil.copytree(SAMPLE, src)
+    (src / "binary.md").write_bytes(b"\x00")
+    stage = tmp_path / "stage"
+    out = stage if same_folder else tmp_path / "out"
+    runner = CliRunner()
+    assert runner.invoke(main, ["blocks", str(src), "--out", str(stage)]).exit_code == 0
+    real = chunk.chunk_document
+
+    def refuse_index(doc, *args):
+        if doc["path"] == "index.md":
+            raise chunk.OverCapError("forced for the test")
+        return real(doc, *args)
+
+    monkeypatch.setattr(chunk, "chunk_document", refuse_index)
+    result = runner.invoke(main, ["chunks", str(stage), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    rejects = pl.read_parquet(out / "rejects.parquet")
+    assert sorted(zip(rejects["path"], rejects["reason"])) == [
+        ("binary.md", "binary"),
+        ("index.md", "over_cap"),
+    ]
+    docs = pl.read_parquet(out / "documents.parquet")
+    assert "index.md" not in docs["path"].to_list() and docs.height == 10
+    blocks = pl.read_parquet(out / "blocks.parquet")
+    # every remaining document with text keeps its blocks (notes/empty.md has none)
+    assert set(blocks["doc_id"]) == set(docs.filter(pl.col("n_chars") > 0)["doc_id"])

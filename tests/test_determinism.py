@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 
 import polars as pl
+import pytest
 from click.testing import CliRunner
 
 from jobs.cli import main
@@ -85,3 +86,16 @@ def test_batch_results_do_not_depend_on_batch_boundaries():
     for name in ("documents", "blocks", "chunks", "postings", "rejects"):
         joined = pa.concat_tables([p[name] for p in parts])
         assert joined.equals(whole[name]), name
+
+
+def test_doc_rows_takes_runs_and_refuses_scattered_rows():
+    import pyarrow as pa
+
+    from pipeline.batch import DocRows
+
+    table = pa.table({"doc_id": ["a", "a", "b", "c", "c", "c"], "i": [0, 1, 2, 3, 4, 5]})
+    rows = DocRows(table)
+    assert rows.take(["c", "a", "zz"])["i"].to_pylist() == [3, 4, 5, 0, 1]
+    assert rows.take([]).num_rows == 0
+    with pytest.raises(ValueError, match="not contiguous"):
+        DocRows(pa.table({"doc_id": ["a", "b", "a"]}))

@@ -226,6 +226,30 @@ def _big_corpus(root: Path, n: int = 400) -> Path:
     return root
 
 
+def _children(pid: int) -> list[int]:
+    found = []
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        try:
+            found += [int(c) for c in (task / "children").read_text().split()]
+        except OSError:
+            continue
+    return found
+
+
+def _assert_gone(pids: list[int], seconds: float = 5.0) -> None:
+    deadline = time.time() + seconds
+    alive = pids
+    while alive and time.time() < deadline:
+        time.sleep(0.05)
+        alive = [
+            p
+            for p in alive
+            if Path(f"/proc/{p}").exists()
+            and "Z" not in Path(f"/proc/{p}/stat").read_text().split()[2]
+        ]
+    assert not alive, f"worker processes outlived their killed run: {alive}"
+
+
 def _cli(*args: str) -> list[str]:
     return [sys.executable, "-m", "jobs.cli", *args]
 
@@ -281,8 +305,10 @@ def test_killed_runs_leave_the_published_run_intact(tmp_path):
             time.sleep(0.005)
         time.sleep(rng.uniform(0.0, 1.0))  # a random moment of the run's real work
         if proc.poll() is None:
+            workers = _children(proc.pid)
             os.kill(proc.pid, signal.SIGKILL)
             kills += 1
+            _assert_gone(workers)  # a killed run leaves no worker process behind
             published = {r["run_id"] for r in runstore.history(out)}
             left_folders += len(set(runstore.unpublished(out)) - published)
         proc.wait()
