@@ -1,35 +1,46 @@
-# mdchunk developer commands. Every target installs what it needs into .venv first.
+# mdchunk developer commands. Every target installs what it needs into .venv first:
+# `make run` only what running needs, `make test` adds the test tools (the dev extra).
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed
 OUT ?= out/sample
 
-.PHONY: install run test bench lint clean
+.PHONY: install install-dev run test bench bench-retrieval lint clean
 
-$(STAMP): pyproject.toml
-	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e ".[dev]"
-	touch $(STAMP)
 
-install: $(STAMP)
+# One stamp per set of extras, remade when pyproject.toml changes.
+$(VENV)/.installed-base: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e .
+	touch $@
+
+$(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e ".[dev]"
+	touch $@ $(VENV)/.installed-base
+
+$(VENV)/.installed-bench: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e ".[dev,bench]"
+	touch $@ $(VENV)/.installed-dev $(VENV)/.installed-base
+
+install: $(VENV)/.installed-base
+install-dev: $(VENV)/.installed-dev
 
 ## run: chunk sample_data/ into $(OUT) (documents, blocks, chunks, rejects as Parquet)
-run: $(STAMP)
+run: $(VENV)/.installed-base
 	$(BIN)/mdchunk run sample_data --out $(OUT)
 
 ## test: the whole test suite (pytest exits non-zero if it collects no test)
-test: $(STAMP)
+test: $(VENV)/.installed-dev
 	$(BIN)/python -m pytest -q
 
 ## bench: timing benchmarks (never part of the tests); results in benchmarks/results/
-bench: $(STAMP)
-	$(BIN)/python -m pip install --quiet -e ".[dev,bench]"
+bench: $(VENV)/.installed-bench
 	$(BIN)/python benchmarks/run.py
 
-lint: $(STAMP)
-	$(BIN)/ruff check pipeline jobs tests benchmarks
+lint: $(VENV)/.installed-dev
+	$(BIN)/ruff check mdchunk pipeline jobs tests benchmarks
 
 clean:
 	rm -rf $(VENV) out build *.egg-info .pytest_cache

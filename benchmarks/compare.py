@@ -19,9 +19,9 @@ from pathlib import Path
 import polars as pl
 
 from benchmarks.nightly import nightly
-from pipeline import runstore
-from pipeline.policy import Policy
-from pipeline.quality import starts_with_heading, unbalanced_fence
+from mdchunk.pipeline import runstore
+from mdchunk.pipeline.policy import Policy
+from mdchunk.pipeline.quality import starts_with_heading, unbalanced_fence
 
 CORPORA = Path(__file__).resolve().parent.parent.parent / "shared" / "corpora"
 SUFFIXES = (".md", ".mdx", ".markdown", ".txt")

@@ -11,9 +11,9 @@ import json
 import sys
 import time
 
-from pipeline import block, chunk, document
-from pipeline.document import RawDocument
-from pipeline.policy import Policy
+from mdchunk.pipeline import block, chunk, document
+from mdchunk.pipeline.document import RawDocument
+from mdchunk.pipeline.policy import Policy
 
 SECTION = """## Section {i}
 

@@ -38,7 +38,7 @@ def peak_rss_mb(src: Path, out: Path, workers: int) -> tuple[float, float]:
     cmd = [
         sys.executable,
         "-m",
-        "jobs.cli",
+        "mdchunk.jobs.cli",
         "run",
         str(src),
         "--out",

@@ -18,11 +18,11 @@ from pathlib import Path
 
 import polars as pl
 
-from jobs import pool, run_job
-from jobs.runlog import RunLog
-from pipeline import runstore, sources
-from pipeline.document import DEFAULT_MAX_BYTES
-from pipeline.policy import Policy
+from mdchunk.jobs import pool, run_job
+from mdchunk.jobs.runlog import RunLog
+from mdchunk.pipeline import runstore, sources
+from mdchunk.pipeline.document import DEFAULT_MAX_BYTES
+from mdchunk.pipeline.policy import Policy
 
 WORKERS = pool.default_workers()  # as `mdchunk run` does by default
 CORPORA = Path(__file__).resolve().parent.parent.parent / "shared" / "corpora"

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from pipeline import batch as batch_stages
-from pipeline import document, sources, store
+from mdchunk.pipeline import batch as batch_stages
+from mdchunk.pipeline import document, sources, store
 
 BATCH_DOCS = 256  # documents per batch; one Parquet row group per batch and table
 

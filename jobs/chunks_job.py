@@ -11,11 +11,11 @@ from pathlib import Path
 import polars as pl
 import pyarrow as pa
 
-from jobs import blocks_job
-from pipeline import chunk, runstore, schemas, store
-from pipeline.batch import DocRows, drop_rejected
-from pipeline.policy import CHUNKER_VERSION, Policy
-from pipeline.postings import postings
+from mdchunk.jobs import blocks_job
+from mdchunk.pipeline import chunk, runstore, schemas, store
+from mdchunk.pipeline.batch import DocRows, drop_rejected
+from mdchunk.pipeline.policy import CHUNKER_VERSION, Policy
+from mdchunk.pipeline.postings import postings
 
 BATCH_DOCS = blocks_job.BATCH_DOCS
 

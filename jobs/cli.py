@@ -2,19 +2,18 @@
 
 from __future__ import annotations
 
-import os
 import sys
 from contextlib import contextmanager
 from pathlib import Path
 
 import click
 
-from jobs import blocks_job, chunks_job, pool, query_cli, ray_job, run_job
-from jobs.runlog import RunLog
-from pipeline import runstore, sources
-from pipeline.document import DEFAULT_MAX_BYTES
-from pipeline.policy import CHOICES, PolicyError, load
-from pipeline.tokens import BIAS_DIVISORS
+from mdchunk.jobs import query_cli
+from mdchunk.pipeline.limits import DEFAULT_MAX_BYTES
+from mdchunk.pipeline.policy import BIASES, CHOICES, PolicyError
+
+# Heavy modules (polars, pyarrow, duckdb, parsers, tokenizers, Ray) are imported inside the
+# commands that use them, so `mdchunk --help` and `--version` start fast.
 
 OUT = click.option(
     "--out",
@@ -28,10 +27,30 @@ OUT = click.option(
 @contextmanager
 def _input_errors():
     """An unusable INPUT (missing, a table without a text column) is a usage error."""
+    from mdchunk.pipeline import sources
+
     try:
         yield
     except sources.InputError as exc:
         raise click.UsageError(str(exc)) from exc
+
+
+class _Progress:
+    """A progress bar on stderr for ``progress(done, total)`` callbacks, opened on the first
+    call (only drawn on a terminal)."""
+
+    def __init__(self, label: str):
+        self.label, self.bar, self.done = label, None, 0
+
+    def __call__(self, done: int, total: int) -> None:
+        if self.bar is None:
+            self.bar = _progress(total, self.label).__enter__()
+        self.bar.update(done - self.done)
+        self.done = done
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.__exit__(None, None, None)
 
 
 def _finish(command: str, lines: list[str], documents: int) -> None:
@@ -162,19 +181,13 @@ def policy_options(f):
 
 
 def _policy(policy_file, mdx=None, **flags):
+    """The policy of the flags over the file over the defaults; its tokenizer loads."""
+    from mdchunk.api import resolve_policy
+
     try:
-        return load(policy_file, mdx=mdx, **flags)
+        return resolve_policy(policy_file, mdx=mdx, **flags)
     except PolicyError as exc:
         raise click.BadParameter(str(exc), param_hint="policy") from exc
-
-
-def _check_tokenizer(policy):
-    from pipeline.tokens import make_counter
-
-    try:
-        make_counter(policy.tokenizer, policy.bias)
-    except (ValueError, ImportError, OSError) as exc:
-        raise click.BadParameter(str(exc), param_hint="--tokenizer") from exc
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
@@ -280,33 +293,39 @@ def run_cmd(
     (op remove) relative to the previous run. A second run on DIR while one is in progress
     is refused (DIR/LOCK holds the PID).
     """
+    from mdchunk import api
+    from mdchunk.jobs import ray_job
+    from mdchunk.jobs.runlog import RunLog
+    from mdchunk.pipeline import runstore
+
     policy = _policy(policy_file, mdx=mdx, **flags)
-    _check_tokenizer(policy)
-    selection = sources.Selection(include, exclude, text_column, id_column)
-    log = RunLog(as_json=log_json)
+    bar = _Progress("run")
     with _input_errors():
-        plan = sources.plan(list(inputs), selection)
         try:
-            with _progress(len(plan), "run") as bar:
-                result = run_job.run(
-                    plan,
-                    out,
-                    selection,
-                    policy,
-                    max_bytes,
-                    full=full,
-                    keep=keep,
-                    workers=workers or pool.default_workers(),
-                    engine=engine,
-                    ray_address=ray_address or os.environ.get("RAY_ADDRESS"),
-                    progress=bar.update,
-                    log=log,
-                )
+            result = api.run(
+                list(inputs),
+                out,
+                policy=policy,
+                workers=workers,
+                full=full,
+                keep=keep,
+                include=include,
+                exclude=exclude,
+                text_column=text_column,
+                id_column=id_column,
+                max_bytes=max_bytes,
+                engine=engine,
+                ray_address=ray_address,
+                progress=bar,
+                log=RunLog(as_json=log_json),
+            )
         except runstore.LockedError as exc:
             click.echo(f"mdchunk run: refused: {exc}", err=True)
             sys.exit(3)
         except ray_job.EngineError as exc:
             raise click.UsageError(str(exc)) from exc
+        finally:
+            bar.close()
     r = result.record
     lines = [
         result.blocks.line(out),
@@ -325,6 +344,8 @@ def run_cmd(
 def runs_cmd(out, as_json):
     """List the runs of DIR, oldest first, with their counts and status."""
     import json
+
+    from mdchunk.pipeline import runstore
 
     records = runstore.history(out)
     if as_json:
@@ -365,8 +386,9 @@ def chunks_cmd(blocks_dir, out, policy_file, **flags):
     No markdown is parsed again: changing the policy only re-packs stored blocks. --out may
     be BLOCKS_DIR itself; then only chunks.parquet is written there.
     """
+    from mdchunk.jobs import chunks_job
+
     policy = _policy(policy_file, **flags)
-    _check_tokenizer(policy)
     for name in ("documents", "blocks"):
         if not (blocks_dir / f"{name}.parquet").exists():
             raise click.UsageError(
@@ -386,7 +408,7 @@ def chunks_cmd(blocks_dir, out, policy_file, **flags):
 @input_options
 @click.option(
     "--bias",
-    type=click.Choice(sorted(BIAS_DIVISORS)),
+    type=click.Choice(BIASES),
     default="balanced",
     show_default=True,
     help="Token-estimate preset: characters per token for prose and code blocks "
@@ -406,6 +428,9 @@ def blocks_cmd(inputs, out, include, exclude, mdx, text_column, id_column, max_b
     used (invalid UTF-8, binary, unreadable) go to rejects.parquet with a reason; the exit
     code is non-zero only when no document at all could be read.
     """
+    from mdchunk.jobs import blocks_job
+    from mdchunk.pipeline import sources
+
     selection = sources.Selection(include, exclude, text_column, id_column)
     with _input_errors():
         plan = sources.plan(list(inputs), selection)

@@ -7,9 +7,9 @@ import sys
 from pathlib import Path
 
 import click
-import polars as pl
 
-from pipeline import queries
+# polars and duckdb (through mdchunk.pipeline.queries) are imported inside the commands, so
+# that `mdchunk --help` does not pay for them.
 
 OUT_DIR = click.argument(
     "out", metavar="DIR", type=click.Path(exists=True, file_okay=False, path_type=Path)
@@ -23,7 +23,7 @@ def _open(fn, *args, **kwargs):
         raise click.UsageError(str(exc)) from exc
 
 
-def _jsonable(frame: pl.DataFrame) -> list[dict]:
+def _jsonable(frame) -> list[dict]:
     return json.loads(frame.write_json())
 
 
@@ -71,11 +71,13 @@ def search_cmd(out, query, section, level, chunk_type, path_glob, meta, limit, a
     Runs sql/search.sql on the postings table written next to the chunks; no DuckDB
     extension is needed.
     """
+    from mdchunk import api
+
     fm_key, fm_value = (meta.split("=", 1) + [None])[:2] if meta else (None, None)
     if meta and fm_value is None:
         raise click.BadParameter("use KEY=VALUE", param_hint="--meta")
     hits = _open(
-        queries.search,
+        api.search,
         out,
         query,
         section=section,
@@ -111,7 +113,12 @@ def stats_cmd(out, as_json):
     at and over the cap and starting with a heading, chunks per document, strategy,
     chunk-type and block-kind mix, split sections, the largest and smallest chunks.
     """
-    figures = _open(queries.stats, out)
+    import polars as pl
+
+    from mdchunk import api
+    from mdchunk.pipeline import queries
+
+    figures = _open(api.stats, out)
     policy = queries.policy_of(out)
     if as_json:
         data = {name: _jsonable(frame) for name, frame in figures.items()}
@@ -179,6 +186,10 @@ def check_cmd(out, show):
     unique chunk ids, spans inside their document, n_tokens within the cap, balanced code
     fences, every document with text has chunks, every chunk's document exists.
     """
+    import polars as pl
+
+    from mdchunk.pipeline import queries
+
     results = _open(queries.checks, out)
     failed = 0
     for name, rows in results.items():
@@ -218,8 +229,11 @@ def sql_cmd(out, query, fmt, output):
       mdchunk sql out/ "FROM chunks WHERE n_tokens > 900" --format parquet --output big.parquet
     """
     import duckdb
+    import polars as pl
 
-    con = _open(queries.connect, out)
+    from mdchunk import api
+
+    con = _open(api.connect, out)
     try:
         frame = con.sql(query).pl()
     except duckdb.Error as exc:

@@ -16,8 +16,8 @@ from collections.abc import Iterator
 
 import pyarrow as pa
 
-from pipeline import batch, schemas, sources
-from pipeline.policy import Policy
+from mdchunk.pipeline import batch, schemas, sources
+from mdchunk.pipeline.policy import Policy
 
 RAW = schemas.RAW_DOCUMENTS
 ENVELOPE = pa.schema([("seq", pa.int64()), ("name", pa.string()), ("ipc", pa.large_binary())])

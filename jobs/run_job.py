@@ -24,15 +24,15 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from jobs import blocks_job, pool
-from jobs.chunks_job import ChunksSummary, run_metadata
-from jobs.runlog import RunLog
-from pipeline import batch, runstore, schemas, sources, store
-from pipeline.batch import Batch, DocRows, Reused
-from pipeline.block import with_estimates
-from pipeline.document import make_doc_id
-from pipeline.parse import PARSER_VERSION
-from pipeline.policy import CHUNKER_VERSION, Policy
+from mdchunk.jobs import blocks_job, pool
+from mdchunk.jobs.chunks_job import ChunksSummary, run_metadata
+from mdchunk.jobs.runlog import RunLog
+from mdchunk.pipeline import batch, runstore, schemas, sources, store
+from mdchunk.pipeline.batch import Batch, DocRows, Reused
+from mdchunk.pipeline.block import with_estimates
+from mdchunk.pipeline.document import make_doc_id
+from mdchunk.pipeline.parse import PARSER_VERSION
+from mdchunk.pipeline.policy import CHUNKER_VERSION, Policy
 
 BATCH_DOCS = blocks_job.BATCH_DOCS
 
@@ -160,7 +160,11 @@ def _changes(prev: Previous | None, folder: Path) -> Counter:
 
 
 @dataclass
-class RunResult:
+class RunSummary:
+    """What one run did: its id and folder, its row of the runs table (``record``: counts
+    of documents added/changed/unchanged/deleted, chunks added/removed/kept, seconds per
+    stage), and the summaries of its blocks and chunks stages."""
+
     run_id: str
     record: dict
     chunks: ChunksSummary
@@ -188,7 +192,7 @@ class RunJob:
     def results(self, items, prev, reuse_chunks: bool):
         """(tables, counters) of every batch, in input order, from the chosen engine."""
         if self.engine == "ray":
-            from jobs import ray_job
+            from mdchunk.jobs import ray_job
 
             return ray_job.ordered_results(
                 self.plan,
@@ -214,7 +218,7 @@ def run(
     policy: Policy,
     max_bytes: int,
     **options,
-) -> RunResult:
+) -> RunSummary:
     """One nightly run over ``plan`` into the run folder ``root``; publishes on success.
     Options: full, keep, workers, progress, log (see RunJob)."""
     job = RunJob(plan, Path(root), selection, policy, max_bytes, **options)
@@ -240,7 +244,7 @@ def run(
         return result
 
 
-def _execute(job: RunJob, folder: Path, history: list[dict], record: dict) -> RunResult:
+def _execute(job: RunJob, folder: Path, history: list[dict], record: dict) -> RunSummary:
     t_start = time.perf_counter()
     policy, log = job.policy, job.log
     last = runstore.last_published(history)
@@ -323,7 +327,7 @@ def _execute(job: RunJob, folder: Path, history: list[dict], record: dict) -> Ru
     bsum.skipped = job.selection.skipped
     bsum.bytes = work.bytes_read if reuse_blocks else bsum.bytes
     bsum.seconds = csum.seconds = time.perf_counter() - t_start
-    return RunResult(record["run_id"], record, csum, bsum, folder)
+    return RunSummary(record["run_id"], record, csum, bsum, folder)
 
 
 def _fill_record(record, prev, seen, folder, work, counts, t_start) -> None:

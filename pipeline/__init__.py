@@ -10,5 +10,3 @@ table to an Arrow table:
 Reading and writing files lives in ``pipeline.sources`` and ``pipeline.store``;
 the jobs in ``jobs/`` string stages together.
 """
-
-__version__ = "0.1.0"

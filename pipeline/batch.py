@@ -18,10 +18,10 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipeline import block, chunk, document
-from pipeline.document import RawDocument, make_doc_id
-from pipeline.policy import Policy
-from pipeline.postings import postings
+from mdchunk.pipeline import block, chunk, document
+from mdchunk.pipeline.document import RawDocument, make_doc_id
+from mdchunk.pipeline.policy import Policy
+from mdchunk.pipeline.postings import postings
 
 
 @dataclass(frozen=True)

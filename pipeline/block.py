@@ -11,9 +11,9 @@ import hashlib
 import polars as pl
 import pyarrow as pa
 
-from pipeline import schemas
-from pipeline.parse import Block, Lines, parse
-from pipeline.tokens import estimate_expr
+from mdchunk.pipeline import schemas
+from mdchunk.pipeline.parse import Block, Lines, parse
+from mdchunk.pipeline.tokens import estimate_expr
 
 _FIELDS = [f.name for f in schemas.BLOCKS if f.name not in ("n_chars", "est_tokens")]
 

@@ -16,12 +16,12 @@ from pathlib import PurePosixPath
 import polars as pl
 import pyarrow as pa
 
-from pipeline import schemas
-from pipeline.block import with_estimates
-from pipeline.document import line_breaks
-from pipeline.pack import SEP, Group, pack
-from pipeline.policy import CHUNKER_VERSION, Policy
-from pipeline.section import (
+from mdchunk.pipeline import schemas
+from mdchunk.pipeline.block import with_estimates
+from mdchunk.pipeline.document import line_breaks
+from mdchunk.pipeline.pack import SEP, Group, pack
+from mdchunk.pipeline.policy import CHUNKER_VERSION, Policy
+from mdchunk.pipeline.section import (
     Section,
     Unit,
     breadcrumb_line,
@@ -30,7 +30,7 @@ from pipeline.section import (
     sections_of,
     units_of,
 )
-from pipeline.tokens import BIAS_DIVISORS, EstimateCounter, TokenCounter, make_counter
+from mdchunk.pipeline.tokens import BIAS_DIVISORS, EstimateCounter, TokenCounter, make_counter
 
 _BLOCK_COLS = [
     "doc_id",

@@ -18,12 +18,12 @@ from pathlib import PurePosixPath
 
 import pyarrow as pa
 
-from pipeline import frontmatter, schemas
+from mdchunk.pipeline import frontmatter, schemas
+from mdchunk.pipeline.limits import DEFAULT_MAX_BYTES
 
 MARKDOWN_SUFFIXES = frozenset({".md", ".mdx", ".markdown"})
 TEXT_SUFFIXES = frozenset({".txt"})
 BOM = "\ufeff"
-DEFAULT_MAX_BYTES = 256 * 1024 * 1024
 
 
 @dataclass(frozen=True)

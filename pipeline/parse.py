@@ -15,7 +15,7 @@ from itertools import accumulate
 from markdown_it import MarkdownIt
 from markdown_it.common.utils import unescapeAll
 
-from pipeline import fence, frontmatter, mdx
+from mdchunk.pipeline import fence, frontmatter, mdx
 
 # Bumped whenever the blocks of the same document may change (documents too: front matter).
 PARSER_VERSION = "blocks-1"

@@ -9,9 +9,9 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
-import yaml
-
-from pipeline.tokens import BIAS_DIVISORS
+# The estimate presets (their divisors live in pipeline/tokens.py, which needs polars; this
+# module stays light so that the command line starts fast).
+BIASES = ("balanced", "code", "prose")
 
 # Bumped whenever the output for the same input and policy changes.
 CHUNKER_VERSION = "mdchunk-2"  # 2: split parts count the whitespace between pieces
@@ -19,7 +19,7 @@ CHUNKER_VERSION = "mdchunk-2"  # 2: split parts count the whitespace between pie
 CHOICES = {
     "front_matter": ("metadata", "include", "strip"),
     "mdx": ("auto", "on", "off"),
-    "bias": tuple(sorted(BIAS_DIVISORS)),
+    "bias": BIASES,
     "strategy": ("auto", "markdown", "recursive", "fixed"),
 }
 
@@ -30,6 +30,9 @@ class PolicyError(ValueError):
 
 @dataclass(frozen=True)
 class Policy:
+    """Every setting that changes chunk output. Frozen and validated: a contradictory
+    policy raises PolicyError at once. ``policy_hash`` is stable across processes."""
+
     target_tokens: int = 750
     max_tokens: int = 1000  # hard cap: no chunk's n_tokens exceeds it
     min_tokens: int = 200
@@ -94,6 +97,12 @@ class Policy:
     def policy_hash(self) -> str:
         return hashlib.sha256(self.canonical_json().encode()).hexdigest()[:16]
 
+    @classmethod
+    def load(cls, path: str | Path | None = None, **overrides) -> Policy:
+        """Defaults, then the YAML file at ``path`` (if any), then the overrides that are
+        not None. Raises PolicyError naming the file and the problem."""
+        return load(path, **overrides)
+
     def replace(self, **changes) -> Policy:
         return dataclasses.replace(self, **{k: v for k, v in changes.items() if v is not None})
 
@@ -105,6 +114,8 @@ def load(path: str | Path | None = None, **overrides) -> Policy:
     """Defaults, then the YAML file (if any), then the overrides that are not None."""
     values: dict = {}
     if path is not None:
+        import yaml
+
         try:
             data = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
         except (OSError, yaml.YAMLError) as exc:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import polars as pl
 import pyarrow as pa
 
-from pipeline import schemas
+from mdchunk.pipeline import schemas
 
 TERM_PATTERN = r"[\p{L}\p{N}]+"  # also in sql/search.sql
 

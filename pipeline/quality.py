@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from pipeline.fence import unbalanced
+from mdchunk.pipeline.fence import unbalanced
 
 _HEADING = re.compile(r" {0,3}#{1,6}(?:[ \t]|$)")
 _EOL = re.compile(r"\r\n|\r|\n")

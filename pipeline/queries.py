@@ -12,16 +12,16 @@ from pathlib import Path
 import duckdb
 import polars as pl
 
-from pipeline import runstore, store
-from pipeline.policy import Policy
+from mdchunk.pipeline import runstore, store
+from mdchunk.pipeline.policy import Policy
 
 _HERE = Path(__file__).resolve().parent
 _PARAM = re.compile(r"\$([A-Za-z_]\w*)")
 
 
 def sql_dir() -> Path:
-    """sql/ of a source checkout, or the copy a wheel installs as pipeline/sql/."""
-    for candidate in (_HERE.parent / "sql", _HERE / "sql"):
+    """sql/ beside pipeline/: in a source checkout, and as mdchunk/sql/ in a wheel."""
+    for candidate in (_HERE.parent / "sql",):
         if (candidate / "views.sql").exists():
             return candidate
     raise FileNotFoundError(f"no sql/ folder next to {_HERE}: the installation is incomplete")

@@ -181,7 +181,7 @@ def history(root: Path) -> list[dict]:
     """Every run recorded in DIR/runs.parquet, oldest first."""
     import pyarrow.parquet as pq
 
-    from pipeline import schemas
+    from mdchunk.pipeline import schemas
 
     path = Path(root) / HISTORY
     if not path.exists():
@@ -200,7 +200,7 @@ def last_published(records: list[dict]) -> dict | None:
 def new_record(run_id: str, plan, full: bool, policy, parser_version: str) -> dict:
     from datetime import UTC, datetime
 
-    from pipeline.policy import CHUNKER_VERSION
+    from mdchunk.pipeline.policy import CHUNKER_VERSION
 
     inputs = sorted({s.uri if s.is_table else s.root_uri for s in plan})
     return {
@@ -224,7 +224,7 @@ def _write_history(root: Path, records: list[dict], also: Path | None = None) ->
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from pipeline import schemas
+    from mdchunk.pipeline import schemas
 
     rows = [{f.name: r.get(f.name) for f in schemas.RUNS} for r in records]
     for r in rows:

@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from pipeline import fence, split
-from pipeline.kinds import ATOMIC
-from pipeline.pack import SEP, Units
+from mdchunk.pipeline import fence, split
+from mdchunk.pipeline.kinds import ATOMIC
+from mdchunk.pipeline.pack import SEP, Units
 
 BREADCRUMB_SEP = " > "
 

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePath, PurePosixPath
 
-from pipeline.document import RawDocument, doc_format
+from mdchunk.pipeline.document import RawDocument, doc_format
 
 TABLE_SUFFIXES = {".parquet", ".jsonl", ".ndjson"}
 TEXT_COLUMNS = ("text", "content", "body", "markdown")
@@ -184,8 +184,15 @@ def _read_table(src: Source, selection: Selection) -> Iterator[RawDocument]:
         )
     except Exception as exc:  # noqa: BLE001 - any reader failure is an unusable input
         raise InputError(f"{path}: could not read table: {exc}") from exc
-    text_col = _pick(table.column_names, selection.text_column, TEXT_COLUMNS, "text", path)
-    id_col = _pick(table.column_names, selection.id_column, ID_COLUMNS, "id", path)
+    yield from table_documents(table, selection, path)
+
+
+def table_documents(table, selection: Selection, source: str) -> Iterator[RawDocument]:
+    """One RawDocument per row of an Arrow table of documents (a table file's rows, or a
+    table handed to the Python API): the text column, the id column (else ``row-N``), every
+    other column as metadata."""
+    text_col = _pick(table.column_names, selection.text_column, TEXT_COLUMNS, "text", source)
+    id_col = _pick(table.column_names, selection.id_column, ID_COLUMNS, "id", source)
     others = [c for c in table.column_names if c not in (text_col, id_col)]
     for i, row in enumerate(table.to_pylist()):
         key = str(row[id_col]) if id_col and row[id_col] is not None else f"row-{i}"
@@ -194,7 +201,7 @@ def _read_table(src: Source, selection: Selection) -> Iterator[RawDocument]:
         text = row[text_col]
         meta = {c: str(row[c]) for c in others if row[c] is not None}
         if text is None:
-            yield RawDocument(key, path, None, f"row {i}: column {text_col!r} is null", meta)
+            yield RawDocument(key, source, None, f"row {i}: column {text_col!r} is null", meta)
         else:
             data = text if isinstance(text, bytes) else str(text).encode("utf-8")
-            yield RawDocument(key, path, data, None, meta)
+            yield RawDocument(key, source, data, None, meta)

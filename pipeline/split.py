@@ -20,7 +20,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from pipeline.fence import closes_fence, fence_prefix, opens_fence
+from mdchunk.pipeline.fence import closes_fence, fence_prefix, opens_fence
 
 Count = Callable[[list[str]], list[int]]
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from pipeline import schemas
+from mdchunk.pipeline import schemas
 
 COMPRESSION = "zstd"
 

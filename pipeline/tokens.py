@@ -12,7 +12,7 @@ from typing import Protocol
 
 import polars as pl
 
-from pipeline.kinds import CODE_LIKE
+from mdchunk.pipeline.kinds import CODE_LIKE
 
 # bias -> (prose divisor, code divisor): characters per token, rounded down so the
 # estimate errs toward over-counting.

@@ -23,8 +23,8 @@ def corpus_dir(name: str | None = None) -> Path:
 @pytest.fixture(scope="session")
 def corpora_blocks(tmp_path_factory):
     """documents/blocks/rejects of every shared corpus, written once per test session."""
-    from jobs import blocks_job
-    from pipeline import sources
+    from mdchunk.jobs import blocks_job
+    from mdchunk.pipeline import sources
 
     root = corpus_dir()
     out = tmp_path_factory.mktemp("corpora_blocks")

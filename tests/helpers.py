@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from pipeline import block, chunk, document
-from pipeline.document import RawDocument
-from pipeline.policy import Policy
+from mdchunk.pipeline import block, chunk, document
+from mdchunk.pipeline.document import RawDocument
+from mdchunk.pipeline.policy import Policy
 
 # A small policy, so that the little sample corpus gets split sections and overlap.
 SMALL_FLAGS = ["--target-tokens", "60", "--max-tokens", "100", "--min-tokens", "20",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import polars as pl
 from click.testing import CliRunner
 
-from jobs.cli import main
+from mdchunk.jobs.cli import main
 
 SECTION = (
     "## Section {i}\n\nSome text for section {i}, long enough to matter.\n\n```py\nx = {i}\n```\n\n"

@@ -6,8 +6,8 @@ import re
 
 import pytest
 
-from pipeline.policy import Policy
-from pipeline.quality import unbalanced_fence
+from mdchunk.pipeline.policy import Policy
+from mdchunk.pipeline.quality import unbalanced_fence
 from tests.helpers import chunk_text, sentences, words
 
 SMALL = Policy(target_tokens=100, max_tokens=150, min_tokens=20, overlap_tokens=20)
@@ -266,7 +266,7 @@ def test_spans_and_lines_point_into_the_source():
 
 def test_indentation_counts_toward_split_parts():
     """Deeply indented code: the whitespace between lines is part of every part's size."""
-    from pipeline import split
+    from mdchunk.pipeline import split
 
     body = "\n".join("            " + f"call_{i}(value);" for i in range(400))
     code = f"```cpp title='x.cc'\n{body}\n```"

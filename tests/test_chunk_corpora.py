@@ -7,13 +7,13 @@ import math
 import polars as pl
 import pytest
 
-from jobs import run_job
-from jobs.runlog import RunLog
-from pipeline import runstore, sources
-from pipeline.document import DEFAULT_MAX_BYTES
-from pipeline.policy import Policy
-from pipeline.quality import starts_with_heading, unbalanced_fence
-from pipeline.section import sections_of
+from mdchunk.jobs import run_job
+from mdchunk.jobs.runlog import RunLog
+from mdchunk.pipeline import runstore, sources
+from mdchunk.pipeline.document import DEFAULT_MAX_BYTES
+from mdchunk.pipeline.policy import Policy
+from mdchunk.pipeline.quality import starts_with_heading, unbalanced_fence
+from mdchunk.pipeline.section import sections_of
 from tests.conftest import corpus_dir
 
 SMALL = dict(target_tokens=400, max_tokens=512, min_tokens=100, overlap_tokens=50)
@@ -137,7 +137,7 @@ def test_chunks_start_with_a_heading_or_hold_a_section(runs):
 
 @pytest.mark.parametrize("name", sorted(POLICIES))
 def test_data_checks_hold_on_every_corpus(runs, name):
-    from pipeline import queries
+    from mdchunk.pipeline import queries
 
     _, out = runs(name)
     offending = {check: rows.height for check, rows in queries.checks(out).items()}

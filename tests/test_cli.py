@@ -10,8 +10,8 @@ import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
 
-from jobs.cli import main
-from pipeline import runstore, schemas
+from mdchunk.jobs.cli import main
+from mdchunk.pipeline import runstore, schemas
 from tests.conftest import SAMPLE
 
 
@@ -146,7 +146,7 @@ def test_input_given_as_a_uri_reads_through_pyarrow(tmp_path):
 def test_chunk_stage_rejects_are_recorded(tmp_path, monkeypatch, same_folder):
     """A document the chunks stage rejects leaves documents/blocks and lands in rejects,
     next to the rejects of the blocks stage, also when --out is the blocks folder."""
-    from pipeline import chunk
+    from mdchunk.pipeline import chunk
 
     src = tmp_path / "src"
     shutil.copytree(SAMPLE, src)

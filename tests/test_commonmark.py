@@ -12,7 +12,7 @@ from html.parser import HTMLParser
 
 import pytest
 
-from pipeline.block import document_blocks
+from mdchunk.pipeline.block import document_blocks
 from tests.conftest import corpus_dir
 
 # Examples whose expected HTML we knowingly do not match, with the reason.

@@ -8,9 +8,9 @@ import polars as pl
 import pytest
 from click.testing import CliRunner
 
-from jobs.cli import main
-from pipeline import runstore
-from pipeline.policy import CHUNKER_VERSION, Policy
+from mdchunk.jobs.cli import main
+from mdchunk.pipeline import runstore
+from mdchunk.pipeline.policy import CHUNKER_VERSION, Policy
 from tests.conftest import SAMPLE
 
 
@@ -65,8 +65,8 @@ def test_batch_results_do_not_depend_on_batch_boundaries():
     """process_arrow over one batch equals the same documents cut into three batches."""
     import pyarrow as pa
 
-    from pipeline import batch, schemas
-    from pipeline.policy import Policy
+    from mdchunk.pipeline import batch, schemas
+    from mdchunk.pipeline.policy import Policy
 
     files = sorted(p for p in SAMPLE.rglob("*") if p.suffix in (".md", ".mdx", ".txt"))
     rows = [
@@ -91,7 +91,7 @@ def test_batch_results_do_not_depend_on_batch_boundaries():
 def test_doc_rows_takes_runs_and_refuses_scattered_rows():
     import pyarrow as pa
 
-    from pipeline.batch import DocRows
+    from mdchunk.pipeline.batch import DocRows
 
     table = pa.table({"doc_id": ["a", "a", "b", "c", "c", "c"], "i": [0, 1, 2, 3, 4, 5]})
     rows = DocRows(table)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import hashlib
 
-from pipeline import frontmatter
-from pipeline.document import RawDocument, decode, make_doc_id
+from mdchunk.pipeline import frontmatter
+from mdchunk.pipeline.document import RawDocument, decode, make_doc_id
 
 
 def _doc(data: bytes, path: str = "a/b.md"):

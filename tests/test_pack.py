@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pipeline.pack import Units, pack
+from mdchunk.pipeline.pack import Units, pack
 
 
 def units(tokens, section=None, heading=(), atomic=(), image=()):

@@ -6,7 +6,7 @@ import hashlib
 
 import pytest
 
-from pipeline.policy import Policy, PolicyError, load
+from mdchunk.pipeline.policy import Policy, PolicyError, load
 
 
 def test_defaults():

@@ -13,9 +13,9 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from jobs.cli import main
-from pipeline import queries, runstore
-from pipeline.fence import unbalanced
+from mdchunk.jobs.cli import main
+from mdchunk.pipeline import queries, runstore
+from mdchunk.pipeline.fence import unbalanced
 from tests.conftest import SAMPLE
 from tests.helpers import SMALL_FLAGS
 
@@ -130,7 +130,7 @@ def test_statistics_match_polars(sample_out):
     assert t["share_under_min"] == pytest.approx((tok < 20).mean())
     assert t["share_at_cap"] == pytest.approx((tok == 100).mean())
     assert t["share_over_cap"] == 0
-    from pipeline.quality import starts_with_heading
+    from mdchunk.pipeline.quality import starts_with_heading
 
     assert t["share_starting_with_heading"] == pytest.approx(
         sum(map(starts_with_heading, text["text"])) / text.height

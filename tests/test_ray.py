@@ -9,9 +9,9 @@ import polars as pl
 import pytest
 from click.testing import CliRunner
 
-from jobs import ray_job
-from jobs.cli import main
-from pipeline import runstore
+from mdchunk.jobs import ray_job
+from mdchunk.jobs.cli import main
+from mdchunk.pipeline import runstore
 from tests.conftest import SAMPLE, corpus_dir
 
 TABLES = ("documents", "blocks", "chunks", "postings", "rejects")

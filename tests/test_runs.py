@@ -16,8 +16,8 @@ import polars as pl
 import pytest
 from click.testing import CliRunner
 
-from jobs.cli import main
-from pipeline import queries, runstore
+from mdchunk.jobs.cli import main
+from mdchunk.pipeline import queries, runstore
 from tests.conftest import REPO, SAMPLE
 from tests.helpers import SMALL_FLAGS
 
@@ -203,7 +203,16 @@ def test_keep_prunes_old_runs_and_runs_lists_them(corpus, tmp_path):
 def test_log_json_one_line_per_stage(corpus, tmp_path):
     out = tmp_path / "out"
     proc = subprocess.run(
-        [sys.executable, "-m", "jobs.cli", "run", str(corpus), "--out", str(out), "--log-json"],
+        [
+            sys.executable,
+            "-m",
+            "mdchunk.jobs.cli",
+            "run",
+            str(corpus),
+            "--out",
+            str(out),
+            "--log-json",
+        ],
         capture_output=True,
         text=True,
         cwd=REPO,
@@ -251,7 +260,7 @@ def _assert_gone(pids: list[int], seconds: float = 5.0) -> None:
 
 
 def _cli(*args: str) -> list[str]:
-    return [sys.executable, "-m", "jobs.cli", *args]
+    return [sys.executable, "-m", "mdchunk.jobs.cli", *args]
 
 
 def test_second_concurrent_run_is_refused(tmp_path):

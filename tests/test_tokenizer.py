@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.chunk import Counting
-from pipeline.policy import Policy
+from mdchunk.pipeline.chunk import Counting
+from mdchunk.pipeline.policy import Policy
 from tests.helpers import chunk_text, sentences
 
 tiktoken = pytest.importorskip("tiktoken", reason="tokenizers extra not installed")

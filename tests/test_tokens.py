@@ -5,7 +5,7 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
-from pipeline.tokens import estimate_expr, make_counter
+from mdchunk.pipeline.tokens import estimate_expr, make_counter
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,270 @@
+"""The Python API. Every function here is what a ``mdchunk`` command does, callable in-process.
+
+- ``chunk_text``: one document (a str) in memory -> a list of ``Chunk``; no files, no pool.
+- ``chunk_table``: a table of documents (pyarrow or polars) -> the chunks table, same library.
+- ``run``: the nightly run, exactly as ``mdchunk run`` (incremental, published atomically).
+- ``connect`` / ``search`` / ``stats``: read an output folder through DuckDB.
+
+Chunk rows are the same whichever entry point makes them: ``chunk_text`` and ``chunk_table``
+call the per-batch stages (``mdchunk.pipeline.batch.process``) that a run calls.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from mdchunk.pipeline.limits import DEFAULT_MAX_BYTES
+from mdchunk.pipeline.policy import Policy, PolicyError
+from mdchunk.pipeline.policy import load as load_policy
+
+if TYPE_CHECKING:  # pragma: no cover
+    import duckdb
+    import polars as pl
+    import pyarrow as pa
+
+    from mdchunk.jobs.run_job import RunSummary
+    from mdchunk.jobs.runlog import RunLog
+
+PolicyLike = Policy | str | Path | None
+
+
+class RejectedError(ValueError):
+    """``chunk_text`` was given a document that the pipeline rejects (for example NUL bytes,
+    or text over ``max_bytes``); ``reason`` is the reject code, as in rejects.parquet."""
+
+    def __init__(self, path: str, reason: str, detail: str):
+        super().__init__(f"{path}: rejected ({reason}): {detail}")
+        self.path, self.reason, self.detail = path, reason, detail
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """One chunk: the columns of ``chunks.parquet`` (README, Output), lists as tuples.
+
+    ``text`` is the source-faithful markdown; ``embed_text`` is what to embed (``text`` with
+    its context); ``text == document[char_start:char_end]`` unless the chunk re-opens a fence
+    or repeats a table header; ``spans`` are the exact source slices it was made of.
+    """
+
+    chunk_id: str
+    doc_id: str
+    path: str
+    chunk_index: int
+    chunk_type: str
+    name: str | None
+    breadcrumb: tuple[str, ...]
+    header_level: int | None
+    section_title: str | None
+    headings: tuple[str, ...]
+    text: str
+    embed_text: str
+    n_tokens: int
+    token_source: str
+    overlap_tokens: int
+    block_start: int
+    block_end: int
+    block_ids: tuple[str, ...]
+    spans: tuple[tuple[int, int], ...]
+    char_start: int
+    char_end: int
+    line_start: int
+    line_end: int
+    is_split: bool
+    part: int
+    parts: int
+    strategy: str
+    front_matter: dict[str, str] | None
+    chunker_version: str
+    policy_hash: str
+
+    @classmethod
+    def from_row(cls, row: dict[str, Any]) -> Chunk:
+        """A chunk from one row of the chunks table (as ``pyarrow.Table.to_pylist`` gives)."""
+        values = dict(row)
+        for name in ("breadcrumb", "headings", "block_ids"):
+            values[name] = tuple(values[name] or ())
+        values["spans"] = tuple((s["start"], s["end"]) for s in values["spans"] or ())
+        fm = values["front_matter"]
+        values["front_matter"] = None if fm is None else dict(fm)
+        return cls(**{f.name: values[f.name] for f in fields(cls)})
+
+
+def resolve_policy(policy: PolicyLike = None, **overrides) -> Policy:
+    """A Policy from a Policy, a YAML file's path, or None (defaults), with ``overrides``
+    (field=value; None values ignored) applied and the tokenizer checked to load."""
+    unknown = sorted(set(overrides) - {f.name for f in fields(Policy)})
+    if unknown:
+        raise PolicyError(f"unknown policy field(s): {', '.join(unknown)}")
+    if isinstance(policy, Policy):
+        resolved = policy.replace(**overrides)
+    else:
+        resolved = load_policy(policy, **overrides)
+    from mdchunk.pipeline.tokens import make_counter
+
+    try:
+        make_counter(resolved.tokenizer, resolved.bias)
+    except (ValueError, ImportError, OSError) as exc:
+        raise PolicyError(f"tokenizer {resolved.tokenizer!r}: {exc}") from exc
+    return resolved
+
+
+def chunk_text(
+    text: str, *, path: str = "document.md", policy: PolicyLike = None, **overrides
+) -> list[Chunk]:
+    """Chunk one document held in memory.
+
+    ``path`` decides the format (``.md``/``.mdx``/``.markdown`` markdown, ``.txt`` plain
+    text) and the ``doc_id``, as a file at that path relative to a run's INPUT would.
+    ``policy`` is a Policy or a YAML file; ``overrides`` set policy fields
+    (``max_tokens=512``). Raises RejectedError for a document a run would reject.
+
+    >>> [c.breadcrumb for c in chunk_text("# A\\n\\nsome text")]
+    [('A',)]
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"chunk_text takes a str, got {type(text).__name__}")
+    from mdchunk.pipeline.batch import Batch, process
+    from mdchunk.pipeline.document import RawDocument
+
+    resolved = resolve_policy(policy, **overrides)
+    raw = RawDocument(path, "<memory>", text.encode("utf-8", "surrogatepass"))
+    tables, _ = process(Batch([raw]), resolved, DEFAULT_MAX_BYTES)
+    for reject in tables["rejects"].to_pylist():
+        raise RejectedError(path, reject["reason"], reject["detail"])
+    return [Chunk.from_row(row) for row in tables["chunks"].to_pylist()]
+
+
+def chunk_table(
+    table: pa.Table | pl.DataFrame,
+    *,
+    text_column: str = "text",
+    id_column: str | None = None,
+    policy: PolicyLike = None,
+) -> pa.Table | pl.DataFrame:
+    """Chunk a table of documents, one per row: a pyarrow Table in gives a pyarrow Table of
+    chunks (schema ``mdchunk.pipeline.schemas.CHUNKS``), a polars DataFrame a DataFrame.
+
+    Rows are read as ``mdchunk run`` reads a Parquet/JSONL table: ``text_column`` holds the
+    text, ``id_column`` names each document (its ``path``; default: the first of path, id,
+    doc_id, url, name that exists, else ``row-N``), other columns become metadata. Rows that
+    a run would reject (a null text, NUL bytes) give no chunks; a warning counts them.
+    """
+    import warnings
+
+    import pyarrow as pa
+
+    from mdchunk.jobs.blocks_job import BATCH_DOCS, batched
+    from mdchunk.pipeline import schemas
+    from mdchunk.pipeline.batch import Batch, process
+    from mdchunk.pipeline.sources import Selection, table_documents
+
+    resolved = resolve_policy(policy)
+    is_polars = type(table).__module__.split(".")[0] == "polars"
+    arrow = table.to_arrow() if is_polars else table
+    raws = table_documents(arrow, Selection(text_column=text_column, id_column=id_column), "")
+    parts, rejected = [], []
+    for group in batched(raws, BATCH_DOCS):
+        tables, _ = process(Batch(group), resolved, DEFAULT_MAX_BYTES)
+        parts.append(tables["chunks"])
+        rejected += tables["rejects"].to_pylist()
+    if rejected:
+        first = rejected[0]
+        warnings.warn(
+            f"{len(rejected)} document(s) rejected, e.g. {first['path']}: {first['reason']} "
+            f"({first['detail']})",
+            stacklevel=2,
+        )
+    chunks = pa.concat_tables(parts) if parts else schemas.CHUNKS.empty_table()
+    if is_polars:
+        import polars as pl
+
+        return pl.from_arrow(chunks)
+    return chunks
+
+
+def run(
+    inputs: str | Path | Iterable[str | Path],
+    out: str | Path,
+    *,
+    policy: PolicyLike = None,
+    workers: int | None = None,
+    full: bool = False,
+    keep: int = 3,
+    include: Iterable[str] = (),
+    exclude: Iterable[str] = (),
+    text_column: str | None = None,
+    id_column: str | None = None,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    engine: str = "local",
+    ray_address: str | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    log: RunLog | None = None,
+) -> RunSummary:
+    """One nightly run of ``inputs`` into the output folder ``out``, exactly as
+    ``mdchunk run``: incremental against the published run, published atomically.
+
+    ``inputs``: folders, files, Parquet/JSONL tables or URIs. ``workers`` defaults to the
+    CPU count (the output is the same for any number). ``progress(done, total)`` is called
+    as documents finish. Raises ``mdchunk.pipeline.sources.InputError`` for an unusable
+    input, ``mdchunk.pipeline.runstore.LockedError`` when another run holds ``out``.
+    """
+    import os
+
+    from mdchunk.jobs import pool, run_job
+    from mdchunk.jobs.runlog import RunLog
+    from mdchunk.pipeline import sources
+
+    resolved = resolve_policy(policy)
+    if isinstance(inputs, str | Path):
+        inputs = [inputs]
+    selection = sources.Selection(tuple(include), tuple(exclude), text_column, id_column)
+    plan = sources.plan([str(i) for i in inputs], selection)
+    done = 0
+
+    def advance(n: int) -> None:
+        nonlocal done
+        done += n
+        if progress is not None:
+            progress(done, len(plan))
+
+    return run_job.run(
+        plan,
+        Path(out),
+        selection,
+        resolved,
+        max_bytes,
+        full=full,
+        keep=keep,
+        workers=workers or pool.default_workers(),
+        engine=engine,
+        ray_address=ray_address or os.environ.get("RAY_ADDRESS"),
+        progress=advance,
+        log=log or RunLog(),
+    )
+
+
+def connect(out: str | Path) -> duckdb.DuckDBPyConnection:
+    """An in-memory DuckDB connection with the views of ``sql/views.sql`` (documents, blocks,
+    chunks, rejects, postings, runs; plus changes) over the published run of ``out``."""
+    from mdchunk.pipeline import queries
+
+    return queries.connect(out)
+
+
+def search(out: str | Path, query: str, *, limit: int = 10, **filters) -> pl.DataFrame:
+    """BM25 keyword search over the published run of ``out`` (``sql/search.sql``), as
+    ``mdchunk search``. Filters: section, level, chunk_type, path (GLOB), fm_key/fm_value."""
+    from mdchunk.pipeline import queries
+
+    return queries.search(out, query, limit=limit, **filters)
+
+
+def stats(out: str | Path, *, bins: int = 20) -> dict[str, pl.DataFrame]:
+    """The chunk-quality figures of ``mdchunk stats``: one polars frame per ``sql/stats``
+    file (overview, tokens, histogram, per_document, mix, ...)."""
+    from mdchunk.pipeline import queries
+
+    return queries.stats(out, bins=bins)

@@ -1,0 +1,145 @@
+"""The Python API (issue 10): the same rows as a run, the README's examples, light imports."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import polars as pl
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+import mdchunk
+from mdchunk import Chunk, Policy, PolicyError, RejectedError, chunk_table, chunk_text
+from mdchunk.pipeline import schemas
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLE = ROOT / "sample_data"
+
+
+def _run_chunks(inputs: list[str], out: Path) -> pa.Table:
+    summary = mdchunk.run(inputs, out, workers=1)
+    return pq.read_table(summary.folder / "chunks.parquet")
+
+
+def _rejected_paths(out: Path) -> set[str]:
+    return set(pq.read_table(out / "published" / "rejects.parquet")["path"].to_pylist())
+
+
+def test_chunk_fields_are_the_chunks_schema():
+    assert [f.name for f in dataclasses.fields(Chunk)] == schemas.CHUNKS.names
+
+
+def test_chunk_text_equals_the_run_rows(tmp_path):
+    docs = sorted(p for p in SAMPLE.rglob("*") if p.suffix in (".md", ".mdx", ".txt"))
+    assert len(docs) >= 5
+    table = _run_chunks([str(SAMPLE)], tmp_path / "out")
+    rejected = _rejected_paths(tmp_path / "out")
+    checked = 0
+    for doc in docs:
+        rel = doc.relative_to(SAMPLE).as_posix()
+        rows = table.filter(pa.compute.equal(table["path"], rel)).to_pylist()
+        text = doc.read_bytes().decode("utf-8", "surrogateescape").removeprefix("\ufeff")
+        if rel in rejected:  # a document the run rejected: chunk_text rejects it too
+            with pytest.raises(RejectedError):
+                chunk_text(text, path=rel)
+            continue
+        got = chunk_text(text, path=rel)
+        want = [Chunk.from_row(r) for r in rows]
+        assert [c.chunk_id for c in got] == [c.chunk_id for c in want], rel
+        assert got == want, rel
+        checked += 1
+    assert checked >= 5
+
+
+def test_chunk_table_equals_a_run_over_the_same_table(tmp_path):
+    docs = sorted(p for p in SAMPLE.rglob("*.md"))
+    table = pa.table(
+        {
+            "path": [p.relative_to(SAMPLE).as_posix() for p in docs],
+            "text": [p.read_text(encoding="utf-8") for p in docs],
+            "lang": ["en"] * len(docs),
+        }
+    )
+    pq.write_table(table, tmp_path / "docs.parquet")
+    want = _run_chunks([str(tmp_path / "docs.parquet")], tmp_path / "out")
+    got = chunk_table(table, text_column="text", id_column="path")
+    assert isinstance(got, pa.Table)
+    assert got.num_rows == want.num_rows > 0
+    assert got.cast(schemas.CHUNKS).equals(want.cast(schemas.CHUNKS))
+    frame = chunk_table(pl.from_arrow(table))
+    assert isinstance(frame, pl.DataFrame)
+    assert frame["chunk_id"].to_list() == want["chunk_id"].to_pylist()
+
+
+def test_chunk_text_policy_overrides_and_errors():
+    text = "# T\n\n" + "\n\n".join(f"Paragraph {i} " + "word " * 60 for i in range(30))
+    small = chunk_text(text, max_tokens=128, target_tokens=100, min_tokens=20, overlap_tokens=0)
+    assert len(small) > len(chunk_text(text)) and max(c.n_tokens for c in small) <= 128
+    policy = Policy(max_tokens=128, target_tokens=100, min_tokens=20, overlap_tokens=0)
+    assert chunk_text(text, policy=policy) == small
+    with pytest.raises(PolicyError, match="target_tokens"):
+        chunk_text(text, target_tokens=5000)
+    with pytest.raises(PolicyError, match="unknown policy field"):
+        chunk_text(text, max_tokenz=5)
+    with pytest.raises(TypeError, match="str"):
+        chunk_text(b"# bytes")
+    with pytest.raises(RejectedError) as err:
+        chunk_text("# A\n\nbinary \x00 here")
+    assert err.value.reason == "binary"
+
+
+def test_policy_load_reads_yaml(tmp_path):
+    f = tmp_path / "policy.yaml"
+    f.write_text("max_tokens: 600\ntarget_tokens: 500\n", encoding="utf-8")
+    assert Policy.load(f) == Policy(max_tokens=600, target_tokens=500)
+    assert Policy.load(f, max_tokens=700).max_tokens == 700
+
+
+def _readme_python_examples() -> list[str]:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Python API", 1)[1].split("\n## ", 1)[0]
+    return re.findall(r"```python\n(.*?)```", section, flags=re.S)
+
+
+def test_readme_python_examples_run_as_written(tmp_path):
+    examples = _readme_python_examples()
+    assert len(examples) >= 3
+    shutil.copytree(SAMPLE, tmp_path / "sample_data")
+    for code in examples:
+        done = subprocess.run(
+            [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True
+        )
+        assert done.returncode == 0, f"{code}\n{done.stderr}"
+        assert done.stdout.strip(), code
+    assert (tmp_path / "out" / "api-example" / "CURRENT").exists()
+
+
+def test_command_line_imports_no_heavy_module():
+    code = (
+        "import sys; from mdchunk.jobs import cli; import mdchunk; "
+        "heavy = [m for m in ('polars', 'pyarrow', 'duckdb', 'markdown_it', 'ray', "
+        "'tiktoken', 'tokenizers', 'yaml') if m in sys.modules]; print(heavy)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
+
+
+def test_help_and_version_work_without_heavy_imports():
+    env = {**os.environ, "PYTHONWARNINGS": "error"}
+    for args in (["--help"], ["--version"], ["run", "--help"]):
+        done = subprocess.run(
+            [sys.executable, "-m", "mdchunk.jobs.cli", *args],
+            capture_output=True,
+            text=True,
+            env=env,
+        )
+        assert done.returncode == 0, done.stderr
+    assert "mdchunk" in done.stdout
