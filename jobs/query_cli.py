@@ -106,7 +106,14 @@ def search_cmd(out, query, section, level, chunk_type, path_glob, meta, limit, a
 @click.command("stats")
 @OUT_DIR
 @click.option("--json", "as_json", is_flag=True, help="The same figures as JSON.")
-def stats_cmd(out, as_json):
+@click.option(
+    "--bins",
+    default=20,
+    show_default=True,
+    type=click.IntRange(1, 1000),
+    help="Equal-width histogram bins from 0 to max_tokens.",
+)
+def stats_cmd(out, as_json, bins):
     """Chunk-quality statistics of DIR, computed by the SQL files in sql/stats/.
 
     Token sizes (min, p10, p50, p90, p99, max, a histogram), the shares under min_tokens,
@@ -118,7 +125,7 @@ def stats_cmd(out, as_json):
     from mdchunk import api
     from mdchunk.pipeline import queries
 
-    figures = _open(api.stats, out)
+    figures = _open(api.stats, out, bins=bins)
     policy = queries.policy_of(out)
     if as_json:
         data = {name: _jsonable(frame) for name, frame in figures.items()}
