@@ -5,7 +5,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 OUT ?= out/sample
 
-.PHONY: install install-dev run test bench bench-retrieval lint clean
+.PHONY: install install-dev run report test bench bench-retrieval lint clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -16,13 +16,17 @@ $(VENV)/.installed-base: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e .
 	touch $@
 
+$(VENV)/.installed-report: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e ".[report]"
+	touch $@ $(VENV)/.installed-base
+
 $(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e ".[dev]"
-	touch $@ $(VENV)/.installed-base
+	touch $@ $(VENV)/.installed-report $(VENV)/.installed-base
 
 $(VENV)/.installed-bench: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e ".[dev,bench]"
-	touch $@ $(VENV)/.installed-dev $(VENV)/.installed-base
+	touch $@ $(VENV)/.installed-dev $(VENV)/.installed-report $(VENV)/.installed-base
 
 install: $(VENV)/.installed-base
 install-dev: $(VENV)/.installed-dev
@@ -30,6 +34,10 @@ install-dev: $(VENV)/.installed-dev
 ## run: chunk sample_data/ into $(OUT) (documents, blocks, chunks, rejects as Parquet)
 run: $(VENV)/.installed-base
 	$(BIN)/mdchunk run sample_data --out $(OUT)
+
+## report: the chunk-quality report of $(OUT) (after `make run`): $(OUT)/report.html
+report: $(VENV)/.installed-report
+	$(BIN)/mdchunk report $(OUT)
 
 ## test: the whole test suite (pytest exits non-zero if it collects no test)
 test: $(VENV)/.installed-dev

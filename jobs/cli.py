@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from mdchunk.jobs import query_cli
+from mdchunk.jobs import query_cli, report_cli
 from mdchunk.pipeline.limits import DEFAULT_MAX_BYTES
 from mdchunk.pipeline.policy import BIASES, CHOICES, PolicyError
 
@@ -208,6 +208,7 @@ def main() -> None:
       stats   chunk-quality statistics
       check   data checks; exit 1 when one fails
       sql     any query over the documents, blocks, chunks, rejects, postings views
+      report  a chunk-quality report: one offline HTML page of charts (report extra)
 
     INPUT is a folder (read recursively: .md .mdx .markdown are markdown, .txt is plain
     text, anything else is counted and skipped), single files, or a Parquet/JSONL table
@@ -443,6 +444,7 @@ def blocks_cmd(inputs, out, include, exclude, mdx, text_column, id_column, max_b
 
 for _command in query_cli.COMMANDS:
     main.add_command(_command)
+main.add_command(report_cli.report_cmd)
 
 
 if __name__ == "__main__":

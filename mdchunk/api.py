@@ -4,6 +4,7 @@
 - ``chunk_table``: a table of documents (pyarrow or polars) -> the chunks table, same library.
 - ``run``: the nightly run, exactly as ``mdchunk run`` (incremental, published atomically).
 - ``connect`` / ``search`` / ``stats``: read an output folder through DuckDB.
+- ``report``: the chunk-quality report of an output folder, one HTML page (``report`` extra).
 
 Chunk rows are the same whichever entry point makes them: ``chunk_text`` and ``chunk_table``
 call the per-batch stages (``mdchunk.pipeline.batch.process``) that a run calls.
@@ -25,6 +26,7 @@ if TYPE_CHECKING:  # pragma: no cover
     import polars as pl
     import pyarrow as pa
 
+    from mdchunk.jobs.report_job import ReportSummary
     from mdchunk.jobs.run_job import RunSummary
     from mdchunk.jobs.runlog import RunLog
 
@@ -268,3 +270,25 @@ def stats(out: str | Path, *, bins: int = 20) -> dict[str, pl.DataFrame]:
     from mdchunk.pipeline import queries
 
     return queries.stats(out, bins=bins)
+
+
+def report(
+    out: str | Path,
+    page: str | Path | None = None,
+    *,
+    compare: str | None = None,
+    tokenizer: str | None = None,
+    sample: int = 2000,
+    bins: int = 40,
+    top: int = 15,
+) -> ReportSummary:
+    """Write the chunk-quality report of ``out``, as ``mdchunk report``: one self-contained
+    HTML page (default ``out/report.html``) with a chart per question. ``compare`` is a run
+    id of ``out`` or another output folder, shown side by side; ``tokenizer`` recounts a
+    sample of ``sample`` chunks to chart the estimate against it. Needs the ``report``
+    extra (plotly); without it raises ``ReportUnavailable`` (an ImportError)."""
+    from mdchunk.jobs import report_job
+    from mdchunk.pipeline.report import Options
+
+    opts = Options(bins=bins, top=top, sample=sample, tokenizer=tokenizer)
+    return report_job.run(Path(out), None if page is None else Path(page), compare, opts)
