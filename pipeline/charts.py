@@ -190,21 +190,27 @@ def _folder_panels(runs, panels: list[tuple[str, str, str]], key_line: float | N
     return fig
 
 
+def _no_text_chunks(runs: list[RunFigures]) -> bool:
+    return all(not (r.report["by_folder"]["chunks"].max() or 0) for r in runs)
+
+
 def folders_size(runs: list[RunFigures]) -> Chart:
-    p = runs[0].policy
-    tiny = min(50, p.max_tokens)
+    p, params = runs[0].policy, runs[0].params
     panels = [
-        (f"under {tiny} tokens", "share_tiny", "tiny"),
+        (f"under {params['tiny_tokens']} tokens", "share_tiny", "tiny"),
         (f"under min_tokens ({p.min_tokens})", "share_under_min", "under_min"),
-        ("at the cap (≥ 95 % of max_tokens)", "share_near_cap", "near_cap"),
+        (f"at the cap (≥ {params['near_cap']}, 95 % of it)", "share_near_cap", "near_cap"),
     ]
     caption = (
         "Long tiny bars mark folders of short sections (they could merge: lower "
         "heading_depth); long cap bars mark folders whose content is cut at the cap."
     )
     chart = Chart("folders_size", "Tiny chunks and chunks at the cap, per top folder", caption)
-    chart.figure = _folder_panels(runs, panels, None)
     chart.wide = True
+    if _no_text_chunks(runs):
+        chart.note = "No text chunk in this run."
+        return chart
+    chart.figure = _folder_panels(runs, panels, None)
     return chart
 
 
@@ -218,5 +224,8 @@ def folders_context(runs: list[RunFigures]) -> Chart:
         "say which section they come from; the left panel is the same on the source text."
     )
     chart = Chart("folders_context", "Chunks that know where they are", caption, wide=True)
+    if _no_text_chunks(runs):
+        chart.note = "No text chunk in this run."
+        return chart
     chart.figure = _folder_panels(runs, panels, 0.8)
     return chart

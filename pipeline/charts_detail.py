@@ -156,8 +156,9 @@ def runs_history(runs: list[RunFigures]) -> Chart:
             fig.add_annotation(x=label, y=1.0, yref="paper", text="◆ policy", showarrow=False,
                                font=dict(color=RUN_COLORS[1], size=11))  # fmt: skip
     fig.update_yaxes(title_text="chunks added / removed", secondary_y=False)
+    big = (history["chunks_total"].max() or 0) >= 1000
     fig.update_yaxes(title_text="chunks in the run", secondary_y=True, rangemode="tozero",
-                     showgrid=False, tickmode="auto", tickformat="~s")  # fmt: skip
+                     showgrid=False, tickmode="auto", tickformat="~s" if big else "")  # fmt: skip
     if len(x) < 8:  # a few runs: slim bars, not a wall
         fig.update_traces(width=0.08 * len(x) + 0.1, selector=dict(type="bar"))
     style(fig, 340)

@@ -23,12 +23,15 @@ def summary(sample: pl.DataFrame, cap: int) -> dict:
 
 def tokenizer(runs: list[RunFigures]) -> Chart:
     counted = [r for r in runs if r.tokens is not None and not r.tokens.is_empty()]
-    spec = counted[0].token_counter if counted else None
+    spec = next((r.token_counter for r in runs if r.token_counter), None)
     caption = (
         "Points above the diagonal are chunks the estimate under-counts; a point above the "
         "red line passes the cap in real tokens (the embedding model truncates it)."
     )
     chart = Chart("tokenizer", f"The estimate against {spec or 'a real tokenizer'}", caption)
+    if spec and not counted:
+        chart.note = "No text chunk to recount in this run."
+        return chart
     if not counted:
         chart.note = (
             "This run counted with the estimate. Give a tokenizer to see how the estimate "
@@ -38,7 +41,7 @@ def tokenizer(runs: list[RunFigures]) -> Chart:
     fig = go.Figure()
     top = 0
     for i, r in enumerate(runs):
-        if r.tokens is None:
+        if r.tokens is None or r.tokens.is_empty():
             continue
         top = max(top, r.tokens["estimate"].max() or 0, r.tokens["real"].max() or 0)
         groups = [(name_of(runs, i), r.tokens, RUN_COLORS[i])] if len(runs) > 1 else [

@@ -42,6 +42,7 @@ class RunFigures:
     tokens: pl.DataFrame | None = None  # path, folder, estimate, real (the recounted sample)
     token_counter: str | None = None  # the tokenizer of the `real` column
     estimate_is_n_tokens: bool = True  # `estimate` is n_tokens (the run used the estimate)
+    params: dict | None = None  # the parameters the sql/report files were run with
 
 
 class ReportError(ValueError):
@@ -92,7 +93,7 @@ def gather(
             paths=paths or [],
         )
         report = {name: queries.run(con, f"report/{name}.sql", **params) for name in REPORT}
-        figures = RunFigures(_label(folder), folder, policy, stats, report)
+        figures = RunFigures(_label(folder), folder, policy, stats, report, params=params)
         _recount(con, figures, opts)
     return figures
 
@@ -110,6 +111,7 @@ def _recount(con, figures: RunFigures, opts: Options) -> None:
     spec = opts.tokenizer or (used if used != "estimate" else None)
     if spec is None or opts.sample <= 0:
         return
+    figures.token_counter = spec
     rows = queries.run(con, "report/token_sample.sql", n=opts.sample)
     texts = rows["embed_text"].to_list()
     counted = rows["n_tokens"].to_list()
@@ -121,7 +123,6 @@ def _recount(con, figures: RunFigures, opts: Options) -> None:
         estimate=pl.Series(_counts(estimate, texts), dtype=pl.Int64),
         real=pl.Series(_counts(real, texts), dtype=pl.Int64),
     )
-    figures.token_counter = spec
     figures.estimate_is_n_tokens = used == "estimate"
 
 

@@ -317,6 +317,22 @@ def test_split_blocks_match_the_chunks(compare_page):
 # --- the command's edges -------------------------------------------------------------------
 
 
+def test_a_run_without_text_chunks_gets_notes_not_empty_charts(tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "empty.md").write_text("", encoding="utf-8")
+    (docs / "binary.md").write_bytes(b"\x00\x01")
+    ok("run", docs, "--out", tmp_path / "out")
+    args = ["report", tmp_path / "out", "--json", "--tokenizer", "tiktoken:cl100k_base"]
+    summary = json.loads(ok(*args).stdout)
+    assert summary["charts"] == ["rejects", "runs"]
+    assert summary["notes"]["histogram"] == "No text chunk in this run."
+    assert summary["notes"]["tokenizer"] == "No text chunk to recount in this run."
+    page = Page((tmp_path / "out" / "report.html").read_text(encoding="utf-8"))
+    assert sorted(page.figures) == ["rejects", "runs"] and len(page.cards) == 8
+    assert page.tiles["tokens.p50"]["shown"] == "–"  # no figure is not a zero
+
+
 def test_without_plotly_it_says_how_to_install(sample_page, monkeypatch):
     out, _, _ = sample_page
     monkeypatch.setitem(sys.modules, "plotly", None)  # as if the extra were not installed
