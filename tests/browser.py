@@ -1,14 +1,14 @@
 """Debian's Chromium, headless, driven over the DevTools protocol by Playwright (no browser
 download: ``executable_path`` is the system Chromium). Not a test module.
 
-``python -m tests.browser PAGE.html OUT.png [WIDTH]`` takes a full-page screenshot (the
-README's picture of the report is made this way).
+``python -m tests.browser PAGE.html OUT.png [--height H | --card KEY] [--scale S]`` takes a
+screenshot of the page, 1320 pixels wide (its top H pixels, or one chart's card), scaled
+and reduced to 256 colours: the README's pictures of the report are made this way.
 """
 
 from __future__ import annotations
 
 import os
-import sys
 import tempfile
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -102,12 +102,30 @@ def visit(page_file: Path, context=None, width: int = 1320, height: int = 900):
         page.close()
 
 
-def screenshot(page_file: Path, out: Path, width: int = 1320) -> None:
-    with visit(page_file, width=width) as seen:
-        seen.page.screenshot(path=str(out), full_page=True)
+def screenshot(page_file: Path, out: Path, height=None, card=None, scale=1.0) -> None:
+    import io
+
+    from PIL import Image
+
+    with visit(page_file) as seen:
+        if card:
+            png = seen.page.locator(f"[data-card={card}]").screenshot()
+        else:
+            png = seen.page.screenshot(full_page=True)
+    image = Image.open(io.BytesIO(png)).convert("RGB")
+    image = image.crop((0, 0, image.width, min(height or image.height, image.height)))
+    size = (round(image.width * scale), round(image.height * scale))
+    image.resize(size, Image.LANCZOS).quantize(256).save(out, optimize=True)
 
 
 if __name__ == "__main__":
-    screenshot(
-        Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3]) if len(sys.argv) > 3 else 1320
-    )
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m tests.browser")
+    parser.add_argument("page", type=Path)
+    parser.add_argument("out", type=Path)
+    parser.add_argument("--height", type=int)
+    parser.add_argument("--card")
+    parser.add_argument("--scale", type=float, default=1.0)
+    a = parser.parse_args()
+    screenshot(a.page, a.out, a.height, a.card, a.scale)
