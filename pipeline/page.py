@@ -125,7 +125,7 @@ def _card(chart: Chart) -> str:
 
 
 def _island(chart: Chart) -> str:
-    data = chart.figure.to_json().replace("</", "<\\/")
+    data = chart.figure.to_json().replace("<", "\\u003c")  # as plotly does: no tag ends the island
     return f'<script type="application/json" data-figure-for="chart-{chart.key}">{data}</script>'
 
 

@@ -333,6 +333,18 @@ def test_a_run_without_text_chunks_gets_notes_not_empty_charts(tmp_path):
     assert page.tiles["tokens.p50"]["shown"] == "–"  # no figure is not a zero
 
 
+def test_a_path_cannot_end_the_figure_data(tmp_path):
+    """A folder named '<' holding 'script>.md' is the path '</script>.md'."""
+    docs = tmp_path / "docs"
+    (docs / "<").mkdir(parents=True)
+    (docs / "<" / "script>.md").write_text("# Tags\n\n<b>bold</b> words.\n", encoding="utf-8")
+    ok("run", docs, "--out", tmp_path / "out")
+    ok("report", tmp_path / "out")
+    page = Page((tmp_path / "out" / "report.html").read_text(encoding="utf-8"))
+    hover = page.figures["top_documents"]["data"][0]["customdata"]
+    assert hover[0][0] == "</script>.md"
+
+
 def test_without_plotly_it_says_how_to_install(sample_page, monkeypatch):
     out, _, _ = sample_page
     monkeypatch.setitem(sys.modules, "plotly", None)  # as if the extra were not installed
