@@ -171,8 +171,35 @@ def policy_options(f):
         click.option(
             "--breadcrumb-prefix/--no-breadcrumb-prefix",
             default=None,
-            help="Prefix embed_text with 'H1 > H2 > H3' when the chunk does not "
-            "start with its heading [on].",
+            help="Start embed_text with the context header 'Title > H1 > H2' (the "
+            "chunk's own heading left out when its text starts with it) and, in a "
+            "document's first chunk, the --context-keys lines [on].",
+        ),
+        click.option(
+            "--title-keys",
+            metavar="KEY,...",
+            help="Front matter keys that give the document title, first found wins; "
+            "else the first H1, else the file stem [title].",
+        ),
+        click.option(
+            "--context-keys",
+            metavar="KEY,...",
+            help="Front matter keys written as 'key: value' lines into the embed_text "
+            "of a document's first chunk; '' for none [description].",
+        ),
+        click.option(
+            "--link-template",
+            metavar="TEMPLATE",
+            help="Fill each chunk's url, e.g. 'https://docs.example.com/{path_stem}#{anchor}'. "
+            "Placeholders: {path} (relative, with extension), {path_stem} (without), "
+            "{stem}, {dir}, {anchor} ('#{anchor}' is dropped when a chunk has none), "
+            "{line_start}, {line_end} [none].",
+        ),
+        click.option(
+            "--pack-siblings/--no-pack-siblings",
+            default=None,
+            help="Pack consecutive whole sections with the same parent heading into one "
+            "chunk, up to --target-tokens [on].",
         ),
     ]
     for opt in reversed(opts):

@@ -54,15 +54,20 @@ class Chunk:
     chunk_id: str
     doc_id: str
     path: str
+    title: str
     chunk_index: int
     chunk_type: str
     name: str | None
     breadcrumb: tuple[str, ...]
     header_level: int | None
     section_title: str | None
+    anchor: str | None
+    url: str | None
     headings: tuple[str, ...]
     text: str
     embed_text: str
+    embed_hash: str
+    image_src: str | None
     n_tokens: int
     token_source: str
     overlap_tokens: int

@@ -11,25 +11,16 @@ from __future__ import annotations
 import hashlib
 import math
 from collections.abc import Callable
-from pathlib import PurePosixPath
 
 import polars as pl
 import pyarrow as pa
 
-from mdchunk.pipeline import schemas
+from mdchunk.pipeline import context, schemas
+from mdchunk.pipeline.assemble import Packed, assemble
 from mdchunk.pipeline.block import with_estimates
-from mdchunk.pipeline.document import line_breaks
 from mdchunk.pipeline.pack import SEP, Group, pack
-from mdchunk.pipeline.policy import CHUNKER_VERSION, Policy
-from mdchunk.pipeline.section import (
-    Section,
-    Unit,
-    breadcrumb_line,
-    caps,
-    pack_arrays,
-    sections_of,
-    units_of,
-)
+from mdchunk.pipeline.policy import Policy
+from mdchunk.pipeline.section import pack_arrays, parents, sections_of, units_of
 from mdchunk.pipeline.tokens import BIAS_DIVISORS, EstimateCounter, TokenCounter, make_counter
 
 _BLOCK_COLS = [
@@ -123,13 +114,15 @@ def chunk_document(doc: dict, blocks: list[dict], policy: Policy, counting: Coun
     strategy = pick_strategy(doc, blocks, policy)
     if policy.front_matter != "include":
         blocks = [b for b in blocks if b["kind"] != "front_matter"]
-    if strategy == "fixed":
-        blocks = _whole_body(doc, blocks, counting)
     if not blocks:
         return []
+    blocks, ctx = context.prepare(doc, blocks, policy)
+    if strategy == "fixed":
+        blocks = _whole_body(doc, blocks, counting)
     depth = policy.heading_depth if strategy == "markdown" else None
     numbers, sections = sections_of(blocks, depth)
-    cap = caps(blocks, numbers, policy.max_tokens, policy.breadcrumb_prefix, counting.counter.count)
+    cap, limits = _header_room(blocks, numbers, ctx, policy, counting)
+    siblings = parents(sections) if policy.pack_siblings and strategy == "markdown" else None
     text_kind = {"recursive": "text", "fixed": "fixed"}.get(strategy)
     # With a real tokenizer the sum of unit counts can under-count the joined text: pack the
     # sections whose chunks came out over the cap again, tighter. Other sections are untouched,
@@ -137,10 +130,11 @@ def chunk_document(doc: dict, blocks: list[dict], policy: Policy, counting: Coun
     shrink = dict.fromkeys(cap, 0)
     for _ in range(MAX_REPACKS):
         tight = {s: max(c - shrink[s], 8) for s, c in cap.items()}
-        target = policy.target_tokens
+        target, low, lap = policy.target_tokens, policy.min_tokens, policy.overlap_tokens
         units = units_of(blocks, numbers, tight, target, counting.for_kind, text_kind)
-        groups = pack(pack_arrays(units), tight, target, policy.min_tokens, policy.overlap_tokens)
-        rows = assemble(doc, blocks, units, groups, sections, policy, strategy)
+        groups = pack(pack_arrays(units), tight, target, low, lap, siblings)
+        packed = Packed(units, groups, sections, strategy)
+        rows = assemble(doc, blocks, packed, ctx, policy, limits)
         _count(rows, groups, counting)
         over: dict[int, int] = {}
         for row, g in zip(rows, groups):
@@ -154,6 +148,32 @@ def chunk_document(doc: dict, blocks: list[dict], policy: Policy, counting: Coun
         f"could not fit every chunk within {policy.max_tokens} tokens after {MAX_REPACKS} "
         f"attempts (largest over by {max(over.values())})"
     )
+
+
+def _header_room(
+    blocks: list[dict], numbers: list[int], ctx: context.DocContext, policy: Policy, counting
+) -> tuple[dict[int, int], dict[int, int]]:
+    """Per section, the cap left for text once its longest context header is in; and, for
+    a header that alone would take over a quarter of max_tokens, a character limit."""
+    longest: dict[int, str] = {}
+    for b, sec in zip(blocks, numbers):
+        line = context.header_line(ctx.title, b["heading_path"]) if ctx.on else ""
+        fields = ctx.fields if sec == numbers[0] else []
+        head = "\n".join(x for x in [line, *fields] if x)
+        if len(head) >= len(longest.get(sec, "")):
+            longest[sec] = head
+    secs = sorted(longest)
+    heads = [longest[s] for s in secs]
+    counts = counting.counter.count(heads) if any(heads) else [0] * len(secs)
+    budget = max(policy.max_tokens // 4, 1)
+    limits: dict[int, int] = {}
+    for i, sec in enumerate(secs):
+        while counts[i] > budget:
+            limits[sec] = max(int(len(heads[i]) * budget / counts[i]) - 2, 0)
+            heads[i] = context.clip(heads[i], limits[sec])
+            counts[i] = counting.counter.count([heads[i]])[0]
+    cap = {s: policy.max_tokens - (n + SEP if h else 0) for s, h, n in zip(secs, heads, counts)}
+    return cap, limits
 
 
 def _whole_body(doc: dict, blocks: list[dict], counting: Counting) -> list[dict]:
@@ -192,124 +212,3 @@ def _count(rows: list[dict], groups: list[Group], counting: Counting) -> None:
             r["n_tokens"] = 0 if g.image else n
     for r in rows:
         r["token_source"] = counting.counter.name
-
-
-def assemble(
-    doc: dict,
-    blocks: list[dict],
-    units: list[Unit],
-    groups: list[Group],
-    sections: list[Section],
-    policy: Policy,
-    strategy: str,
-) -> list[dict]:
-    text = doc["text"]
-    first_line = {b["block_index"]: (b["char_start"], b["line_start"]) for b in blocks}
-
-    def line_of(offset: int, unit: Unit) -> int:
-        """1-based line of ``offset``, counted from the start of the unit's block."""
-        start, line = first_line[unit.block_index]
-        return line + line_breaks(text[start:offset])
-
-    stem = PurePosixPath(doc["path"]).stem
-    has_headings = any(s.level is not None for s in sections)
-    parts = _section_parts(groups)
-    rows = []
-    for index, g in enumerate(groups):
-        us = [units[k] for k in g.units]
-        section = sections[g.section]
-        body = _join(text, us) if not g.image else (us[0].alt or "")
-        spans = _merge_spans(text, [s for u in us for s in u.spans])
-        content = [u for u in us if u.kind != "heading"]
-        breadcrumb = (content[0] if content else us[-1]).heading_path
-        prefixed = (
-            policy.breadcrumb_prefix
-            and not g.image
-            and bool(breadcrumb)
-            and us[0].kind != "heading"
-        )
-        part, of = parts[id(g)]
-        keys = [u.key for u in us]
-        rows.append(
-            {
-                "chunk_id": chunk_id(doc["doc_id"], keys, policy.policy_hash),
-                "doc_id": doc["doc_id"],
-                "path": doc["path"],
-                "chunk_index": index,
-                "chunk_type": _chunk_type(g, section, strategy, has_headings),
-                "name": section.title if section.title is not None else stem,
-                "breadcrumb": breadcrumb,
-                "header_level": section.level,
-                "section_title": section.title,
-                "headings": [u.heading_path[-1] for u in us if u.kind == "heading"],
-                "text": body,
-                "embed_text": f"{breadcrumb_line(breadcrumb)}\n\n{body}" if prefixed else body,
-                "n_tokens": 0,
-                "token_source": "",
-                "overlap_tokens": sum(units[k].tokens for k in g.units[: g.overlap]),
-                "block_start": min(u.block_index for u in us),
-                "block_end": max(u.block_index for u in us),
-                "block_ids": keys,
-                "spans": [{"start": s, "end": e} for s, e in spans],
-                "char_start": spans[0][0],
-                "char_end": spans[-1][1],
-                "line_start": line_of(spans[0][0], us[0]),
-                "line_end": line_of(max(spans[-1][1] - 1, spans[-1][0]), us[-1]),
-                "is_split": of > 1,
-                "part": part,
-                "parts": of,
-                "strategy": strategy,
-                "front_matter": doc["front_matter"] if policy.front_matter == "metadata" else None,
-                "chunker_version": CHUNKER_VERSION,
-                "policy_hash": policy.policy_hash,
-            }
-        )
-    return rows
-
-
-def chunk_id(doc_id: str, keys: list[str], policy_hash: str) -> str:
-    payload = "\x1f".join([doc_id, CHUNKER_VERSION, *keys, policy_hash])
-    return hashlib.sha256(payload.encode("utf-8", "surrogatepass")).hexdigest()[:32]
-
-
-def _chunk_type(g: Group, section: Section, strategy: str, has_headings: bool) -> str:
-    if g.image:
-        return "image"
-    if strategy != "markdown" or not has_headings:
-        return "text"
-    return "section" if section.level is not None else "preamble"
-
-
-def _section_parts(groups: list[Group]) -> dict[int, tuple[int, int]]:
-    """1-based part number and part count of every text group within its section."""
-    by_section: dict[int, list[Group]] = {}
-    for g in groups:
-        if not g.image:
-            by_section.setdefault(g.section, []).append(g)
-    out = {id(g): (1, 1) for g in groups}
-    for members in by_section.values():
-        for i, g in enumerate(members):
-            out[id(g)] = (i + 1, len(members))
-    return out
-
-
-def _join(text: str, us: list[Unit]) -> str:
-    """Unit texts, separated by the source's own whitespace when they are adjacent."""
-    out = [us[0].text]
-    for prev, u in zip(us, us[1:]):
-        a, b = prev.spans[-1][1], u.spans[0][0]
-        gap = text[a:b] if a <= b else ""
-        out.append(gap if gap and not gap.strip() else "\n\n")
-        out.append(u.text)
-    return "".join(out)
-
-
-def _merge_spans(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    """Sorted spans, joined where only whitespace separates them."""
-    out: list[list[int]] = []
-    for s, e in sorted(spans):
-        if out and (s <= out[-1][1] or not text[out[-1][1] : s].strip()):
-            out[-1][1] = max(out[-1][1], e)
-        else:
-            out.append([s, e])
-    return [(s, e) for s, e in out]

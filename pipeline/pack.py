@@ -14,10 +14,16 @@ Rules (README "Packing rules" states them for users):
    previous chunk's units (never all of them) that fits ``overlap`` and holds no heading,
    front matter or image; the suffix shrinks if needed to fit ``cap``.
 5. Images are chunks of their own.
-6. Merging, after packing: a chunk of headings only merges forward into the next chunk when
-   that fits the next chunk's cap (empty sections merge forward), else backward; a chunk under
+6. Merging, after packing: a chunk of headings only (or of headings and filler: link
+   reference definitions, comments) merges forward into the next chunk when that fits the
+   next chunk's cap (empty sections merge forward), else backward; a chunk under
    ``min_tokens`` merges with the next chunk of the same section when that fits, else with
    the previous chunk of the same section.
+7. Sibling packing (when ``parents`` is given): consecutive chunks that each hold whole
+   sections are packed into one chunk while it stays within ``target`` and every cap
+   involved, as long as every section in it lies below the parent of its first section:
+   sibling sections, and a section with its subsections, never a section with what follows
+   its parent.
 """
 
 from __future__ import annotations
@@ -35,6 +41,11 @@ class Units:
     atomic: list[bool]
     image: list[bool]
     overlap_ok: list[bool]
+    filler: list[bool] | None = None  # says nothing alone (headings, link definitions)
+
+    def empty(self, units: list[int]) -> bool:
+        flags = self.filler or self.heading
+        return all(flags[k] for k in units)
 
 
 @dataclass
@@ -53,8 +64,10 @@ class Packer:
     target: int
     min_tokens: int
     overlap: int
+    parents: list[int | None] | None = None  # per section, for sibling packing
     groups: list[Group] = field(default_factory=list)
     whole: set[int] = field(default_factory=set)  # sections that fit in one chunk
+    members: dict[int, list[int]] = field(default_factory=dict)  # non-image units by section
 
     def size(self, units: list[int]) -> int:
         return sum(self.u.tokens[i] for i in units) + SEP * max(len(units) - 1, 0)
@@ -62,7 +75,7 @@ class Packer:
     def run(self) -> list[Group]:
         cur: Group | None = None
         n = len(self.u.tokens)
-        members: dict[int, list[int]] = {}
+        members = self.members
         for i in range(n):
             if not self.u.image[i]:
                 members.setdefault(self.u.section[i], []).append(i)
@@ -80,6 +93,8 @@ class Packer:
         if cur is not None:
             self._close(cur, None)
         self._merge()
+        if self.parents is not None:
+            self._pack_siblings()
         self.groups.sort(key=lambda g: g.units[g.overlap])
         for g in self.groups:
             g.tokens = 0 if g.image else self.size(g.units)
@@ -138,7 +153,7 @@ class Packer:
         i = 0
         while i < len(text):
             g = text[i]
-            empty = all(self.u.heading[k] for k in self._own(g))
+            empty = self.u.empty(self._own(g))
             if empty or self.size(g.units) < self.min_tokens:
                 if i + 1 < len(text) and self._absorb(g, text[i + 1], empty, forward=True):
                     del text[i]
@@ -165,8 +180,52 @@ class Packer:
             other.overlap = g.overlap
         return True
 
+    def _pack_siblings(self) -> None:
+        """Rule 7: runs of whole sections under one parent share a chunk, up to the target."""
+        text = sorted((g for g in self.groups if not g.image), key=lambda g: g.units[0])
+        out: list[Group] = []
+        for g in text:
+            prev = out[-1] if out else None
+            if prev is not None and self._siblings(prev, g):
+                prev.units = prev.units + g.units
+            else:
+                out.append(g)
+        self.groups = out + [g for g in self.groups if g.image]
+
+    def _siblings(self, a: Group, b: Group) -> bool:
+        secs_a, secs_b = self._sections(a), self._sections(b)
+        if secs_a is None or secs_b is None:
+            return False
+        top = self.parents[secs_a[0]]  # the parent of the chunk's first section
+        if top is None or not self._under(secs_b[0], top):
+            return False
+        limit = min([self.target] + [self.cap[s] for s in secs_a + secs_b])
+        return self.size(a.units + b.units) <= limit
+
+    def _under(self, sec: int, top: int) -> bool:
+        """True when section ``sec`` lies below section ``top`` (-1: the document root)."""
+        p = self.parents[sec]
+        while p is not None and p not in (top, -1):
+            p = self.parents[p]
+        return p == top
+
+    def _sections(self, g: Group) -> list[int] | None:
+        """The sections of g in order, when g holds every non-image unit of each; else None."""
+        if g.overlap:
+            return None
+        secs = sorted({self.u.section[k] for k in g.units})
+        held = set(g.units)
+        if all(set(self.members[s]) <= held for s in secs):
+            return secs
+        return None
+
 
 def pack(
-    units: Units, cap: dict[int, int], target: int, min_tokens: int, overlap: int
+    units: Units,
+    cap: dict[int, int],
+    target: int,
+    min_tokens: int,
+    overlap: int,
+    parents: list[int | None] | None = None,
 ) -> list[Group]:
-    return Packer(units, cap, target, min_tokens, overlap).run()
+    return Packer(units, cap, target, min_tokens, overlap, parents).run()

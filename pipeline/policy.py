@@ -14,7 +14,12 @@ from pathlib import Path
 BIASES = ("balanced", "code", "prose")
 
 # Bumped whenever the output for the same input and policy changes.
-CHUNKER_VERSION = "mdchunk-2"  # 2: split parts count the whitespace between pieces
+# 2: split parts count the whitespace between pieces.
+# 3: embed_text carries the context header (title, section path, first-chunk front matter
+#    fields); clean heading text; anchor/url/title/embed_hash/image_src columns; sections of
+#    only link definitions or comments count as empty; sibling packing; the context is part
+#    of chunk_id.
+CHUNKER_VERSION = "mdchunk-3"
 
 CHOICES = {
     "front_matter": ("metadata", "include", "strip"),
@@ -43,9 +48,19 @@ class Policy:
     bias: str = "balanced"
     strategy: str = "auto"
     tokenizer: str = "estimate"
-    breadcrumb_prefix: bool = True
+    breadcrumb_prefix: bool = True  # the context header in embed_text
+    title_keys: tuple[str, ...] = ("title",)  # front matter keys giving the document title
+    context_keys: tuple[str, ...] = ("description",)  # front matter lines in a first chunk
+    link_template: str = ""  # url of a chunk, e.g. https://site/{path_stem}#{anchor}
+    pack_siblings: bool = True  # small whole sections under one parent share a chunk
 
     def __post_init__(self) -> None:
+        for name in ("title_keys", "context_keys"):
+            value = getattr(self, name)
+            if isinstance(value, str):
+                value = [k.strip() for k in value.split(",") if k.strip()]
+            if isinstance(value, list):
+                object.__setattr__(self, name, tuple(value))
         problems = self.problems()
         if problems:
             raise PolicyError("invalid policy: " + "; ".join(problems))
@@ -86,8 +101,19 @@ class Policy:
         kind, _, arg = tok.partition(":")
         if not (tok == "estimate" or (kind in ("tiktoken", "hf") and arg)):
             out.append(f"unknown tokenizer {tok!r}: use estimate, tiktoken:NAME or hf:PATH")
-        if not isinstance(self.breadcrumb_prefix, bool):
-            out.append(f"breadcrumb_prefix must be true or false, got {self.breadcrumb_prefix!r}")
+        for name in ("breadcrumb_prefix", "pack_siblings"):
+            if not isinstance(getattr(self, name), bool):
+                out.append(f"{name} must be true or false, got {getattr(self, name)!r}")
+        for name in ("title_keys", "context_keys"):
+            value = getattr(self, name)
+            if not (isinstance(value, tuple) and all(isinstance(k, str) and k for k in value)):
+                out.append(f"{name} must be a list of front matter keys, got {value!r}")
+        if not isinstance(self.link_template, str):
+            out.append(f"link_template must be text, got {self.link_template!r}")
+        elif self.link_template:
+            from mdchunk.pipeline.context import check_template
+
+            out += check_template(self.link_template)
         return out
 
     def canonical_json(self) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 
 from mdchunk.pipeline.fence import unbalanced
@@ -25,3 +26,29 @@ def starts_with_heading(text: str) -> bool:
     if _HEADING.match(lines[0]):
         return True
     return len(lines) > 1 and bool(lines[0].strip()) and bool(_SETEXT.match(lines[1]))
+
+
+def names_its_section(embed_text: str, text: str, section_title: str | None, title: str) -> bool:
+    """SC-001 judged on what is embedded: after its context header (if any), ``embed_text``
+    opens with a heading (the section's own, or the empty one merged in before it), or the
+    header itself ends by naming the section (the document title for a preamble)."""
+    if starts_with_heading(text):
+        return True
+    prefix = embed_text[: len(embed_text) - len(text)] if embed_text.endswith(text) else ""
+    if not prefix.strip():
+        return False
+    header = _EOL.split(prefix.strip())[0]
+    named = section_title if section_title is not None else title
+    return header.split(" > ")[-1].casefold() == (named or "").casefold()
+
+
+def best_possible_share(sections: list[list[int]], cap: int, n_chunks: int | None = None) -> float:
+    """The best share of chunks that can start with a heading or hold a whole section, given
+    each section's size in tokens (one list per document): a section over the cap needs
+    ceil(size / cap) chunks, and all but its first can start with neither. ``n_chunks``:
+    how many chunks the packing made (default: the fewest possible, one per small section;
+    packing small sections together makes fewer chunks, so fewer good ones)."""
+    fewest = sum(max(1, math.ceil(s / cap)) for doc in sections for s in doc)
+    unavoidable = sum(max(1, math.ceil(s / cap)) - 1 for doc in sections for s in doc)
+    n = n_chunks if n_chunks is not None else fewest
+    return 1 - unavoidable / max(n, 1)

@@ -73,15 +73,20 @@ CHUNKS = pa.schema(
         ("chunk_id", pa.string()),
         ("doc_id", pa.string()),
         ("path", pa.string()),
+        ("title", pa.string()),  # the document title (front matter, first H1 or file stem)
         ("chunk_index", pa.int32()),
         ("chunk_type", pa.string()),  # section | preamble | image | text
         ("name", pa.string()),
         ("breadcrumb", pa.list_(pa.string())),
         ("header_level", pa.int8()),
         ("section_title", pa.string()),
+        ("anchor", pa.string()),  # explicit heading id, else GitHub's slug of section_title
+        ("url", pa.string()),  # from the policy's link_template, null without one
         ("headings", pa.list_(pa.string())),
         ("text", pa.large_string()),
         ("embed_text", pa.large_string()),
+        ("embed_hash", pa.string()),  # sha256 of embed_text, 32 hex: equal texts, equal hash
+        ("image_src", pa.string()),  # image chunks: the image's source URL
         ("n_tokens", pa.int32()),
         ("token_source", pa.string()),  # estimate | tiktoken:NAME | hf:PATH
         ("overlap_tokens", pa.int32()),

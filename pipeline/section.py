@@ -7,14 +7,13 @@ a block that alone exceeds its section's budget (see ``pipeline.split``).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from mdchunk.pipeline import fence, split
 from mdchunk.pipeline.kinds import ATOMIC
-from mdchunk.pipeline.pack import SEP, Units
-
-BREADCRUMB_SEP = " > "
+from mdchunk.pipeline.pack import Units
 
 
 @dataclass
@@ -36,10 +35,7 @@ class Section:
     level: int | None  # of the heading that opens it; None for a preamble
     title: str | None
     path: list[str]
-
-
-def breadcrumb_line(path: list[str]) -> str:
-    return BREADCRUMB_SEP.join(path)
+    heading: int | None = None  # block_index of that heading
 
 
 def sections_of(blocks: list[dict], depth: int | None) -> tuple[list[int], list[Section]]:
@@ -49,7 +45,7 @@ def sections_of(blocks: list[dict], depth: int | None) -> tuple[list[int], list[
         opens = depth is not None and b["kind"] == "heading" and b["level"] <= depth
         if opens or not found:
             found.append(
-                Section(b["level"], b["heading_path"][-1], b["heading_path"])
+                Section(b["level"], b["heading_path"][-1], b["heading_path"], b["block_index"])
                 if opens
                 else Section(None, None, [])
             )
@@ -57,23 +53,20 @@ def sections_of(blocks: list[dict], depth: int | None) -> tuple[list[int], list[
     return numbers, found
 
 
-def caps(
-    blocks: list[dict],
-    numbers: list[int],
-    max_tokens: int,
-    prefix: bool,
-    count: Callable[[list[str]], list[int]],
-) -> dict[int, int]:
-    """Per section: max_tokens less the room its longest breadcrumb prefix needs."""
-    longest: dict[int, str] = {}
-    for b, sec in zip(blocks, numbers):
-        line = breadcrumb_line(b["heading_path"]) if prefix else ""
-        if len(line) > len(longest.get(sec, "")):
-            longest[sec] = line
-    secs = sorted(set(numbers))
-    lines = [longest.get(s, "") for s in secs]
-    reserve = count(lines) if any(lines) else [0] * len(secs)
-    return {s: max_tokens - (r + SEP if line else 0) for s, r, line in zip(secs, reserve, lines)}
+def parents(sections: list[Section]) -> list[int | None]:
+    """Per section, the index of the section whose heading is its parent (-1 at the top);
+    None for a preamble, which has no siblings."""
+    out: list[int | None] = []
+    stack: list[tuple[int, int]] = []  # (level, section index)
+    for i, s in enumerate(sections):
+        if s.level is None:
+            out.append(None)
+            continue
+        while stack and stack[-1][0] >= s.level:
+            stack.pop()
+        out.append(stack[-1][1] if stack else -1)
+        stack.append((s.level, i))
+    return out
 
 
 def units_of(
@@ -140,4 +133,22 @@ def pack_arrays(units: list[Unit]) -> Units:
         atomic=[u.kind in ATOMIC for u in units],
         image=[u.kind == "image" for u in units],
         overlap_ok=[u.kind not in ("heading", "front_matter", "image") for u in units],
+        filler=[u.kind == "heading" or is_filler(u.kind, u.text) for u in units],
     )
+
+
+_LINK_DEF = re.compile(r" {0,3}\[(?:[^\]\\]|\\.)+\]:[ \t]*\S")
+_LINK_TITLE = re.compile(r"""\s*(?:"[^"]*"|'[^']*'|\([^)]*\))\s*""")
+_COMMENT = re.compile(r"<!--.*?-->|\{/\*.*?\*/\}", re.S)
+
+
+def is_filler(kind: str, text: str) -> bool:
+    """A block that says nothing to a reader: only link reference definitions, or only
+    comments (HTML ``<!-- -->``, MDX ``{/* */}``). A section of headings and such blocks
+    counts as empty when chunks are merged."""
+    if ("<!--" in text or "{/*" in text) and not _COMMENT.sub("", text).strip():
+        return True
+    if kind != "paragraph" or "]:" not in text:
+        return False
+    lines = [line for line in text.splitlines() if line.strip()]
+    return all(_LINK_DEF.match(line) or _LINK_TITLE.fullmatch(line) for line in lines)

@@ -119,7 +119,8 @@ def test_image_only_block_is_its_own_zero_token_chunk():
     images = [c for c in chunks if c["chunk_type"] == "image"]
     assert len(images) == 1
     img = images[0]
-    assert (img["text"], img["embed_text"], img["n_tokens"]) == ("A diagram of the log",) * 2 + (0,)
+    assert (img["text"], img["n_tokens"], img["image_src"]) == ("A diagram of the log", 0, "d.png")
+    assert img["embed_text"] == "Pics\n\nA diagram of the log"  # the context header, then alt
     assert img["chunk_id"] and img["breadcrumb"] == ["Pics"]
     text_chunks = [c for c in chunks if c["chunk_type"] != "image"]
     assert all("![" not in c["text"] for c in text_chunks)
@@ -152,9 +153,9 @@ def test_h1_to_h4_jump_breadcrumb():
     assert ["Guide", "Detail"] in crumbs and ["Guide", "Next"] in crumbs
     detail = next(c for c in chunks if c["breadcrumb"] == ["Guide", "Detail"])
     assert detail["section_title"] == "Guide" and detail["header_level"] == 1
-    assert detail["embed_text"].startswith("# Guide") or detail["embed_text"].startswith(
-        "#### Detail"
-    )
+    # the header names the title (which is the H1 Guide); the text opens with its own heading
+    assert detail["embed_text"] == f"Guide\n\n{detail['text']}"
+    assert detail["text"].startswith("#### Detail")
 
 
 def test_empty_section_merges_forward():
@@ -245,7 +246,9 @@ def test_plain_text_uses_recursive():
 
 def test_fixed_strategy_ignores_structure():
     doc = "\n\n".join(f"## H{i}\n\n{sentences(1, start=i)}" for i in range(20))
-    policy = Policy(target_tokens=100, max_tokens=150, min_tokens=20, overlap_tokens=20)
+    policy = Policy(
+        target_tokens=100, max_tokens=150, min_tokens=20, overlap_tokens=20, pack_siblings=False
+    )
     assert len(chunk_text(doc, policy)) == 20  # markdown: one chunk per section
     chunks = chunk_text(doc, policy.replace(strategy="fixed"))
     assert {c["strategy"] for c in chunks} == {"fixed"}

@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
-import math
-
 import polars as pl
 import pytest
 
 from mdchunk.jobs import run_job
 from mdchunk.jobs.runlog import RunLog
 from mdchunk.pipeline import runstore, sources
+from mdchunk.pipeline.context import MAX_ELEMENT_CHARS, SEP, clip
 from mdchunk.pipeline.document import DEFAULT_MAX_BYTES
 from mdchunk.pipeline.policy import Policy
-from mdchunk.pipeline.quality import starts_with_heading, unbalanced_fence
+from mdchunk.pipeline.quality import (
+    best_possible_share,
+    names_its_section,
+    starts_with_heading,
+    unbalanced_fence,
+)
 from mdchunk.pipeline.section import sections_of
 from tests.conftest import corpus_dir
 
@@ -96,23 +100,25 @@ def test_nothing_lost(runs, name):
         assert not missing, (doc_id, text[missing[0] : missing[0] + 60])
 
 
-def _best_possible_share(blocks: pl.DataFrame, cap: int, depth: int) -> float:
-    """Sections / the fewest chunks any packing could use (one per cap of a section)."""
-    n_sections = n_chunks = 0
+def _best_possible_share(blocks: pl.DataFrame, cap: int, depth: int, n_chunks: int) -> float:
+    """The best share any packing into ``n_chunks`` chunks could reach: every chunk but the
+    first of a section over the cap can neither start with a heading nor hold a section."""
+    sizes = []
     for part in blocks.partition_by("doc_id", maintain_order=True):
         rows = [r for r in part.sort("block_index").to_dicts() if r["kind"] != "front_matter"]
         numbers, sections = sections_of(rows, depth)
-        sizes = [0] * len(sections)
+        doc = [0] * len(sections)
         for r, n in zip(rows, numbers):
-            sizes[n] += r["est_tokens"] + 1
-        n_sections += len(sections)
-        n_chunks += sum(max(1, math.ceil(s / cap)) for s in sizes)
-    return n_sections / n_chunks
+            doc[n] += r["est_tokens"] + 1
+        sizes.append(doc)
+    return best_possible_share(sizes, cap, n_chunks)
 
 
 def test_chunks_start_with_a_heading_or_hold_a_section(runs):
     """>= 80 % per corpus, or 90 % of the best any packing could reach where 80 % is
-    impossible (rust_book: 110 of its 447 sections exceed 1000 estimated tokens)."""
+    impossible (rust_book: 110 of its 447 sections exceed 1000 estimated tokens). The best
+    depends on the number of chunks: sibling packing puts several small sections in one
+    chunk, so fewer chunks are whole sections while the parts of long sections stay."""
     policy, out = runs("default")
     chunks = _read(out, "chunks").filter(
         pl.col("strategy").is_in(["markdown", "sentence"]) & (pl.col("chunk_type") != "image")
@@ -127,11 +133,12 @@ def test_chunks_start_with_a_heading_or_hold_a_section(runs):
     blocks = blocks.with_columns(corpus=corpus)
     ok = [starts_with_heading(t) or p == 1 for t, p in zip(chunks["text"], chunks["parts"])]
     shares = chunks.with_columns(ok=pl.Series(ok)).group_by("corpus").agg(pl.col("ok").mean())
+    counts = dict(chunks.group_by("corpus").len().iter_rows())
     for name, share in shares.iter_rows():
         if name.endswith(".md"):  # SOURCES.md at the top of the corpora folder
             continue
         part = blocks.filter(pl.col("corpus") == name)
-        bound = _best_possible_share(part, policy.max_tokens, policy.heading_depth)
+        bound = _best_possible_share(part, policy.max_tokens, policy.heading_depth, counts[name])
         assert share >= min(0.80, 0.9 * bound), (name, share, bound)
 
 
@@ -142,3 +149,56 @@ def test_data_checks_hold_on_every_corpus(runs, name):
     _, out = runs(name)
     offending = {check: rows.height for check, rows in queries.checks(out).items()}
     assert offending and not any(offending.values()), offending
+
+
+def _corpus_shares(chunks: pl.DataFrame, ok: list[bool]) -> dict[str, float]:
+    corpus = pl.col("path").str.split("/").list.first()
+    frame = chunks.with_columns(corpus=corpus, ok=pl.Series(ok))
+    shares = frame.group_by("corpus").agg(pl.col("ok").mean())
+    return {name: share for name, share in shares.iter_rows() if not name.endswith(".md")}
+
+
+def test_sc001_on_embed_text(runs):
+    """SC-001 judged on what is embedded: after the context header the chunk opens with a
+    heading, or the header names its section; >= 80 % of markdown chunks in every corpus."""
+    _, out = runs("default")
+    docs = _read(out, "documents").select("doc_id", "format")
+    chunks = _read(out, "chunks").join(docs, on="doc_id")
+    chunks = chunks.filter((pl.col("format") == "markdown") & (pl.col("chunk_type") != "image"))
+    ok = [
+        names_its_section(e, t, s, ti)
+        for e, t, s, ti in chunks.select("embed_text", "text", "section_title", "title").iter_rows()
+    ]
+    shares = _corpus_shares(chunks, ok)
+    assert len(shares) >= 5 and min(shares.values()) >= 0.80, shares
+
+
+def test_every_chunk_carries_its_title_and_breadcrumb(runs):
+    """Issue 11: the document title and every breadcrumb element are in embed_text: in the
+    context header, or as a heading the chunk itself holds (its text shows it)."""
+    _, out = runs("default")
+    cols = ["path", "title", "breadcrumb", "headings", "text", "embed_text"]
+    missing = []
+    for path, title, crumb, headings, text, embed in _read(out, "chunks").select(cols).iter_rows():
+        prefix = embed[: len(embed) - len(text)]
+        header = prefix.strip().split("\n")[0] if prefix.strip() else ""
+        shown = {e.casefold() for e in header.split(SEP)} | {h.casefold() for h in headings}
+        for element in [title, *crumb]:
+            if element and clip(element, MAX_ELEMENT_CHARS).casefold() not in shown:
+                missing.append((path, element, header))
+    assert not missing, (len(missing), missing[:5])
+
+
+def test_no_heading_column_holds_ids_or_template_tags(runs):
+    _, out = runs("default")
+    chunks = _read(out, "chunks")
+    texts = [
+        *chunks["title"],
+        *chunks["name"],
+        *chunks["section_title"].drop_nulls(),
+        *chunks["breadcrumb"].explode().drop_nulls(),
+        *chunks["headings"].explode().drop_nulls(),
+    ]
+    bad = {t for t in texts if any(m in t for m in ("{#", "{/*", "{{", "{%"))}
+    assert not bad, sorted(bad)[:10]
+    assert chunks["title"].null_count() == 0 and chunks["embed_hash"].null_count() == 0

@@ -51,10 +51,10 @@ def test_contradictions_raise(changes, message):
 def test_hash_is_sha256_of_canonical_json():
     # canonical JSON written out by hand: keys sorted, no spaces
     expected_json = (
-        '{"bias":"balanced","breadcrumb_prefix":true,"front_matter":"metadata",'
-        '"heading_depth":3,"max_tokens":1000,"mdx":"auto","min_tokens":200,'
-        '"overlap_tokens":80,"strategy":"auto","target_tokens":750,'
-        '"tokenizer":"estimate"}'
+        '{"bias":"balanced","breadcrumb_prefix":true,"context_keys":["description"],'
+        '"front_matter":"metadata","heading_depth":3,"link_template":"","max_tokens":1000,'
+        '"mdx":"auto","min_tokens":200,"overlap_tokens":80,"pack_siblings":true,'
+        '"strategy":"auto","target_tokens":750,"title_keys":["title"],"tokenizer":"estimate"}'
     )
     assert Policy().canonical_json() == expected_json
     assert Policy().policy_hash == hashlib.sha256(expected_json.encode()).hexdigest()[:16]

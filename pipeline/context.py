@@ -1,0 +1,186 @@
+"""What a chunk needs to say where it comes from: document title, context header, url.
+
+The context header is the first line of ``embed_text``: the document title and the section
+path, ``Title > Guide > Install`` (an element equal to the one before it is not repeated).
+A document's first chunk also carries chosen front matter fields as ``key: value`` lines.
+The title is the first front matter key of ``title_keys`` with a value, else the first H1
+(or a first heading that no other heading equals or outranks), else the file stem (the
+folder's name for ``index``/``_index``/``README`` files).
+"""
+
+from __future__ import annotations
+
+import json
+import string
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+from urllib.parse import quote
+
+from mdchunk.pipeline.heading import INLINE_MD, Anchors, clean, references, source
+
+SEP = " > "
+MAX_ELEMENT_CHARS = 120  # one title or heading in a header
+MAX_FIELD_CHARS = 400  # one front matter value in a first chunk
+_FOLDER_STEMS = {"index", "_index", "readme"}
+LINK_FIELDS = ("path", "path_stem", "stem", "dir", "anchor", "line_start", "line_end")
+
+
+def title_of(doc: dict, h1: str | None, keys: tuple[str, ...]) -> str:
+    """The document's title: front matter ``keys`` in order, else ``h1``, else the stem."""
+    fm = doc.get("front_matter") or {}
+    fm = dict(fm) if not isinstance(fm, dict) else fm
+    for key in keys:
+        value = _scalar(fm.get(key))
+        if value:
+            return clean(value).text or value
+    if h1:
+        return h1
+    path = PurePosixPath(doc["path"])
+    if path.stem.lower() in _FOLDER_STEMS and path.parent.name:
+        return path.parent.name
+    return path.stem
+
+
+def _top_heading(headings: list[dict], texts: dict[int, str]) -> str | None:
+    """The first H1; else the first heading when no other has its level or a higher one
+    (a chapter that opens with its only ``##``, nothing above it)."""
+    for b in headings:
+        if b["level"] == 1:
+            return texts[b["block_index"]]
+    if not headings:
+        return None
+    top = min(b["level"] for b in headings)
+    if headings[0]["level"] == top and sum(b["level"] == top for b in headings) == 1:
+        return texts[headings[0]["block_index"]]
+    return None
+
+
+def field_lines(doc: dict, keys: tuple[str, ...]) -> list[str]:
+    """``key: value`` lines of the chosen front matter fields that have a value."""
+    fm = doc.get("front_matter") or {}
+    fm = dict(fm) if not isinstance(fm, dict) else fm
+    lines = []
+    for key in keys:
+        value = _scalar(fm.get(key))
+        if value:
+            lines.append(f"{key}: {clip(' '.join(value.split()), MAX_FIELD_CHARS)}")
+    return lines
+
+
+def _scalar(value: str | None) -> str | None:
+    """A front matter value as text; lists and mappings (stored as JSON) are joined."""
+    if value is None:
+        return None
+    text = value.strip()
+    if text[:1] in "[{":
+        try:
+            data = json.loads(text)
+        except ValueError:
+            return text
+        if isinstance(data, list):
+            return ", ".join(str(v) for v in data if isinstance(v, str | int | float))
+        return None
+    return text
+
+
+def header_line(title: str, path: list[str]) -> str:
+    """``Title > A > B``: an element equal to the previous one is left out."""
+    out: list[str] = []
+    for element in [title, *path]:
+        element = clip(element, MAX_ELEMENT_CHARS)
+        if element and (not out or out[-1].casefold() != element.casefold()):
+            out.append(element)
+    return SEP.join(out)
+
+
+def clip(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    cut = text[:limit].rsplit(" ", 1)[0] if " " in text[:limit] else text[:limit]
+    return cut.rstrip() + "…"
+
+
+def check_template(template: str) -> list[str]:
+    """Problems with a link template: unknown or malformed placeholders."""
+    try:
+        names = [f for _, f, _, _ in string.Formatter().parse(template) if f is not None]
+    except ValueError as exc:
+        return [f"link_template {template!r}: {exc}"]
+    unknown = sorted({n for n in names if n not in LINK_FIELDS})
+    if unknown:
+        return [
+            f"link_template has unknown placeholder(s) {', '.join('{' + n + '}' for n in unknown)}"
+            f"; known: {', '.join('{' + n + '}' for n in LINK_FIELDS)}"
+        ]
+    return []
+
+
+def url(template: str, path: str, anchor: str | None, line_start: int, line_end: int) -> str:
+    """The chunk's link: the template filled in, path segments and anchor percent-encoded;
+    without an anchor, ``#{anchor}`` (or ``{anchor}``) is left out."""
+    if not anchor:
+        template = template.replace("#{anchor}", "").replace("{anchor}", "")
+    posix = PurePosixPath(path)
+    stem = posix.with_suffix("") if posix.suffix else posix
+    values = {
+        "path": quote(str(posix)),
+        "path_stem": quote(str(stem)),
+        "stem": quote(posix.stem),
+        "dir": quote(str(posix.parent)) if str(posix.parent) != "." else "",
+        "anchor": quote(anchor or "", safe=""),
+        "line_start": line_start,
+        "line_end": line_end,
+    }
+    return template.format(**values)
+
+
+def image_src(block_text: str, env: dict | None = None) -> str | None:
+    """The source URL of the one image an image block holds (a link around it allowed)."""
+    tokens = INLINE_MD.parseInline(block_text.strip(), dict(env or {}))
+    for t in tokens[0].children or []:
+        if t.type == "image":
+            return t.attrGet("src") or None
+    return None
+
+
+@dataclass
+class DocContext:
+    """One document's context: its title, first-chunk field lines, heading anchors."""
+
+    title: str
+    fields: list[str]  # `key: value` lines for the document's first chunk
+    anchors: dict[int, str]  # block_index of a heading -> its anchor
+    env: dict  # link reference definitions, for headings and images that use them
+    on: bool  # the policy wants a context header
+
+
+def prepare(doc: dict, blocks: list[dict], policy) -> tuple[list[dict], DocContext]:
+    """Blocks with clean heading paths (see ``pipeline.heading``), and the document's
+    context. Heading anchors are numbered in document order."""
+    headings = [b for b in blocks if b["kind"] == "heading"]
+    env: dict = {}
+    if any("[" in b["text"] for b in headings) or any(b["kind"] == "image" for b in blocks):
+        env = references(
+            [b["text"] for b in blocks if b["kind"] == "paragraph" and "]:" in b["text"]]
+        )
+    number = Anchors()
+    texts: dict[int, str] = {}
+    anchors: dict[int, str] = {}
+    for b in headings:
+        h = clean(source(b["text"]), env)
+        texts[b["block_index"]] = h.text
+        anchors[b["block_index"]] = number(h)
+    out, stack = [], []
+    for b in blocks:
+        if b["kind"] == "heading":
+            while stack and stack[-1][0] >= b["level"]:
+                stack.pop()
+            stack.append((b["level"], texts[b["block_index"]]))
+        out.append({**b, "heading_path": [t for _, t in stack]})
+    h1 = _top_heading(headings, texts)
+    on = policy.breadcrumb_prefix
+    fields = (
+        field_lines(doc, policy.context_keys) if on and policy.front_matter != "include" else []
+    )
+    title = title_of(doc, h1, policy.title_keys)
+    return out, DocContext(title, fields, anchors, env, on)

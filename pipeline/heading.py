@@ -1,0 +1,130 @@
+"""Heading text as readers see it, and the anchors that link to it.
+
+``clean`` turns the source of an ATX or setext heading into plain text: heading-id
+attributes (``{#id}``, ``{: #id .class}``, MDX ``{/*id*/}``), template tags (Hugo
+``{{< >}}``/``{{% %}}``, Liquid/Jinja ``{% %}``/``{{ }}``) and closing ``#``s are removed,
+inline markup is reduced to its text. ``Anchors`` gives each heading of a document its
+anchor: the explicit id when the heading has one, else GitHub's slug of the text, with
+``-1``, ``-2``... for repeats, as GitHub numbers them.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+
+from markdown_it import MarkdownIt
+
+INLINE_MD = MarkdownIt("commonmark")
+_EOL = re.compile(r"\r\n|\r|\n")
+_ATX_OPEN = re.compile(r"^ {0,3}#{1,6}(?=[ \t]|$)")
+_CLOSING = re.compile(r"(?:^|[ \t]+)#+[ \t]*$")
+_TEMPLATE = re.compile(r"\{\{[<%].*?[%>]\}\}|\{%.*?%\}|\{\{.*?\}\}", re.S)
+_MDX_ID = re.compile(r"[ \t]*\{/\*\s*(.*?)\s*\*/\}[ \t]*$", re.S)
+# {#id .class key=value} (Pandoc, Hugo, Jekyll) and {: #id .class} (kramdown), at the end.
+_ATTRS = re.compile(
+    r"[ \t]*\{:?[ \t]*((?:[#.][^\s{}]+|[\w-]+=(?:\"[^\"]*\"|'[^']*'|[^\s{}]+)|-)"
+    r"(?:[ \t]+(?:[#.][^\s{}]+|[\w-]+=(?:\"[^\"]*\"|'[^']*'|[^\s{}]+)|-))*)[ \t]*\}[ \t]*$"
+)
+_ID_IN_ATTRS = re.compile(r"(?:^|\s)#([^\s{}]+)")
+_MARKUP = set("*_`[]<>&\\!~")
+
+
+@dataclass(frozen=True)
+class Heading:
+    text: str  # plain text, as a reader sees it
+    explicit_id: str | None  # from {#id}, {: #id}, {/*id*/}
+
+
+def source(block_text: str) -> str:
+    """The inline content of a heading block: ATX markers or the setext underline removed."""
+    lines = _EOL.split(block_text.strip("\r\n"))
+    first = lines[0]
+    if _ATX_OPEN.match(first):
+        return _CLOSING.sub("", _ATX_OPEN.sub("", first, count=1).strip()).strip()
+    return " ".join(line.strip() for line in lines[:-1])  # setext: the last line underlines
+
+
+def clean(inline: str, env: dict | None = None) -> Heading:
+    """Plain heading text and explicit id from a heading's inline source (see ``source``)."""
+    text, explicit = _TEMPLATE.sub(" ", inline).strip(), None
+    while True:
+        before = text
+        mdx = _MDX_ID.search(text)
+        if mdx:
+            explicit = explicit or mdx.group(1) or None
+            text = text[: mdx.start()]
+        attrs = _ATTRS.search(text)
+        if attrs:
+            found = _ID_IN_ATTRS.search(attrs.group(1))
+            explicit = explicit or (found.group(1) if found else None)
+            text = text[: attrs.start()]
+        if text == before:
+            break
+        text = _CLOSING.sub("", text).rstrip()  # `## Title ## {#id}`: closing #s before it
+    return Heading(plain_text(text, env), explicit)
+
+
+def plain_text(inline: str, env: dict | None = None) -> str:
+    """Inline markdown reduced to its text: emphasis, links, images' alt, HTML tags dropped."""
+    if not any(c in _MARKUP for c in inline):
+        return " ".join(inline.split())
+    tokens = INLINE_MD.parseInline(inline, dict(env or {}))
+    return " ".join(_text_of(tokens[0].children or []).split())
+
+
+def _text_of(children) -> str:
+    parts = []
+    for t in children:
+        if t.type in ("text", "code_inline"):
+            parts.append(t.content)
+        elif t.type in ("softbreak", "hardbreak"):
+            parts.append(" ")
+        elif t.type == "image":
+            parts.append(_text_of(t.children or []))
+    return "".join(parts)
+
+
+def slug(text: str) -> str:
+    """GitHub's slug of a heading's text: lower-cased; punctuation, symbols and other marks
+    of no letter or number removed (``-`` and ``_`` stay); every space becomes ``-``.
+    Letters of every script stay, as GitHub keeps them."""
+    return "".join(c for c in text.lower() if _kept(c)).replace(" ", "-")
+
+
+def _kept(c: str) -> bool:
+    if c in " -":
+        return True
+    cat = unicodedata.category(c)
+    if cat[0] in "LM" or cat in ("Nd", "Nl", "Pc"):
+        return True
+    # Symbols that Unicode counts as alphabetic (circled and squared Latin letters).
+    return cat == "So" and ("\u24b6" <= c <= "\u24e9" or "\U0001f130" <= c <= "\U0001f189")
+
+
+class Anchors:
+    """Anchors of one document's headings, in document order (GitHub's numbering of
+    repeated slugs: ``usage``, ``usage-1``, ``usage-2``)."""
+
+    def __init__(self) -> None:
+        self.seen: dict[str, int] = {}
+
+    def __call__(self, heading: Heading) -> str:
+        if heading.explicit_id:
+            return heading.explicit_id
+        base = result = slug(heading.text)
+        while result in self.seen:
+            self.seen[base] += 1
+            result = f"{base}-{self.seen[base]}"
+        self.seen[result] = 0
+        return result
+
+
+def references(texts: list[str]) -> dict:
+    """The link reference definitions found in ``texts`` (blocks of one document), as the
+    ``env`` that resolves ``[text][ref]`` links in headings."""
+    env: dict = {}
+    if texts:
+        INLINE_MD.parse("\n\n".join(texts), env)
+    return env
