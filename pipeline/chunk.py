@@ -9,7 +9,6 @@ is packed again with a tighter budget, so the cap holds exactly.
 from __future__ import annotations
 
 import hashlib
-import math
 from collections.abc import Callable
 from pathlib import PurePosixPath
 
@@ -30,7 +29,8 @@ from mdchunk.pipeline.section import (
     sections_of,
     units_of,
 )
-from mdchunk.pipeline.tokens import BIAS_DIVISORS, EstimateCounter, TokenCounter, make_counter
+from mdchunk.pipeline.kinds import CODE_LIKE
+from mdchunk.pipeline.tokens import EstimateCounter, TokenCounter, make_counter
 
 _BLOCK_COLS = [
     "doc_id",
@@ -57,7 +57,7 @@ class Counting:
         self.policy = policy
         self.counter = counter or make_counter(policy.tokenizer, policy.bias)
         self.estimate = isinstance(self.counter, EstimateCounter)
-        self._code_div = BIAS_DIVISORS[policy.bias][1]
+        self._code = EstimateCounter(policy.bias, "code")
 
     def block_tokens(self, blocks: pl.DataFrame) -> list[int]:
         if self.estimate:
@@ -65,9 +65,8 @@ class Counting:
         return self.counter.count(blocks["text"].to_list())
 
     def for_kind(self, kind: str) -> Callable[[list[str]], list[int]]:
-        if self.estimate and kind in ("code", "mdx_esm", "mdx_jsx"):
-            div = self._code_div
-            return lambda texts: [math.ceil(len(t) / div) for t in texts]
+        if self.estimate and kind in CODE_LIKE:
+            return self._code.count
         return self.counter.count
 
 
@@ -294,12 +293,13 @@ def _section_parts(groups: list[Group]) -> dict[int, tuple[int, int]]:
 
 
 def _join(text: str, us: list[Unit]) -> str:
-    """Unit texts, separated by the source's own whitespace when they are adjacent."""
+    """Unit texts, separated by the source's own whitespace when they are adjacent (nothing
+    between two pieces cut where no space was, as between sentences of Japanese)."""
     out = [us[0].text]
     for prev, u in zip(us, us[1:]):
         a, b = prev.spans[-1][1], u.spans[0][0]
-        gap = text[a:b] if a <= b else ""
-        out.append(gap if gap and not gap.strip() else "\n\n")
+        gap = text[a:b] if a <= b else "\n\n"
+        out.append(gap if not gap.strip() else "\n\n")
         out.append(u.text)
     return "".join(out)
 

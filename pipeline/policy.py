@@ -14,7 +14,8 @@ from pathlib import Path
 BIASES = ("balanced", "code", "prose")
 
 # Bumped whenever the output for the same input and policy changes.
-CHUNKER_VERSION = "mdchunk-2"  # 2: split parts count the whitespace between pieces
+CHUNKER_VERSION = "mdchunk-3"  # 3: script-aware estimate, sentence ends outside English,
+# cuts between grapheme clusters, room for headings before a split block (issue 12)
 
 CHOICES = {
     "front_matter": ("metadata", "include", "strip"),
