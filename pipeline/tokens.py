@@ -57,7 +57,8 @@ NON_ASCII_CLASSES = ("cjk", "hangul", "two_byte", "other")
 WEIGHTED = (*ASCII_CLASSES, *NON_ASCII_CLASSES)
 
 # Fitted weights (tokens per counted item), rounded up, as printed by
-# `python benchmarks/fit_estimate.py` (floor 0.96, penalty 60, margin 1.05) (README, "Token estimate").
+# `python benchmarks/fit_estimate.py` (floor 0.96, penalty 60, margin 1.05; README, "Token
+# estimate").
 # Prose kinds and code-like kinds (CODE_LIKE) have their own ASCII weights; the non-ASCII
 # weights are shared (comments and strings in code are prose).
 WEIGHTS: dict[str, dict[str, float]] = {
