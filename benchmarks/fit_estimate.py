@@ -75,7 +75,9 @@ def corpus_blocks(corpora: Path) -> pl.DataFrame:
         docs = pl.read_parquet(Path(tmp) / "documents.parquet", columns=["doc_id", "path"])
         blocks = pl.read_parquet(Path(tmp) / "blocks.parquet", columns=["doc_id", "kind", "text"])
     corpus = pl.col("path").str.split("/").list.get(0)
-    return blocks.join(docs.with_columns(corpus=corpus), on="doc_id", how="left", maintain_order="left")
+    return blocks.join(
+        docs.with_columns(corpus=corpus), on="doc_id", how="left", maintain_order="left"
+    )
 
 
 def counted_blocks(corpora: Path, refresh: bool = False) -> pl.DataFrame:
@@ -142,9 +144,7 @@ def windows(frame: pl.DataFrame, x: np.ndarray, real: np.ndarray):
 BOUNDS = {"digits": 0.5}
 
 
-def fit(
-    a: np.ndarray, y: np.ndarray, names: list[str], penalty: float, floor: float
-) -> np.ndarray:
+def fit(a: np.ndarray, y: np.ndarray, names: list[str], penalty: float, floor: float) -> np.ndarray:
     from scipy import sparse
     from scipy.optimize import linprog
 
@@ -214,10 +214,13 @@ def main(argv: list[str] | None = None) -> dict:
     a, y, corpus, _ = windows(frame, x, real)
     start = time.perf_counter()
     w = fit(a, y, names, args.penalty, args.floor)
-    print(f"fitted on {len(y)} windows of {frame.height} blocks in {time.perf_counter() - start:.0f} s")
+    seconds = time.perf_counter() - start
+    print(f"fitted on {len(y)} windows of {frame.height} blocks in {seconds:.0f} s")
     table = weights_table(w, names, args.margin)
     print("WEIGHTS =", table)
-    rounded = np.array([table[n.split(".")[0]][n.split(".")[1]] if "." in n else table["prose"][n] for n in names])
+    rounded = np.array(
+        [table[n.split(".")[0]][n.split(".")[1]] if "." in n else table["prose"][n] for n in names]
+    )
     with pl.Config(tbl_rows=40):
         print(report(a, y, corpus, rounded))
     return table

@@ -32,8 +32,8 @@ from mdchunk.pipeline.batch import Batch, DocRows, Reused
 from mdchunk.pipeline.block import with_estimates
 from mdchunk.pipeline.document import make_doc_id
 from mdchunk.pipeline.parse import PARSER_VERSION
-from mdchunk.pipeline.tokens import ESTIMATE_VERSION
 from mdchunk.pipeline.policy import CHUNKER_VERSION, Policy
+from mdchunk.pipeline.tokens import ESTIMATE_VERSION
 
 BATCH_DOCS = blocks_job.BATCH_DOCS
 

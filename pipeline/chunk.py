@@ -18,6 +18,7 @@ import pyarrow as pa
 from mdchunk.pipeline import schemas
 from mdchunk.pipeline.block import with_estimates
 from mdchunk.pipeline.document import line_breaks
+from mdchunk.pipeline.kinds import CODE_LIKE
 from mdchunk.pipeline.pack import SEP, Group, pack
 from mdchunk.pipeline.policy import CHUNKER_VERSION, Policy
 from mdchunk.pipeline.section import (
@@ -29,7 +30,6 @@ from mdchunk.pipeline.section import (
     sections_of,
     units_of,
 )
-from mdchunk.pipeline.kinds import CODE_LIKE
 from mdchunk.pipeline.tokens import EstimateCounter, TokenCounter, make_counter
 
 _BLOCK_COLS = [

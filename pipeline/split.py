@@ -25,17 +25,19 @@ from mdchunk.pipeline.fence import closes_fence, fence_prefix, opens_fence
 Count = Callable[[list[str]], list[int]]
 
 # Sentence ends. Latin-style marks end a sentence only before whitespace (so "v1.2" and
-# "example.com" stay whole); marks that are never inside a sentence end one wherever they stand, since the
-# scripts that use them put no space after them: ideographic and full-width stops and marks
-# (。｡．！？), Devanagari danda and double danda (। ॥), Arabic question mark and Urdu full
-# stop (؟ ۔), Armenian full stop (։), Ethiopic full stop and question mark (። ፧), Myanmar
-# section mark (။), Khmer khan (។ ៕). Closing quotes and brackets stay with their sentence.
+# "example.com" stay whole). Marks that never stand inside a sentence end one wherever they
+# stand, as the scripts that use them put no space after them: ideographic and full-width
+# stops and marks (。｡．！？), Devanagari danda and double danda (। ॥), Arabic question mark
+# and Urdu full stop (؟ ۔), Armenian full stop (։), Ethiopic full stop and question mark
+# (። ፧), Myanmar section mark (။), Khmer khan (។ ៕). Closing quotes and brackets stay with
+# their sentence.
 _LATIN_ENDS = ".!?\u2026\u203c\u2047-\u2049"
 _SCRIPT_ENDS = (
-    "\u3002\uff61\uff0e\uff01\uff1f\u0964\u0965\u061f\u06d4\u0589\u1362\u1367"
-    "\u104b\u17d4\u17d5"
+    "\u3002\uff61\uff0e\uff01\uff1f\u0964\u0965\u061f\u06d4\u0589\u1362\u1367\u104b\u17d4\u17d5"
 )
-_CLOSERS = "\"'\u201d\u2019\u00bb)\\]}\u300d\u300f\u3011\u3015\u3009\u300b\uff09\uff3d\uff5d\uff02\uff07"
+_CLOSERS = (
+    "\"'\u201d\u2019\u00bb)\\]}\u300d\u300f\u3011\u3015\u3009\u300b\uff09\uff3d\uff5d\uff02\uff07"
+)
 _SENTENCE_END = re.compile(
     f"[{_LATIN_ENDS}]+[{_CLOSERS}]*(?=\\s)"
     f"|[{_SCRIPT_ENDS}][{_LATIN_ENDS}{_SCRIPT_ENDS}]*[{_CLOSERS}]*"

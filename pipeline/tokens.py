@@ -95,9 +95,7 @@ BIAS_FACTORS: dict[str, float] = {"balanced": 1.0, "prose": 0.91, "code": 1.12}
 
 def weights(bias: str, group: str) -> dict[str, float]:
     factor = BIAS_FACTORS[bias]
-    return {
-        name: w * factor if name in ASCII_CLASSES else w for name, w in WEIGHTS[group].items()
-    }
+    return {name: w * factor if name in ASCII_CLASSES else w for name, w in WEIGHTS[group].items()}
 
 
 def class_exprs(text: pl.Expr) -> dict[str, pl.Expr]:

@@ -77,7 +77,9 @@ def test_expression_and_python_agree(bias, kind, texts):
 
 
 def test_bias_presets_scale_ascii_only():
-    prose, balanced, code = (estimate("The quick brown fox " * 40, b) for b in ("prose", "balanced", "code"))
+    prose, balanced, code = (
+        estimate("The quick brown fox " * 40, b) for b in ("prose", "balanced", "code")
+    )
     assert prose < balanced < code
     cjk = "日本語のテキスト" * 40
     assert len({estimate(cjk, b) for b in ("prose", "balanced", "code")}) == 1
