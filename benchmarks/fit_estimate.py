@@ -202,8 +202,9 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument(
         "--margin",
         type=float,
-        default=1.05,
-        help="factor on the non-ASCII weights (each script has only ~300 small files here)",
+        default=1.1,
+        help="factor on the non-ASCII weights (each script has only ~300 small files here, "
+        "and random Malayalam syllables reach 2.04 cl100k tokens per letter)",
     )
     ap.add_argument("--refresh", action="store_true", help="recount the blocks")
     args = ap.parse_args(argv)

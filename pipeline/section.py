@@ -90,7 +90,7 @@ def units_of(
     leaves room for those headings, so its first piece fits in one chunk with them: a
     heading is never left alone in a chunk because its first paragraph was split."""
     out: list[Unit] = []
-    lead = _heading_lead(blocks, numbers)
+    lead = _heading_lead(blocks)
     for b, sec, room in zip(blocks, numbers, lead):
         base = dict(
             block_index=b["block_index"],
@@ -132,13 +132,12 @@ def units_of(
     return out
 
 
-def _heading_lead(blocks: list[dict], numbers: list[int]) -> list[int]:
-    """Per block: tokens of the headings right before it in its section (with the blank
-    line after each), 0 for headings and for blocks after content."""
-    out, room, prev = [], 0, None
-    for b, sec in zip(blocks, numbers):
-        if sec != prev:
-            room, prev = 0, sec
+def _heading_lead(blocks: list[dict]) -> list[int]:
+    """Per block: tokens of the headings right before it (with the blank line after each),
+    0 for headings and for blocks after content. Headings of empty sections before it count
+    too: they merge forward into its first chunk."""
+    out, room = [], 0
+    for b in blocks:
         if b["kind"] == "heading":
             out.append(0)
             room += b["tokens"] + SEP

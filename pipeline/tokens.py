@@ -57,7 +57,7 @@ NON_ASCII_CLASSES = ("cjk", "hangul", "two_byte", "other")
 WEIGHTED = (*ASCII_CLASSES, *NON_ASCII_CLASSES)
 
 # Fitted weights (tokens per counted item), rounded up, as printed by
-# `python benchmarks/fit_estimate.py` (floor 0.96, penalty 60, margin 1.05; README, "Token
+# `python benchmarks/fit_estimate.py` (floor 0.96, penalty 60, margin 1.1; README, "Token
 # estimate").
 # Prose kinds and code-like kinds (CODE_LIKE) have their own ASCII weights; the non-ASCII
 # weights are shared (comments and strings in code are prose).
@@ -69,10 +69,10 @@ WEIGHTS: dict[str, dict[str, float]] = {
         "punct": 1.025,
         "space": 0.316,
         "breaks": 1.585,
-        "cjk": 1.286,
-        "hangul": 1.273,
-        "two_byte": 0.841,
-        "other": 0.663,
+        "cjk": 1.348,
+        "hangul": 1.333,
+        "two_byte": 0.881,
+        "other": 0.695,
     },
     "code": {
         "letters": 0.0,
@@ -81,10 +81,10 @@ WEIGHTS: dict[str, dict[str, float]] = {
         "punct": 0.687,
         "space": 0.265,
         "breaks": 2.542,
-        "cjk": 1.286,
-        "hangul": 1.273,
-        "two_byte": 0.841,
-        "other": 0.663,
+        "cjk": 1.348,
+        "hangul": 1.333,
+        "two_byte": 0.881,
+        "other": 0.695,
     },
 }
 
