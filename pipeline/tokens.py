@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import re
+from functools import cache
 from typing import Protocol
 
 import polars as pl
@@ -46,11 +47,10 @@ CLASSES: dict[str, str] = {
     "digits": r"[0-9]",
     "punct": r"[!-/:-@\[-`{-~]",
     "space": r"[\t\n\r ]",
-    "breaks": r"[a-z][A-Z]|[A-Za-z][0-9]|[0-9][A-Za-z]",
     "cjk": f"[{CJK_CLASS}]",
     "hangul": f"[{HANGUL_CLASS}]",
     "two_byte": f"[{_ranges((0x80, 0x7FF))}]",
-    "ascii": r"[\x00-\x7f]",
+    "non_ascii": r"[^\x00-\x7f]",
 }
 ASCII_CLASSES = ("letters", "words", "digits", "punct", "space", "breaks")
 NON_ASCII_CLASSES = ("cjk", "hangul", "two_byte", "other")
@@ -68,22 +68,22 @@ WEIGHTS: dict[str, dict[str, float]] = {
         "digits": 0.5,
         "punct": 1.025,
         "space": 0.316,
-        "breaks": 1.585,
+        "breaks": 1.168,
         "cjk": 1.348,
         "hangul": 1.333,
-        "two_byte": 0.881,
+        "two_byte": 0.835,
         "other": 0.695,
     },
     "code": {
         "letters": 0.0,
-        "words": 1.152,
+        "words": 1.238,
         "digits": 0.5,
-        "punct": 0.687,
-        "space": 0.265,
-        "breaks": 2.542,
+        "punct": 0.613,
+        "space": 0.294,
+        "breaks": 1.984,
         "cjk": 1.348,
         "hangul": 1.333,
-        "two_byte": 0.881,
+        "two_byte": 0.835,
         "other": 0.695,
     },
 }
@@ -93,16 +93,26 @@ WEIGHTS: dict[str, dict[str, float]] = {
 BIAS_FACTORS: dict[str, float] = {"balanced": 1.0, "prose": 0.91, "code": 1.12}
 
 
+@cache
 def weights(bias: str, group: str) -> dict[str, float]:
     factor = BIAS_FACTORS[bias]
     return {name: w * factor if name in ASCII_CLASSES else w for name, w in WEIGHTS[group].items()}
 
 
+# Breaks: pairs of neighbouring characters where a new token usually starts inside a word
+# ("camelCase", "v12", "3px"); each pattern's matches cannot overlap, so counting them is
+# counting the pairs.
+BREAKS = (r"[a-z][A-Z]", r"[A-Za-z][0-9]", r"[0-9][A-Za-z]")
+
+
 def class_exprs(text: pl.Expr) -> dict[str, pl.Expr]:
     """The count of every weighted class of ``text``, as polars expressions."""
     counts = {name: text.str.count_matches(p) for name, p in CLASSES.items()}
+    b1, b2, b3 = (text.str.count_matches(p) for p in BREAKS)
+    counts["breaks"] = b1 + b2 + b3
+    multi = counts.pop("non_ascii")  # characters; their bytes minus the classes above
     wide = 2 * counts["two_byte"] + 3 * (counts["cjk"] + counts["hangul"])
-    counts["other"] = text.str.len_bytes() - counts.pop("ascii") - wide
+    counts["other"] = text.str.len_bytes() - (text.str.len_chars() - multi) - wide
     return counts
 
 
@@ -125,14 +135,51 @@ def estimate_expr(bias: str, text: pl.Expr, kind: pl.Expr) -> pl.Expr:
 
 
 _PATTERNS = {name: re.compile(p) for name, p in CLASSES.items()}
+_BYTES = {
+    "letters": b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz",
+    "digits": b"0123456789",
+    "punct": bytes(c for c in range(128) if re.fullmatch(CLASSES["punct"], chr(c))),
+    "space": b"\t\n\r ",
+}
+# every byte to l(ower), u(pper), d(igit) or "." (anything else, non-ASCII bytes included)
+_SHAPE = bytes(
+    ord("l")
+    if 97 <= c <= 122
+    else ord("u")
+    if 65 <= c <= 90
+    else ord("d")
+    if 48 <= c <= 57
+    else ord(".")
+    for c in range(256)
+)
+_SHAPE_PAIRS = (b"lu", b"ld", b"ud", b"dl", b"du")  # the pairs of BREAKS
+_TWO_BYTE_LEADS = bytes(range(0xC2, 0xE0))
+_HIGH_BYTES = bytes(range(0x80, 0x100))
+# letters stay, every other byte becomes a space: the words are what split() returns
+_LETTER_OR_SPACE = bytes(c if c in _BYTES["letters"] else 32 for c in range(256))
 
 
 def class_counts(text: str) -> dict[str, int]:
     """The counts of ``class_exprs`` for one string, in Python (for a handful of texts a
-    polars frame costs more than the counting)."""
-    counts = {name: len(p.findall(text)) for name, p in _PATTERNS.items()}
+    polars frame costs more than the counting). ASCII classes are counted on the UTF-8
+    bytes, where an ASCII byte is always a whole character."""
+    data = text.encode("utf-8", "surrogatepass")
+    n = len(data)
+    counts = {name: n - len(data.translate(None, chars)) for name, chars in _BYTES.items()}
+    shape = data.translate(_SHAPE)
+    counts["words"] = len(data.translate(_LETTER_OR_SPACE).split())
+    counts["breaks"] = sum(shape.count(pair) for pair in _SHAPE_PAIRS)
+    if text.isascii():
+        counts.update(cjk=0, hangul=0, two_byte=0, other=0)
+        return counts
+    for name in ("cjk", "hangul"):
+        counts[name] = _PATTERNS[name].subn("", text)[1]
+    # a UTF-8 character starts with a byte below 0x80 (ASCII) or with a lead byte (0xC2 to
+    # 0xDF for the characters of two bytes)
+    counts["two_byte"] = n - len(data.translate(None, _TWO_BYTE_LEADS))
+    ascii_chars = len(data.translate(None, _HIGH_BYTES))
     wide = 2 * counts["two_byte"] + 3 * (counts["cjk"] + counts["hangul"])
-    counts["other"] = len(text.encode("utf-8", "surrogatepass")) - counts.pop("ascii") - wide
+    counts["other"] = n - ascii_chars - wide
     return counts
 
 
