@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
-# The estimate presets (their divisors live in pipeline/tokens.py, which needs polars; this
+# The estimate presets (their factors live in pipeline/tokens.py, which needs polars; this
 # module stays light so that the command line starts fast).
 BIASES = ("balanced", "code", "prose")
 

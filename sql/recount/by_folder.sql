@@ -14,8 +14,8 @@ final AS (
     SELECT
         folder,
         count(*) AS chunks,
-        sum(n_tokens) AS n_tokens,
-        sum(real_tokens) AS real_tokens,
+        sum(n_tokens)::BIGINT AS n_tokens,
+        sum(real_tokens)::BIGINT AS real_tokens,
         round(sum(real_tokens) / greatest(sum(n_tokens), 1), 3) AS ratio,
         round(max(real_tokens / greatest(n_tokens, 1)), 3) AS max_ratio,
         count(*) FILTER (WHERE real_tokens > $max_tokens) AS over_cap
