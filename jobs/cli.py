@@ -159,14 +159,16 @@ def policy_options(f):
         click.option(
             "--bias",
             type=click.Choice(CHOICES["bias"]),
-            help="Token-estimate preset (chars per token, prose/code): balanced "
-            "4.0/2.75, prose 4.4/3.0, code 3.6/2.4 [balanced].",
+            help="Token-estimate preset: the weights of ASCII characters times 1.0 "
+            "(balanced), 0.91 (prose: leaner, bigger chunks) or 1.12 (code: heavier); "
+            "other scripts keep their weights [balanced].",
         ),
         click.option(
             "--tokenizer",
-            help="estimate | tiktoken:NAME (an installed offline encoding, e.g. "
-            "cl100k_base) or tiktoken:PATH.tiktoken | hf:PATH/tokenizer.json. "
-            "Nothing is downloaded [estimate].",
+            help="estimate (script-aware, errs toward over-counting cl100k and o200k) | "
+            "tiktoken:NAME (cl100k_base, o200k_base, bundled offline) or "
+            "tiktoken:PATH.tiktoken | hf:PATH/tokenizer.json. Nothing is downloaded "
+            "[estimate].",
         ),
         click.option(
             "--breadcrumb-prefix/--no-breadcrumb-prefix",
@@ -439,8 +441,8 @@ def chunks_cmd(blocks_dir, out, policy_file, **flags):
     type=click.Choice(BIASES),
     default="balanced",
     show_default=True,
-    help="Token-estimate preset: characters per token for prose and code blocks "
-    "(balanced 4.0/2.75, prose 4.4/3.0, code 3.6/2.4).",
+    help="Token-estimate preset: the weights of ASCII characters times 1.0 (balanced), "
+    "0.91 (prose) or 1.12 (code).",
 )
 def blocks_cmd(inputs, out, include, exclude, mdx, text_column, id_column, max_bytes, bias):
     """Read documents and explode them into structural blocks.

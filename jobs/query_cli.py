@@ -23,6 +23,31 @@ def _open(fn, *args, **kwargs):
         raise click.UsageError(str(exc)) from exc
 
 
+TOKENIZER = click.option(
+    "--tokenizer",
+    metavar="SPEC",
+    help="Count every embed_text again with this tokenizer: tiktoken:NAME (cl100k_base, "
+    "o200k_base), tiktoken:FILE.tiktoken or hf:PATH/tokenizer.json (the 'tokenizers' extra).",
+)
+
+
+def _recount(out, tokenizer: str):
+    """Load the tokenizer (one clear line when it cannot be), then recount DIR's chunks."""
+    from mdchunk.pipeline import queries
+    from mdchunk.pipeline.tokens import make_counter
+
+    try:
+        counter = make_counter(tokenizer)
+    except ImportError as exc:
+        raise click.UsageError(
+            f"--tokenizer {tokenizer}: {exc}; install the 'tokenizers' extra "
+            "(pip install 'mdchunk[tokenizers]')"
+        ) from exc
+    except Exception as exc:  # a file that is missing or not a tokenizer: no traceback
+        raise click.UsageError(f"--tokenizer {tokenizer}: {exc}") from exc
+    return _open(queries.recount, out, counter)
+
+
 def _jsonable(frame) -> list[dict]:
     return json.loads(frame.write_json())
 
@@ -105,6 +130,7 @@ def search_cmd(out, query, section, level, chunk_type, path_glob, meta, limit, a
 
 @click.command("stats")
 @OUT_DIR
+@TOKENIZER
 @click.option("--json", "as_json", is_flag=True, help="The same figures as JSON.")
 @click.option(
     "--bins",
@@ -113,12 +139,20 @@ def search_cmd(out, query, section, level, chunk_type, path_glob, meta, limit, a
     type=click.IntRange(1, 1000),
     help="Equal-width histogram bins from 0 to max_tokens.",
 )
-def stats_cmd(out, as_json, bins):
+def stats_cmd(out, tokenizer, as_json, bins):
     """Chunk-quality statistics of DIR, computed by the SQL files in sql/stats/.
 
     Token sizes (min, p10, p50, p90, p99, max, a histogram), the shares under min_tokens,
     at and over the cap and starting with a heading, chunks per document, strategy,
     chunk-type and block-kind mix, split sections, the largest and smallest chunks.
+
+    With --tokenizer, also the real tokens of every embed_text against the chunks' own
+    n_tokens, per top folder of the input (sql/recount/by_folder.sql): a ratio above 1
+    means the counts of the run under-count that tokenizer there.
+
+    \b
+    Example:
+      mdchunk stats out/ --tokenizer tiktoken:cl100k_base
     """
     import polars as pl
 
@@ -127,9 +161,12 @@ def stats_cmd(out, as_json, bins):
 
     figures = _open(api.stats, out, bins=bins)
     policy = queries.policy_of(out)
+    recount = _recount(out, tokenizer) if tokenizer else None
     if as_json:
         data = {name: _jsonable(frame) for name, frame in figures.items()}
         data["policy"] = json.loads(policy.canonical_json())
+        if recount is not None:
+            data["recount"] = {"tokenizer": tokenizer, "by_folder": _jsonable(recount["by_folder"])}
         click.echo(json.dumps(data, indent=1, ensure_ascii=False))
         return
     o = figures["overview"].row(0, named=True)
@@ -181,23 +218,48 @@ def stats_cmd(out, as_json, bins):
                 f"  {r['n_tokens']:>6}  {r['path']}:{r['line_start']}-{r['line_end']}  "
                 f"{' > '.join(r['breadcrumb'])}"
             )
+    if recount is not None:
+        _echo_by_folder(recount["by_folder"], tokenizer, policy.max_tokens)
+
+
+def _echo_by_folder(rows, tokenizer: str, cap: int) -> None:
+    click.echo(f"\n{tokenizer} tokens / n_tokens per folder (ratio above 1: under-counted):")
+    click.echo(
+        f"  {'folder':<24} {'chunks':>7} {'ratio':>6} {'max':>6} {'over cap ' + str(cap):>13}"
+    )
+    for r in rows.iter_rows(named=True):
+        click.echo(
+            f"  {r['folder']:<24} {r['chunks']:>7} {r['ratio']:>6.3f} {r['max_ratio']:>6.3f} "
+            f"{r['over_cap']:>13}"
+        )
 
 
 @click.command("check")
 @OUT_DIR
+@TOKENIZER
 @click.option("--show", default=5, show_default=True, help="Offending rows to print per check.")
-def check_cmd(out, show):
+def check_cmd(out, tokenizer, show):
     """Run the data checks in sql/checks/ on DIR; exit 1 if any finds offending rows.
 
     Each check is one SQL file returning the rows that break it (no rows = it holds):
     unique chunk ids, spans inside their document, n_tokens within the cap, balanced code
     fences, every document with text has chunks, every chunk's document exists.
+
+    n_tokens is what the run counted (with the estimate, an estimate). With --tokenizer,
+    one more check counts every embed_text with that tokenizer and lists the chunks over
+    the cap (sql/recount/over_cap.sql): the check an embedding model's limit needs.
+
+    \b
+    Example:
+      mdchunk check out/ --tokenizer tiktoken:cl100k_base
     """
     import polars as pl
 
     from mdchunk.pipeline import queries
 
     results = _open(queries.checks, out)
+    if tokenizer:
+        results[f"real_tokens_within_cap ({tokenizer})"] = _recount(out, tokenizer)["over_cap"]
     failed = 0
     for name, rows in results.items():
         if rows.is_empty():

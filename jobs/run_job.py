@@ -33,13 +33,15 @@ from mdchunk.pipeline.block import with_estimates
 from mdchunk.pipeline.document import make_doc_id
 from mdchunk.pipeline.parse import PARSER_VERSION
 from mdchunk.pipeline.policy import CHUNKER_VERSION, Policy
+from mdchunk.pipeline.tokens import ESTIMATE_VERSION
 
 BATCH_DOCS = blocks_job.BATCH_DOCS
 
 
 def parse_key(policy: Policy) -> str:
-    """What decides whether stored blocks can be reused: parser version and MDX mode."""
-    return f"{PARSER_VERSION}|mdx={policy.mdx}"
+    """What decides whether stored blocks can be reused: parser version, MDX mode and the
+    estimate version (stored blocks carry their est_tokens)."""
+    return f"{PARSER_VERSION}|mdx={policy.mdx}|{ESTIMATE_VERSION}"
 
 
 @dataclass

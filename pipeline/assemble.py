@@ -170,12 +170,13 @@ def _section_parts(groups: list[Group]) -> dict[int, tuple[int, int]]:
 
 
 def _join(text: str, us: list[Unit]) -> str:
-    """Unit texts, separated by the source's own whitespace when they are adjacent."""
+    """Unit texts, separated by the source's own whitespace when they are adjacent (nothing
+    between two pieces cut where no space was, as between sentences of Japanese)."""
     out = [us[0].text]
     for prev, u in zip(us, us[1:]):
         a, b = prev.spans[-1][1], u.spans[0][0]
-        gap = text[a:b] if a <= b else ""
-        out.append(gap if gap and not gap.strip() else "\n\n")
+        gap = text[a:b] if a <= b else "\n\n"
+        out.append(gap if not gap.strip() else "\n\n")
         out.append(u.text)
     return "".join(out)
 

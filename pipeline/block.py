@@ -55,10 +55,9 @@ def blocks(documents: pa.Table, bias: str = "balanced") -> tuple[pa.Table, pa.Ta
 
 def with_estimates(table: pl.DataFrame, bias: str) -> pl.DataFrame:
     """Vectorised n_chars and est_tokens for every block."""
-    chars = pl.col("text").str.len_chars()
     return table.with_columns(
-        chars.cast(pl.Int32).alias("n_chars"),
-        estimate_expr(bias, chars, pl.col("kind")).alias("est_tokens"),
+        pl.col("text").str.len_chars().cast(pl.Int32).alias("n_chars"),
+        estimate_expr(bias, pl.col("text"), pl.col("kind")).alias("est_tokens"),
     )
 
 

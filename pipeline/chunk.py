@@ -9,7 +9,6 @@ is packed again with a tighter budget, so the cap holds exactly.
 from __future__ import annotations
 
 import hashlib
-import math
 from collections.abc import Callable
 
 import polars as pl
@@ -21,7 +20,8 @@ from mdchunk.pipeline.block import with_estimates
 from mdchunk.pipeline.pack import SEP, Group, pack
 from mdchunk.pipeline.policy import Policy
 from mdchunk.pipeline.section import pack_arrays, parents, sections_of, units_of
-from mdchunk.pipeline.tokens import BIAS_DIVISORS, EstimateCounter, TokenCounter, make_counter
+from mdchunk.pipeline.kinds import CODE_LIKE
+from mdchunk.pipeline.tokens import EstimateCounter, TokenCounter, make_counter
 
 _BLOCK_COLS = [
     "doc_id",
@@ -48,7 +48,7 @@ class Counting:
         self.policy = policy
         self.counter = counter or make_counter(policy.tokenizer, policy.bias)
         self.estimate = isinstance(self.counter, EstimateCounter)
-        self._code_div = BIAS_DIVISORS[policy.bias][1]
+        self._code = EstimateCounter(policy.bias, "code")
 
     def block_tokens(self, blocks: pl.DataFrame) -> list[int]:
         if self.estimate:
@@ -56,9 +56,8 @@ class Counting:
         return self.counter.count(blocks["text"].to_list())
 
     def for_kind(self, kind: str) -> Callable[[list[str]], list[int]]:
-        if self.estimate and kind in ("code", "mdx_esm", "mdx_jsx"):
-            div = self._code_div
-            return lambda texts: [math.ceil(len(t) / div) for t in texts]
+        if self.estimate and kind in CODE_LIKE:
+            return self._code.count
         return self.counter.count
 
 

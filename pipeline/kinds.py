@@ -24,7 +24,7 @@ class BlockKind(IntEnum):
 
 KIND_NAMES: list[str] = [k.name for k in BlockKind]
 
-# Blocks whose token estimate uses the code divisor.
+# Blocks whose token estimate uses the code weights (pipeline/tokens.py).
 CODE_LIKE: frozenset[str] = frozenset({"code", "mdx_esm", "mdx_jsx"})
 
 # Blocks that are never split unless they alone exceed the budget.

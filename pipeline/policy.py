@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
-# The estimate presets (their divisors live in pipeline/tokens.py, which needs polars; this
+# The estimate presets (their factors live in pipeline/tokens.py, which needs polars; this
 # module stays light so that the command line starts fast).
 BIASES = ("balanced", "code", "prose")
 
@@ -19,6 +19,8 @@ BIASES = ("balanced", "code", "prose")
 #    fields); clean heading text; anchor/url/title/embed_hash/image_src columns; sections of
 #    only link definitions or comments count as empty; sibling packing; the context is part
 #    of chunk_id.
+# 3 (also): script-aware estimate, sentence ends outside English, cuts between grapheme
+#    clusters, room for headings before a split block (issue 12).
 CHUNKER_VERSION = "mdchunk-3"
 
 CHOICES = {

@@ -1,8 +1,11 @@
 """The postings stage: chunks -> (term, chunk, term frequency, chunk length) for BM25.
 
-Terms are runs of letters and digits (Unicode), lower-cased; ``sql/search.sql`` splits
-queries with the same pattern, so documents and queries are analysed alike. No stemming,
-no stop words: BM25's IDF already discounts common words.
+Terms are runs of letters, marks and digits (Unicode), lower-cased, except in scripts written
+without spaces between words: a run of CJK ideographs, kana, Hangul, Thai, Lao, Khmer or
+Myanmar gives its overlapping character bigrams ("インテグ" -> イン, ンテ, テグ; a run of
+one character stays one term), as Lucene's CJK analyzer does. ``sql/search.sql`` analyses
+queries with the same patterns, so documents and queries meet (a test checks that both give
+the same terms). No stemming, no stop words: BM25's IDF already discounts common words.
 """
 
 from __future__ import annotations
@@ -12,19 +15,47 @@ import pyarrow as pa
 
 from mdchunk.pipeline import schemas
 
-TERM_PATTERN = r"[\p{L}\p{N}]+"  # also in sql/search.sql
+# Written out as code point ranges, the same in Rust's regex (polars) and RE2 (DuckDB); the
+# same text is in sql/search.sql. Kana includes the prolonged sound mark (ー) and iteration
+# marks but not the middle dot (・), which separates words.
+BIGRAM_CLASS = (
+    r"\x{1100}-\x{11FF}\x{3005}-\x{3007}\x{3041}-\x{309F}\x{30A1}-\x{30FA}\x{30FC}-\x{30FF}"
+    r"\x{3130}-\x{318F}\x{31F0}-\x{31FF}\x{3400}-\x{4DBF}\x{4E00}-\x{9FFF}\x{AC00}-\x{D7AF}"
+    r"\x{F900}-\x{FAFF}\x{FF66}-\x{FF9F}\x{20000}-\x{2FFFF}"
+    r"\x{0E00}-\x{0E7F}\x{0E80}-\x{0EFF}\x{1000}-\x{109F}\x{1780}-\x{17FF}"
+)
+BIGRAM_RUN = f"[{BIGRAM_CLASS}]+"
+TERM_PATTERN = rf"{BIGRAM_RUN}|[\p{{L}}\p{{M}}\p{{N}}]+"  # also in sql/search.sql
+
+
+def runs_expr(text: pl.Expr) -> pl.Expr:
+    """The runs of ``text``: bigram-script runs set apart first, so that a Latin word
+    touching one ("vue文档") ends where the other script begins."""
+    spaced = text.str.to_lowercase().str.replace_all(f"({BIGRAM_RUN})", " ${1} ")
+    return spaced.str.extract_all(TERM_PATTERN)
+
+
+def terms(frame: pl.DataFrame, text: str = "text", key: str = "key") -> pl.DataFrame:
+    """(key, term) rows, in order: the terms of every row's ``text``."""
+    runs = frame.select(pl.col(key), runs_expr(pl.col(text)).alias("run")).explode("run")
+    runs = runs.drop_nulls("run")
+    n = pl.col("run").str.len_chars()
+    split = pl.col("run").str.contains(f"^{BIGRAM_RUN}$") & (n > 1)
+    runs = runs.with_columns(
+        split=split, off=pl.int_ranges(0, pl.when(split).then(n - 1).otherwise(1))
+    )
+    runs = runs.explode("off")
+    term = pl.when(pl.col("split")).then(pl.col("run").str.slice(pl.col("off"), 2))
+    return runs.select(pl.col(key), term.otherwise(pl.col("run")).alias("term"))
 
 
 def postings(chunks: pa.Table) -> pa.Table:
     """The stage, vectorised: one row per distinct term of every chunk's embed_text."""
-    terms = pl.from_arrow(chunks.select(["chunk_id", "embed_text"])).select(
-        "chunk_id",
-        pl.col("embed_text").str.to_lowercase().str.extract_all(TERM_PATTERN).alias("term"),
-    )
+    frame = pl.from_arrow(chunks.select(["chunk_id", "embed_text"]))
+    found = terms(frame, "embed_text", "chunk_id")
+    lengths = found.group_by("chunk_id", maintain_order=True).agg(doc_len=pl.len().cast(pl.Int32))
     rows = (
-        terms.with_columns(doc_len=pl.col("term").list.len().cast(pl.Int32))
-        .explode("term")
-        .drop_nulls("term")
+        found.join(lengths, on="chunk_id", how="left", maintain_order="left")
         .group_by("term", "chunk_id", "doc_len", maintain_order=True)
         .agg(tf=pl.len().cast(pl.Int32))
         .select("term", "chunk_id", "tf", "doc_len")

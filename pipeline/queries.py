@@ -148,3 +148,25 @@ def checks(out: str | Path) -> dict[str, pl.DataFrame]:
             name: run(con, f"checks/{name}.sql", max_tokens=policy.max_tokens)
             for name in check_names()
         }
+
+
+def recount(out: str | Path, counter) -> dict[str, pl.DataFrame]:
+    """Every text chunk's embed_text counted again with ``counter`` (a TokenCounter, e.g.
+    ``tokens.make_counter("tiktoken:cl100k_base")``): the chunks over the cap (``over_cap``)
+    and real tokens against n_tokens per top folder (``by_folder``), from sql/recount/."""
+    with connect(out) as con:
+        policy = policy_of(out)
+        texts = run(con, "recount/embed_texts.sql")
+        recounted = pl.DataFrame(
+            {
+                "chunk_id": texts["chunk_id"],
+                "real_tokens": pl.Series(
+                    counter.count(texts["embed_text"].to_list()), dtype=pl.Int64
+                ),
+            }
+        )
+        con.register("recounted", recounted.to_arrow())
+        params = dict(max_tokens=policy.max_tokens)
+        return {
+            name: run(con, f"recount/{name}.sql", **params) for name in ("over_cap", "by_folder")
+        }

@@ -77,9 +77,14 @@ def units_of(
     count_for: Callable[[str], Callable],
     text_kind: str | None = None,
 ) -> list[Unit]:
-    """Whole blocks, or the pieces of blocks that alone exceed their section's cap."""
+    """Whole blocks, or the pieces of blocks that alone exceed their section's cap.
+
+    A block that must be cut and comes right after headings is cut with a budget that
+    leaves room for those headings, so its first piece fits in one chunk with them: a
+    heading is never left alone in a chunk because its first paragraph was split."""
     out: list[Unit] = []
-    for b, sec in zip(blocks, numbers):
+    lead = _heading_lead(blocks)
+    for b, sec, room in zip(blocks, numbers, lead):
         base = dict(
             block_index=b["block_index"],
             kind=b["kind"],
@@ -101,8 +106,9 @@ def units_of(
             )
             continue
         kind = text_kind or b["kind"]
+        budget = max(cap[sec] - room, cap[sec] // 2)
         pieces = split.split_block(
-            kind, b["text"], cap[sec], target, count_for(b["kind"]), b["item_starts"]
+            kind, b["text"], budget, target, count_for(b["kind"]), b["item_starts"]
         )
         for p in pieces:
             spans = tuple((b["char_start"] + s, b["char_start"] + e) for s, e in p.spans)
@@ -116,6 +122,21 @@ def units_of(
                     **base,
                 )
             )
+    return out
+
+
+def _heading_lead(blocks: list[dict]) -> list[int]:
+    """Per block: tokens of the headings right before it (with the blank line after each),
+    0 for headings and for blocks after content. Headings of empty sections before it count
+    too: they merge forward into its first chunk."""
+    out, room = [], 0
+    for b in blocks:
+        if b["kind"] == "heading":
+            out.append(0)
+            room += b["tokens"] + SEP
+        else:
+            out.append(room)
+            room = 0
     return out
 
 

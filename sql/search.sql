@@ -6,9 +6,30 @@
 -- Parameters: $query, $k1, $b, $limit; filters, NULL for none: $section (case-insensitive
 -- text in any breadcrumb or headings element), $level (header_level), $chunk_type,
 -- $path (GLOB), $fm_key and $fm_value (front matter key = value).
+--
+-- Query terms are made exactly as pipeline/postings.py makes the terms of chunks: runs of
+-- letters, marks and digits, lower-cased; a run of CJK ideographs, kana, Hangul, Thai, Lao,
+-- Khmer or Myanmar (the class below, as in postings.BIGRAM_CLASS) gives its overlapping
+-- character bigrams, a one-character run itself.
 WITH
+query_runs AS (
+    SELECT unnest(regexp_extract_all(
+        regexp_replace(lower($query), '([' || cls || ']+)', ' \1 ', 'g'),
+        '[' || cls || ']+|[\p{L}\p{M}\p{N}]+'
+    )) AS run, cls
+    FROM (SELECT '\x{1100}-\x{11FF}\x{3005}-\x{3007}\x{3041}-\x{309F}\x{30A1}-\x{30FA}'
+              || '\x{30FC}-\x{30FF}\x{3130}-\x{318F}\x{31F0}-\x{31FF}\x{3400}-\x{4DBF}'
+              || '\x{4E00}-\x{9FFF}\x{AC00}-\x{D7AF}\x{F900}-\x{FAFF}\x{FF66}-\x{FF9F}'
+              || '\x{20000}-\x{2FFFF}\x{0E00}-\x{0E7F}\x{0E80}-\x{0EFF}\x{1000}-\x{109F}'
+              || '\x{1780}-\x{17FF}' AS cls)
+),
 query_terms AS (
-    SELECT DISTINCT unnest(regexp_extract_all(lower($query), '[\p{L}\p{N}]+')) AS term
+    SELECT DISTINCT unnest(
+        CASE WHEN length(run) > 1 AND regexp_full_match(run, '[' || cls || ']+')
+             THEN list_transform(range(1, length(run)), lambda i: substring(run, i, 2))
+             ELSE [run] END
+    ) AS term
+    FROM query_runs
 ),
 collection AS (
     SELECT

