@@ -95,9 +95,10 @@ def ordered(table: pa.Table, order: dict[str, int], index: str | None) -> pa.Tab
 def process_arrow(raw: pa.Table, policy: Policy, max_bytes: int) -> dict[str, pa.Table]:
     """The same, from an Arrow batch of raw documents (schemas.RAW_DOCUMENTS) to the
     batch's tables: what engines that move Arrow batches around (Ray Data) call."""
+    cols = ["path", "source", "data", "error", "reason", "n_bytes"]
     raws = [
-        RawDocument(r["path"], r["source"], r["data"], r["error"])
-        for r in raw.select(["path", "source", "data", "error"]).to_pylist()
+        RawDocument(r["path"], r["source"], r["data"], r["error"], {}, r["reason"], r["n_bytes"])
+        for r in raw.select(cols).to_pylist()
     ]
     tables, counts = process(Batch(raws), policy, max_bytes)
     tables["counts"] = pa.table({k: [float(v)] for k, v in counts.items()})
