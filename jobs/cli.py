@@ -294,11 +294,19 @@ def run_cmd(
     \b
     Incremental by default: documents whose bytes did not change reuse their blocks (no
     parsing) and, under the same policy, their chunks. Each run lives in DIR/runs/RUN_ID/
-    and is published by replacing DIR/CURRENT last, atomically: readers (search, stats,
-    check, sql) always see the last complete run, even if a run is killed. changes.parquet
-    in the run holds the chunk ids to embed (op add, with the chunk rows) and to delete
-    (op remove) relative to the previous run. A second run on DIR while one is in progress
-    is refused (DIR/LOCK holds the PID).
+    with a manifest.json (policy, checksums) and is published by replacing DIR/CURRENT,
+    atomically: readers (search, stats, check, sql) always see the last complete run, even
+    if a run is killed. A published run whose files no longer match their checksums is not
+    reused: the run says so and recomputes everything. changes.parquet in the run holds
+    the chunk ids to embed (op add, with the chunk rows) and to delete (op remove) relative
+    to the published run. A second run on DIR while one is in progress is refused, exit 3
+    (DIR/LOCK names its PID); a lock left by a killed run is taken over.
+
+    
+    Never read: pipes, devices and sockets (not_a_file), files over --max-bytes
+    (too_large), links out of the input folder (outside_root), names that are not UTF-8
+    (bad_name). A folder that cannot be listed is a reject (unlistable) and its documents
+    of the published run are kept as they were: nothing below it is removed.
     """
     from mdchunk import api
     from mdchunk.jobs import ray_job

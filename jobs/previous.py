@@ -10,6 +10,7 @@ missing previous run costs a full recompute, never a crash or a wrong change set
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 import polars as pl
@@ -32,8 +33,9 @@ class OldRun:
     chunks: pa.Table
     documents: pa.Table
 
-    @property
+    @cached_property
     def hashes(self) -> dict[str, str]:
+        """doc_id -> content_hash (computed once: looked up for every document read)."""
         d = self.documents
         return dict(zip(d["doc_id"].to_pylist(), d["content_hash"].to_pylist()))
 
@@ -51,8 +53,9 @@ class Previous:
     documents: pa.Table
     tables: dict[str, DocRows] = field(default_factory=dict)
 
-    @property
+    @cached_property
     def hashes(self) -> dict[str, str]:
+        """doc_id -> content_hash (computed once: looked up for every document read)."""
         d = self.documents
         return dict(zip(d["doc_id"].to_pylist(), d["content_hash"].to_pylist()))
 

@@ -96,8 +96,9 @@ class Lock:
     def __exit__(self, *exc) -> None:
         if self.fd is None:
             return
-        try:
-            self.path.unlink(missing_ok=True)  # while still locked: see the module docstring
+        try:  # while still locked (see the module docstring), and only our own file
+            if _same_file(self.fd, self.path):
+                self.path.unlink(missing_ok=True)
         finally:
             os.close(self.fd)
             self.fd = None
