@@ -1,7 +1,8 @@
 """Readers: turn the user's INPUT (folder, files, or a table of documents) into RawDocuments.
 
-This is the only module of the library that reads input files. Order is deterministic:
-folders are walked in sorted order, tables in row order.
+With ``pipeline.reading`` (a file's bytes) and ``pipeline.tables`` (a table's rows), this is
+the only part of the library that reads input files. Order is deterministic: folders are
+walked in sorted order, tables in row order.
 
 Listing a folder decides what is never read: a file whose name is not UTF-8 (``bad_name``,
 with a printable form of the name), a symbolic link that resolves outside the folder

@@ -21,15 +21,17 @@ from tests.conftest import REPO, SAMPLE
 from tests.helpers import sentences
 
 # A run in a child process (a FIFO may block a reader forever: never in the test process)
-# that prints its own peak memory.
+# that prints its own peak memory: VmHWM of its address space (ru_maxrss would also count
+# the test process it was forked from).
 MEASURED_RUN = """
-import json, resource, sys
+import json, re, sys
 from mdchunk.jobs.cli import main
 try:
     main(sys.argv[1:])
 except SystemExit as exc:
     code = exc.code
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+status = open("/proc/self/status").read()
+peak = int(re.search(r"VmHWM:\\s+(\\d+) kB", status).group(1)) / 1024
 print(json.dumps({"code": code, "peak_mb": peak}))
 """
 
