@@ -20,7 +20,7 @@ from click.testing import CliRunner
 from mdchunk import Policy
 from mdchunk import run as api_run
 from mdchunk.jobs.cli import main
-from mdchunk.pipeline import lock, manifest, queries, runstore
+from mdchunk.pipeline import lock, manifest, queries, runstore, store
 from tests.conftest import REPO, SAMPLE
 
 POLICY_A = Policy(target_tokens=60, max_tokens=100, min_tokens=20, overlap_tokens=10)
@@ -346,10 +346,13 @@ def test_damage_in_one_row_group_keeps_the_readable_ids_for_removes(tmp_path):
     import pyarrow.parquet as pq
 
     meta = pq.ParquetFile(folder / "chunks.parquet").metadata
-    page = meta.row_group(1).column(0).data_page_offset  # chunk_id pages of group 2
+    column = meta.row_group(1).column(0)  # the chunk_id pages of group 2
+    start = column.dictionary_page_offset or column.data_page_offset
     data = bytearray((folder / "chunks.parquet").read_bytes())
-    data[page + 40] ^= 0x01
+    data[start + column.total_compressed_size // 2] ^= 0x01
     (folder / "chunks.parquet").write_bytes(bytes(data))
+    _, readable, groups = store.salvage(folder / "chunks.parquet", ["chunk_id"])
+    assert (readable, groups) == (1, 2)  # the page checksum gives the damaged group away
     for i in range(5):  # five deleted documents of the first group
         (src / f"d{i:03d}.md").unlink()
     summary = _quiet_run(src, out, POLICY_A)
