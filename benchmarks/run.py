@@ -9,7 +9,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks import compare, estimate_cap, linear, memory, nightly, search  # noqa: E402
+from benchmarks import compare, estimate_cap, integrity, linear, memory, nightly, search  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
@@ -23,6 +23,8 @@ def main() -> None:
     out["search"] = search.main()
     print("== nightly: incremental runs over the shared corpora ==")
     out["nightly"] = nightly.main()
+    print("== integrity: manifest checks before reuse, hashing a new run ==")
+    out["integrity"] = integrity.main()
     print("== compare: mdchunk and the chunkers people use, same corpora and budget ==")
     out["compare"] = compare.main()
     print("== estimate: the cap of cl100k, o200k and MiniLM on chunks made with the estimate ==")

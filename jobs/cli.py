@@ -108,7 +108,13 @@ def input_options(f):
             type=int,
             default=DEFAULT_MAX_BYTES,
             show_default=True,
-            help="Documents larger than this are rejected (reason too_large).",
+            help="Documents larger than this are rejected unread (reason too_large).",
+        ),
+        click.option(
+            "--follow-symlinks",
+            is_flag=True,
+            help="Read symbolic links that point outside the input folder (by default "
+            "they are rejected, reason outside_root). Links to folders are never followed.",
         ),
     ]
     for opt in reversed(opts):
@@ -298,6 +304,7 @@ def run_cmd(
     text_column,
     id_column,
     max_bytes,
+    follow_symlinks,
     policy_file,
     full,
     keep,
@@ -317,11 +324,19 @@ def run_cmd(
     \b
     Incremental by default: documents whose bytes did not change reuse their blocks (no
     parsing) and, under the same policy, their chunks. Each run lives in DIR/runs/RUN_ID/
-    and is published by replacing DIR/CURRENT last, atomically: readers (search, stats,
-    check, sql) always see the last complete run, even if a run is killed. changes.parquet
-    in the run holds the chunk ids to embed (op add, with the chunk rows) and to delete
-    (op remove) relative to the previous run. A second run on DIR while one is in progress
-    is refused (DIR/LOCK holds the PID).
+    with a manifest.json (policy, checksums) and is published by replacing DIR/CURRENT,
+    atomically: readers (search, stats, check, sql) always see the last complete run, even
+    if a run is killed. A published run whose files no longer match their checksums is not
+    reused: the run says so and recomputes everything. changes.parquet in the run holds
+    the chunk ids to embed (op add, with the chunk rows) and to delete (op remove) relative
+    to the published run. A second run on DIR while one is in progress is refused, exit 3
+    (DIR/LOCK names its PID); a lock left by a killed run is taken over.
+
+    
+    Never read: pipes, devices and sockets (not_a_file), files over --max-bytes
+    (too_large), links out of the input folder (outside_root), names that are not UTF-8
+    (bad_name). A folder that cannot be listed is a reject (unlistable) and its documents
+    of the published run are kept as they were: nothing below it is removed.
     """
     from mdchunk import api
     from mdchunk.jobs import ray_job
@@ -344,6 +359,7 @@ def run_cmd(
                 text_column=text_column,
                 id_column=id_column,
                 max_bytes=max_bytes,
+                follow_symlinks=follow_symlinks,
                 engine=engine,
                 ray_address=ray_address,
                 progress=bar,
@@ -444,7 +460,9 @@ def chunks_cmd(blocks_dir, out, policy_file, **flags):
     help="Token-estimate preset: the weights of ASCII characters times 1.0 (balanced), "
     "0.91 (prose) or 1.12 (code).",
 )
-def blocks_cmd(inputs, out, include, exclude, mdx, text_column, id_column, max_bytes, bias):
+def blocks_cmd(
+    inputs, out, include, exclude, mdx, text_column, id_column, max_bytes, follow_symlinks, bias
+):
     """Read documents and explode them into structural blocks.
 
     \b
@@ -461,7 +479,14 @@ def blocks_cmd(inputs, out, include, exclude, mdx, text_column, id_column, max_b
     from mdchunk.jobs import blocks_job
     from mdchunk.pipeline import sources
 
-    selection = sources.Selection(include, exclude, text_column, id_column)
+    selection = sources.Selection(
+        include,
+        exclude,
+        text_column,
+        id_column,
+        max_bytes=max_bytes,
+        follow_symlinks=follow_symlinks,
+    )
     with _input_errors():
         plan = sources.plan(list(inputs), selection)
         with _progress(len(plan), "blocks") as bar:

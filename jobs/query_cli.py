@@ -17,9 +17,11 @@ OUT_DIR = click.argument(
 
 
 def _open(fn, *args, **kwargs):
+    from mdchunk.pipeline.runstore import RunStoreError
+
     try:
         return fn(*args, **kwargs)
-    except FileNotFoundError as exc:
+    except (FileNotFoundError, RunStoreError) as exc:
         raise click.UsageError(str(exc)) from exc
 
 
@@ -241,9 +243,11 @@ def _echo_by_folder(rows, tokenizer: str, cap: int) -> None:
 def check_cmd(out, tokenizer, show):
     """Run the data checks in sql/checks/ on DIR; exit 1 if any finds offending rows.
 
-    Each check is one SQL file returning the rows that break it (no rows = it holds):
-    unique chunk ids, spans inside their document, n_tokens within the cap, balanced code
-    fences, every document with text has chunks, every chunk's document exists.
+    First every file of the published run is checked against the size and sha256 in its
+    manifest.json (checksums). Then each check is one SQL file returning the rows that
+    break it (no rows = it holds): unique chunk ids, spans inside their document, n_tokens
+    within the cap, balanced code fences, every document with text has chunks, every
+    chunk's document exists.
 
     n_tokens is what the run counted (with the estimate, an estimate). With --tokenizer,
     one more check counts every embed_text with that tokenizer and lists the chunks over
@@ -255,9 +259,13 @@ def check_cmd(out, tokenizer, show):
     """
     import polars as pl
 
-    from mdchunk.pipeline import queries
+    from mdchunk.pipeline import queries, runstore
 
-    results = _open(queries.checks, out)
+    try:
+        results = queries.checks(out)
+    except runstore.RunStoreError as exc:
+        click.echo(f"FAIL  published run: {exc}")
+        sys.exit(1)
     if tokenizer:
         results[f"real_tokens_within_cap ({tokenizer})"] = _recount(out, tokenizer)["over_cap"]
     failed = 0
@@ -266,6 +274,9 @@ def check_cmd(out, tokenizer, show):
             click.echo(f"ok    {name}")
             continue
         failed += 1
+        if rows.columns == ["error"]:  # the check could not run (damaged files)
+            click.echo(f"FAIL  {name}: {rows['error'][0]}")
+            continue
         click.echo(f"FAIL  {name}: {rows.height} offending row(s)")
         with pl.Config(tbl_rows=show, fmt_str_lengths=60, tbl_width_chars=160):
             click.echo(str(rows.head(show)))

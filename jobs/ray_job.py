@@ -28,12 +28,13 @@ class EngineError(Exception):
     """The engine cannot run here (Ray missing, or the cluster unreachable)."""
 
 
-def read_raw(table: pa.Table) -> pa.Table:
+def read_raw(table: pa.Table, max_bytes: int) -> pa.Table:
     """Ray task: fill in the bytes of each planned file (or why it could not be read)."""
     rows = table.to_pylist()
     for row in rows:
-        if row["data"] is None:
-            row["data"], row["error"] = sources.fetch(row["uri"])
+        if row["data"] is None and row["reason"] is None:
+            got = sources.fetch(row["uri"], max_bytes)
+            row.update(data=got.data, error=got.detail, reason=got.reason, n_bytes=got.n_bytes)
     return pa.Table.from_pylist(rows, schema=RAW)
 
 
@@ -65,16 +66,21 @@ def _items(plan: list[sources.Source], selection: sources.Selection) -> list[dic
                         "source": raw.source,
                         "data": raw.data,
                         "error": raw.error,
+                        "reason": raw.reason if raw.data is None else None,
+                        "n_bytes": raw.n_bytes,
                     }
                 )
-        else:
+        else:  # read later, in Ray; a reject decided by listing is carried as it is
+            reason, detail = src.problem or (None, None)
             rows.append(
                 {
                     "uri": src.uri,
-                    "path": src.path.relative_to(src.root).as_posix(),
+                    "path": src.rel,
                     "source": src.root_uri,
                     "data": None,
-                    "error": None,
+                    "error": detail,
+                    "reason": reason,
+                    "n_bytes": None,
                 }
             )
     for i, row in enumerate(rows):
@@ -118,7 +124,12 @@ def ordered_results(
         return
     dataset = (
         ray.data.from_arrow(pa.Table.from_pylist(items, schema=RAW))
-        .map_batches(read_raw, batch_format="pyarrow", batch_size=batch_docs)
+        .map_batches(
+            read_raw,
+            batch_format="pyarrow",
+            batch_size=batch_docs,
+            fn_kwargs={"max_bytes": max_bytes},
+        )
         .map_batches(
             stage,
             batch_format="pyarrow",

@@ -95,9 +95,10 @@ def ordered(table: pa.Table, order: dict[str, int], index: str | None) -> pa.Tab
 def process_arrow(raw: pa.Table, policy: Policy, max_bytes: int) -> dict[str, pa.Table]:
     """The same, from an Arrow batch of raw documents (schemas.RAW_DOCUMENTS) to the
     batch's tables: what engines that move Arrow batches around (Ray Data) call."""
+    cols = ["path", "source", "data", "error", "reason", "n_bytes"]
     raws = [
-        RawDocument(r["path"], r["source"], r["data"], r["error"])
-        for r in raw.select(["path", "source", "data", "error"]).to_pylist()
+        RawDocument(r["path"], r["source"], r["data"], r["error"], {}, r["reason"], r["n_bytes"])
+        for r in raw.select(cols).to_pylist()
     ]
     tables, counts = process(Batch(raws), policy, max_bytes)
     tables["counts"] = pa.table({k: [float(v)] for k, v in counts.items()})
@@ -139,7 +140,8 @@ def process(batch: Batch, policy: Policy, max_bytes: int) -> tuple[dict[str, pa.
         "blocks": ordered(blks, order, "block_index"),
         "chunks": chunks,
         "postings": postings(chunks),
-        "rejects": pa.concat_tables([rejects, chunk_rejects]),
+        # input order, like the other tables: reused documents are packed after fresh ones
+        "rejects": ordered(pa.concat_tables([rejects, chunk_rejects]), order, None),
     }
     work["seconds_parse"] = t1 - t0
     work["seconds_chunk"] = time.perf_counter() - t1

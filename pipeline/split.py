@@ -20,6 +20,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from mdchunk.pipeline.fence import LINE_END as _LINE_END
 from mdchunk.pipeline.fence import closes_fence, fence_prefix, opens_fence
 
 Count = Callable[[list[str]], list[int]]
@@ -42,7 +43,6 @@ _SENTENCE_END = re.compile(
     f"[{_LATIN_ENDS}]+[{_CLOSERS}]*(?=\\s)"
     f"|[{_SCRIPT_ENDS}][{_LATIN_ENDS}{_SCRIPT_ENDS}]*[{_CLOSERS}]*"
 )
-_LINE_END = re.compile(r"\r\n|\r|\n")
 _WORD = re.compile(r"\S+")
 
 
