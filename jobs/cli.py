@@ -12,6 +12,10 @@ from mdchunk.jobs import query_cli
 from mdchunk.pipeline.limits import DEFAULT_MAX_BYTES
 from mdchunk.pipeline.policy import BIASES, CHOICES, PolicyError
 
+# The block parser backends (pipeline.parse.BACKENDS, named here so that --help does not
+# import the parsers; a test checks that the two agree). The first is the default.
+PARSERS = ("pyromark", "markdown-it")
+
 # Heavy modules (polars, pyarrow, duckdb, parsers, tokenizers, Ray) are imported inside the
 # commands that use them, so `mdchunk --help` and `--version` start fast.
 
@@ -90,6 +94,15 @@ def input_options(f):
             default="auto",
             show_default=True,
             help="Parse MDX import/export and JSX blocks: auto = for .mdx files only.",
+        ),
+        click.option(
+            "--parser",
+            type=click.Choice(PARSERS),
+            default=PARSERS[0],
+            show_default=True,
+            help="Block parser: pyromark (pulldown-cmark, compiled) or markdown-it "
+            "(markdown-it-py, pure Python, the reference). Both find the same blocks; a "
+            "run reuses stored blocks only when they were made by the same parser.",
         ),
         click.option(
             "--text-column",
@@ -265,6 +278,7 @@ def run_cmd(
     include,
     exclude,
     mdx,
+    parser,
     text_column,
     id_column,
     max_bytes,
@@ -314,6 +328,7 @@ def run_cmd(
                 text_column=text_column,
                 id_column=id_column,
                 max_bytes=max_bytes,
+                parser=parser,
                 engine=engine,
                 ray_address=ray_address,
                 progress=bar,
@@ -414,7 +429,7 @@ def chunks_cmd(blocks_dir, out, policy_file, **flags):
     help="Token-estimate preset: characters per token for prose and code blocks "
     "(balanced 4.0/2.75, prose 4.4/3.0, code 3.6/2.4).",
 )
-def blocks_cmd(inputs, out, include, exclude, mdx, text_column, id_column, max_bytes, bias):
+def blocks_cmd(inputs, out, include, exclude, mdx, parser, text_column, id_column, max_bytes, bias):
     """Read documents and explode them into structural blocks.
 
     \b
@@ -436,7 +451,7 @@ def blocks_cmd(inputs, out, include, exclude, mdx, text_column, id_column, max_b
         plan = sources.plan(list(inputs), selection)
         with _progress(len(plan), "blocks") as bar:
             summary = blocks_job.run(
-                plan, out, selection, mdx, bias, max_bytes, progress=bar.update
+                plan, out, selection, mdx, bias, max_bytes, parser, progress=bar.update
             )
     _finish("blocks", [summary.line(out)], summary.documents)
 
