@@ -70,44 +70,59 @@ def document_blocks(
     """Column lists for one document's blocks (appended to ``into`` when given). A document
     that fails half-way adds nothing."""
     lines, found = parse(text, markdown, is_mdx, parser)
-    cols = {name: [] for name in _FIELDS}
+    starts, ends = lines.starts, lines.ends
+    char_start = [starts[b.first] for b in found]
+    char_end = [ends[b.last] for b in found]
+    bodies = [text[a:e] for a, e in zip(char_start, char_end)]
+    kinds = [b.kind for b in found]
+    paths, levels = _heading_paths(found)
+    seen: dict[tuple, int] = {}
+    cols = {
+        "doc_id": [doc_id] * len(found),
+        "block_index": list(range(len(found))),
+        "block_id": [_block_id(k, t, p, seen) for k, t, p in zip(kinds, bodies, paths)],
+        "kind": kinds,
+        "level": [b.level for b in found],
+        "heading_path": paths,
+        "heading_levels": levels,
+        "text": bodies,
+        "char_start": char_start,
+        "char_end": char_end,
+        "line_start": [b.first + 1 for b in found],
+        "line_end": [b.last + 1 for b in found],
+        "info": [b.info or None for b in found],
+        "lang": [b.info.split()[0] if b.info else None for b in found],
+        "alt": [b.alt for b in found],
+        "item_starts": [
+            None if b.items is None else [starts[i] - a for i in b.items]
+            for b, a in zip(found, char_start)
+        ],
+        "n_rows": [b.n_rows for b in found],
+    }
+    if into is None:
+        return cols
+    for name in _FIELDS:
+        into[name].extend(cols[name])
+    return into
+
+
+def _heading_paths(found) -> tuple[list[list[str]], list[list[int]]]:
+    """The heading path (texts and levels) of every block: the headings above it, outermost
+    first, its own included. Blocks between two headings share one list."""
+    paths, levels = [], []
     path: list[tuple[int, str]] = []
     titles: list[str] = []
-    levels: list[int] = []
-    seen: dict[tuple, int] = {}
-    starts, ends = lines.starts, lines.ends
+    lvls: list[int] = []
     for b in found:
         if b.kind == "heading":
             while path and path[-1][0] >= b.level:
                 path.pop()
             path.append((b.level, b.title))
             titles = [t for _, t in path]
-            levels = [lvl for lvl, _ in path]
-        start, end = starts[b.first], ends[b.last]
-        body = text[start:end]
-        cols["block_id"].append(_block_id(b.kind, body, titles, seen))
-        cols["kind"].append(b.kind)
-        cols["level"].append(b.level)
-        cols["heading_path"].append(titles)
-        cols["heading_levels"].append(levels)
-        cols["text"].append(body)
-        cols["char_start"].append(start)
-        cols["char_end"].append(end)
-        cols["line_start"].append(b.first + 1)
-        cols["line_end"].append(b.last + 1)
-        cols["info"].append(b.info or None)
-        cols["lang"].append(b.info.split()[0] if b.info else None)
-        cols["alt"].append(b.alt)
-        items = [starts[i] - start for i in b.items] if b.kind == "list" else None
-        cols["item_starts"].append(items)
-        cols["n_rows"].append(b.n_rows)
-    cols["doc_id"] = [doc_id] * len(found)
-    cols["block_index"] = list(range(len(found)))
-    if into is None:
-        return cols
-    for name in _FIELDS:
-        into[name].extend(cols[name])
-    return into
+            lvls = [lvl for lvl, _ in path]
+        paths.append(titles)
+        levels.append(lvls)
+    return paths, levels
 
 
 def _block_id(kind: str, body: str, heading_path: list[str], seen: dict) -> str:

@@ -11,7 +11,7 @@ instance) with paragraph blocks so that nothing is lost, and trims trailing blan
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from importlib import import_module
 from itertools import accumulate
 
@@ -42,7 +42,7 @@ class Block:
     title: str | None = None  # plain heading text
     info: str | None = None
     alt: str | None = None
-    items: list[int] = field(default_factory=list)  # first line of each list item
+    items: list[int] | None = None  # lists: the first line of each top-level item
     n_rows: int | None = None
 
 
@@ -75,10 +75,8 @@ def _line_table(text, cr, lf, eol) -> tuple[list[int], list[int]]:
     return starts, ends
 
 
-def byte_line_starts(src: str, char_starts: list[int]) -> list[int]:
-    """UTF-8 byte offset of each line start of ``src``, given its character offsets."""
-    if src.isascii():
-        return char_starts
+def byte_line_starts(src: str) -> list[int]:
+    """UTF-8 byte offset of each line start of ``src``."""
     return _line_table(src.encode("utf-8"), b"\r", b"\n", _EOL_BYTES)[0]
 
 
@@ -147,9 +145,7 @@ def _parse_md(text: str, lines: Lines, a: int, b: int, impl) -> list[Block]:
     """Blocks of lines [a, b), parsed as a document of their own."""
     if a >= b:
         return []
-    base = lines.starts[a]
-    src = text[base : lines.ends[b - 1]]
-    return impl.parse_lines(src, [s - base for s in lines.starts[a:b]], a)
+    return impl.parse_lines(text, lines, a, b)
 
 
 def _fill_gaps(

@@ -10,7 +10,7 @@ from __future__ import annotations
 from markdown_it import MarkdownIt
 from markdown_it.common.utils import unescapeAll
 
-from mdchunk.pipeline.parse import Block
+from mdchunk.pipeline.parse import Block, Lines
 
 _BLOCK_MD = MarkdownIt("commonmark").enable("table").disable(["inline", "text_join"])
 _INLINE_MD = MarkdownIt("commonmark")
@@ -29,11 +29,10 @@ _SIMPLE_KINDS = {
 }
 
 
-def parse_lines(src: str, starts: list[int], first: int) -> list[Block]:
-    """Top-level blocks of ``src``, whose line i is line ``first + i`` of the document
-    (``starts``, the character offsets of its lines, are not needed here)."""
+def parse_lines(text: str, lines: Lines, first: int, end: int) -> list[Block]:
+    """Top-level blocks of lines [first, end) of ``text``, parsed as a document."""
     env: dict = {}  # collects link reference definitions, used to resolve heading links
-    tokens = _BLOCK_MD.parse(src, env)
+    tokens = _BLOCK_MD.parse(text[lines.starts[first] : lines.ends[end - 1]], env)
     out: list[Block] = []
     current: Block | None = None
     for i, tok in enumerate(tokens):
@@ -54,6 +53,8 @@ def parse_lines(src: str, starts: list[int], first: int) -> list[Block]:
                     current.kind = "image"
             elif kind == "table":
                 current.n_rows = -1  # the header row is counted below too
+            elif kind == "list":
+                current.items = []
         elif current is not None and tok.nesting == 1:
             if current.kind == "list" and tok.level == 1 and tok.type == "list_item_open":
                 current.items.append(tok.map[0] + first)

@@ -36,67 +36,73 @@ _KINDS = {
 }
 
 
-def parse_lines(src: str, starts: list[int], first: int) -> list[Block]:
-    """Top-level blocks of ``src``, whose line i starts at character ``starts[i]`` and is
-    line ``first + i`` of the document."""
-    if "\r" in src:  # pulldown-cmark mistakes a lone CR in places; lines stay lines
+def parse_lines(text: str, lines: Lines, first: int, end: int) -> list[Block]:
+    """Top-level blocks of lines [first, end) of ``text``, parsed as a document."""
+    base = lines.starts[first]
+    src = text[base : lines.ends[end - 1]]
+    plain = "\r" not in src and src.isascii()  # byte offsets are character offsets
+    if not plain:  # pulldown-cmark mistakes a lone CR in places; lines stay lines
         src = EOL.sub("\n", src)
-        starts = Lines.of(src).starts
     if "\t" in src:  # pulldown-cmark keeps a fence open when a tab follows the closing run
         src = _TRAILING_TABS.sub(lambda m: " " * len(m.group()), src)
-    starts = byte_line_starts(src, starts)
+    if plain:
+        return _walk(src, lines.starts, base, 0)
+    return _walk(src, byte_line_starts(src), 0, first)
+
+
+def _walk(src: str, starts: list[int], shift: int, delta: int) -> list[Block]:
+    """The blocks, from one pass over the events. The line of byte offset ``off`` of
+    ``src`` is ``bisect_right(starts, off + shift) - 1 + delta``."""
     out: list[Block] = []
     depth = 0
     cur: Block | None = None
-    inline: _Heading | _Image | None = None  # what collects the inline events of ``cur``
+    inline: _Heading | _Image | None = None  # what still wants the inline events of ``cur``
     item_end = 0
     for ev, rng in _MD.events_with_range(src):
         if ev.__class__ is str:  # Rule, SoftBreak, HardBreak
-            if depth == 0:
-                out.append(_block("thematic_break", rng, starts, first))
-            elif inline is not None:
-                inline.leaf("Break", " ", rng)
-            continue
-        for key, val in ev.items():
-            if key == "Start":
-                if depth == 0:
-                    cur, inline = _open(val, rng, starts, first)
-                    out.append(cur)
-                elif depth == 1 and val == "Item":
-                    cur.items.append(bisect_right(starts, rng["start"]) - 1 + first)
-                    item_end = rng["end"]
-                elif depth == 1 and val == "TableRow":
-                    cur.n_rows += 1
-                elif inline is not None:
-                    inline.start(val, rng)
-                depth += 1
-            elif key == "End":
-                depth -= 1
-                if depth == 0:
-                    end = item_end if cur.kind == "list" else rng["end"]
-                    cur.last = bisect_right(starts, end - 1) - 1 + first
-                    if inline is not None:
-                        inline.close(cur)
-                    cur, inline = None, None
-                elif inline is not None:
-                    inline.end(val)
-            elif inline is not None:
-                inline.leaf(key, val, rng)
+            if not depth:
+                line = bisect_right(starts, rng["start"] + shift) - 1 + delta
+                out.append(Block("thematic_break", line, line))
+            elif inline is not None and not inline.leaf("Break", " ", rng):
+                inline = None
+        elif "Start" in ev:
+            if not depth:
+                cur, inline = _open(ev["Start"], rng)
+                cur.first = cur.last = bisect_right(starts, rng["start"] + shift) - 1 + delta
+                out.append(cur)
+            elif depth == 1 and cur.items is not None and ev["Start"] == "Item":
+                cur.items.append(bisect_right(starts, rng["start"] + shift) - 1 + delta)
+                item_end = rng["end"]
+            elif depth == 1 and cur.n_rows is not None and ev["Start"] == "TableRow":
+                cur.n_rows += 1
+            elif inline is not None and not inline.start(ev["Start"], rng):
+                inline = None
+            depth += 1
+        elif "End" in ev:
+            depth -= 1
+            if not depth:
+                last = (item_end if cur.items is not None else rng["end"]) - 1
+                cur.last = bisect_right(starts, last + shift) - 1 + delta
+                if inline is not None:
+                    inline.close(cur)
+                cur = inline = None
+            elif inline is not None and not inline.end(ev["End"]):
+                inline = None
+        elif inline is not None:
+            for key, val in ev.items():
+                if not inline.leaf(key, val, rng):
+                    inline = None
     return out
 
 
-def _block(kind: str, rng: dict, starts: list[int], first: int) -> Block:
-    a = bisect_right(starts, rng["start"]) - 1 + first
-    return Block(kind, a, bisect_right(starts, rng["end"] - 1) - 1 + first)
-
-
-def _open(val, rng: dict, starts: list[int], first: int):
-    """A top-level block from its Start event, and what collects its inline events."""
+def _open(val, rng: dict):
+    """A top-level block from its Start event (its lines are set by the caller), and what
+    collects its inline events (None when it has none we need)."""
     name, arg = (val, None) if val.__class__ is str else next(iter(val.items()))
     kind = _KINDS.get(name)
     if kind is None:  # an extension we do not enable: let the reference backend parse it
         raise ValueError(f"unexpected top-level block {name!r}")
-    block = _block(kind, rng, starts, first)
+    block = Block(kind, 0, 0)
     if kind == "heading":
         block.level = int(arg["level"][1])
         return block, _Heading()
@@ -104,6 +110,8 @@ def _open(val, rng: dict, starts: list[int], first: int):
         return block, _Image(rng["start"])
     if kind == "code":
         block.info = arg["Fenced"].strip() if arg.__class__ is dict else None
+    elif kind == "list":
+        block.items = []
     elif kind == "table":
         block.n_rows = 0
     return block, None
@@ -118,19 +126,22 @@ class _Heading:
         self.parts: list[str] = []
         self.plain = True  # only text events whose source is their text (no escapes)
 
-    def start(self, val, rng) -> None:
+    def start(self, val, rng) -> bool:
         self.plain = False
+        return True
 
-    def end(self, val) -> None:
-        pass
+    def end(self, val) -> bool:
+        return True
 
-    def leaf(self, key: str, val, rng) -> None:
-        if key == "Text" and self.plain:  # an escape or entity makes text shorter than source
-            self.plain = rng["end"] - rng["start"] == len(val.encode())
-        elif key != "Text":
+    def leaf(self, key: str, val, rng) -> bool:
+        if key == "Text":
+            if self.plain:  # an escape or an entity makes the text shorter than its source
+                self.plain = rng["end"] - rng["start"] == len(val.encode())
+        else:
             self.plain = False
         if key in _TEXTS:
             self.parts.append(val)
+        return True
 
     def close(self, block: Block) -> None:
         """markdown-it-py's plain_text: a heading whose source has none of *_`[<&\\!
@@ -143,55 +154,61 @@ class _Heading:
             block.title = " ".join(text.split())
 
 
+# States of _Image: nothing yet, inside the link, inside the image, after the image (alone
+# or in the link), after the link.
+_EMPTY, _LINK, _IMAGE, _DONE, _DONE_IN_LINK, _LINK_DONE = range(6)
+
+
 class _Image:
     """Tells a paragraph that is exactly one image (optionally wrapped in a link), as
     markdown-it-py's backend does: its source starts with ``![`` or ``[![``, and besides
-    blank text it holds the image, or a link holding only the image."""
+    blank text it holds the image, or a link holding only the image. A method returns False
+    as soon as the paragraph cannot be one (most paragraphs: at their first event)."""
 
-    __slots__ = ("para", "shape", "alt", "in_image", "image_at", "link_at")
+    __slots__ = ("para", "state", "alt", "nested", "linked")
 
     def __init__(self, para_start: int):
         self.para = para_start
-        self.shape: list[str] = []
+        self.state = _EMPTY
         self.alt: list[str] = []
-        self.in_image = 0  # nesting depth inside the image
-        self.image_at = self.link_at = -1
+        self.nested = 0  # open elements inside the image
+        self.linked = False  # the image is inside the link
 
-    def start(self, val, rng) -> None:
-        if self.in_image:
-            self.in_image += 1
-            return
+    def start(self, val, rng) -> bool:
+        if self.state == _IMAGE:
+            self.nested += 1
+            return True
         name = val if val.__class__ is str else next(iter(val))
-        if name == "Image":
-            self.shape.append("image")
-            self.image_at = rng["start"]
-            self.in_image = 1
-        elif name == "Link":
-            self.shape.append("link_open")
-            self.link_at = rng["start"]
-        else:
-            self.shape.append(name)
+        if name == "Image" and rng["start"] == self.para + (self.state == _LINK):
+            if self.state in (_EMPTY, _LINK):
+                self.linked = self.state == _LINK
+                self.state = _IMAGE
+                return True
+        elif name == "Link" and self.state == _EMPTY and rng["start"] == self.para:
+            self.state = _LINK
+            return True
+        return False
 
-    def end(self, val) -> None:
-        if self.in_image:
-            self.in_image -= 1
-        else:
-            self.shape.append("link_close" if val == "Link" else "end")
+    def end(self, val) -> bool:
+        if self.state == _IMAGE:
+            if self.nested:
+                self.nested -= 1
+            else:
+                self.state = _DONE_IN_LINK if self.linked else _DONE
+            return True
+        if self.state == _DONE_IN_LINK and val == "Link":
+            self.state = _LINK_DONE
+            return True
+        return False
 
-    def leaf(self, key: str, val, rng) -> None:
-        if self.in_image:
+    def leaf(self, key: str, val, rng) -> bool:
+        if self.state == _IMAGE:
             if key in _TEXTS:
                 self.alt.append(val)
-        elif not (key == "Text" and not val.strip()):
-            self.shape.append(key)
+            return True
+        return key == "Text" and not val.strip()
 
     def close(self, block: Block) -> None:
-        if self.shape == ["image"]:
-            found = self.image_at == self.para
-        elif self.shape == ["link_open", "image", "link_close"]:
-            found = self.link_at == self.para and self.image_at == self.para + 1
-        else:
-            found = False
-        if found:
+        if self.state in (_DONE, _LINK_DONE):
             block.kind = "image"
             block.alt = " ".join("".join(self.alt).split())
