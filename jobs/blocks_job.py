@@ -58,6 +58,7 @@ def run(
     mdx: str = "auto",
     bias: str = "balanced",
     max_bytes: int = document.DEFAULT_MAX_BYTES,
+    parser: str = "pyromark",
     progress: Callable[[int], None] = lambda n: None,
 ) -> BlocksSummary:
     """Read, explode into blocks, write. Bad documents become rejects; the run goes on."""
@@ -66,7 +67,9 @@ def run(
     raws = sources.read(plan, selection)
     with store.OutputSet(Path(out), ["documents", "blocks", "rejects"]) as output:
         for group in batched(raws, BATCH_DOCS):
-            docs, blks, rejects = batch_stages.documents_and_blocks(group, mdx, bias, max_bytes)
+            docs, blks, rejects = batch_stages.documents_and_blocks(
+                group, mdx, bias, max_bytes, parser
+            )
             for name, table in (("documents", docs), ("blocks", blks), ("rejects", rejects)):
                 output.write(name, table)
             summary.add(sum(len(r.data or b"") for r in group), docs, blks, rejects)

@@ -12,6 +12,10 @@ from mdchunk.jobs import query_cli, report_cli
 from mdchunk.pipeline.limits import DEFAULT_MAX_BYTES
 from mdchunk.pipeline.policy import BIASES, CHOICES, PolicyError
 
+# The block parser backends (pipeline.parse.BACKENDS, named here so that --help does not
+# import the parsers; a test checks that the two agree). The first is the default.
+PARSERS = ("pyromark", "markdown-it")
+
 # Heavy modules (polars, pyarrow, duckdb, parsers, tokenizers, Ray) are imported inside the
 # commands that use them, so `mdchunk --help` and `--version` start fast.
 
@@ -90,6 +94,15 @@ def input_options(f):
             default="auto",
             show_default=True,
             help="Parse MDX import/export and JSX blocks: auto = for .mdx files only.",
+        ),
+        click.option(
+            "--parser",
+            type=click.Choice(PARSERS),
+            default=PARSERS[0],
+            show_default=True,
+            help="Block parser: pyromark (pulldown-cmark, compiled) or markdown-it "
+            "(markdown-it-py, pure Python, the reference). Both find the same blocks; a "
+            "run reuses stored blocks only when they were made by the same parser.",
         ),
         click.option(
             "--text-column",
@@ -301,6 +314,7 @@ def run_cmd(
     include,
     exclude,
     mdx,
+    parser,
     text_column,
     id_column,
     max_bytes,
@@ -360,6 +374,7 @@ def run_cmd(
                 id_column=id_column,
                 max_bytes=max_bytes,
                 follow_symlinks=follow_symlinks,
+                parser=parser,
                 engine=engine,
                 ray_address=ray_address,
                 progress=bar,
@@ -461,7 +476,17 @@ def chunks_cmd(blocks_dir, out, policy_file, **flags):
     "0.91 (prose) or 1.12 (code).",
 )
 def blocks_cmd(
-    inputs, out, include, exclude, mdx, text_column, id_column, max_bytes, follow_symlinks, bias
+    inputs,
+    out,
+    include,
+    exclude,
+    mdx,
+    parser,
+    text_column,
+    id_column,
+    max_bytes,
+    follow_symlinks,
+    bias,
 ):
     """Read documents and explode them into structural blocks.
 
@@ -491,7 +516,7 @@ def blocks_cmd(
         plan = sources.plan(list(inputs), selection)
         with _progress(len(plan), "blocks") as bar:
             summary = blocks_job.run(
-                plan, out, selection, mdx, bias, max_bytes, progress=bar.update
+                plan, out, selection, mdx, bias, max_bytes, parser, progress=bar.update
             )
     _finish("blocks", [summary.line(out)], summary.documents)
 

@@ -38,9 +38,9 @@ def read_raw(table: pa.Table, max_bytes: int) -> pa.Table:
     return pa.Table.from_pylist(rows, schema=RAW)
 
 
-def stage(table: pa.Table, policy: Policy, max_bytes: int) -> pa.Table:
+def stage(table: pa.Table, policy: Policy, max_bytes: int, parser: str) -> pa.Table:
     """Ray task: every stage over one batch; its tables packed into one envelope table."""
-    tables = batch.process_arrow(table, policy, max_bytes)
+    tables = batch.process_arrow(table, policy, max_bytes, parser)
     first = table["seq"][0].as_py() if table.num_rows else -1
     rows = [{"seq": first, "name": name, "ipc": _ipc(t)} for name, t in tables.items()]
     return pa.Table.from_pylist(rows, schema=ENVELOPE)
@@ -116,6 +116,7 @@ def ordered_results(
     batch_docs: int,
     address: str | None,
     cpus: int,
+    parser: str = "pyromark",
 ) -> Iterator[tuple[dict[str, pa.Table], Counter]]:
     """(tables, counters) of every batch, in input order, computed by Ray Data."""
     ray = start(address, cpus)
@@ -134,7 +135,7 @@ def ordered_results(
             stage,
             batch_format="pyarrow",
             batch_size=batch_docs,
-            fn_kwargs={"policy": policy, "max_bytes": max_bytes},
+            fn_kwargs={"policy": policy, "max_bytes": max_bytes, "parser": parser},
         )
     )
     for block in dataset.iter_batches(batch_format="pyarrow", batch_size=None):

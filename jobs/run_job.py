@@ -29,17 +29,17 @@ from mdchunk.jobs.runlog import RunLog
 from mdchunk.pipeline import batch, manifest, runstore, schemas, sources, store
 from mdchunk.pipeline.batch import Batch, Reused
 from mdchunk.pipeline.document import make_doc_id
-from mdchunk.pipeline.parse import PARSER_VERSION
+from mdchunk.pipeline.parse import DEFAULT_BACKEND, parser_key
 from mdchunk.pipeline.policy import CHUNKER_VERSION, Policy
 from mdchunk.pipeline.tokens import ESTIMATE_VERSION
 
 BATCH_DOCS = blocks_job.BATCH_DOCS
 
 
-def parse_key(policy: Policy) -> str:
-    """What decides whether stored blocks can be reused: parser version, MDX mode and the
-    estimate version (stored blocks carry their est_tokens)."""
-    return f"{PARSER_VERSION}|mdx={policy.mdx}|{ESTIMATE_VERSION}"
+def parse_key(policy: Policy, parser: str = DEFAULT_BACKEND) -> str:
+    """What decides whether stored blocks can be reused: parser version, backend (with its
+    version), MDX mode and the estimate version (stored blocks carry their est_tokens)."""
+    return f"{parser_key(parser)}|mdx={policy.mdx}|{ESTIMATE_VERSION}"
 
 
 @dataclass
@@ -173,6 +173,7 @@ class RunJob:
     selection: sources.Selection
     policy: Policy
     max_bytes: int
+    parser: str = DEFAULT_BACKEND  # block parser backend (pipeline.parse.BACKENDS)
     full: bool = False
     keep: int = 3
     workers: int = 1
@@ -194,12 +195,15 @@ class RunJob:
                 BATCH_DOCS,
                 self.ray_address,
                 self.workers,
+                self.parser,
             )
         batches = (
             prepare(b, prev, self.policy, reuse_chunks)
             for b in blocks_job.batched(items, BATCH_DOCS)
         )
-        step = partial(batch.process, policy=self.policy, max_bytes=self.max_bytes)
+        step = partial(
+            batch.process, policy=self.policy, max_bytes=self.max_bytes, parser=self.parser
+        )
         return pool.ordered_map(step, batches, self.workers)
 
 
@@ -221,7 +225,7 @@ def run(
         run_id = runstore.new_run_id()
         folder = runstore.run_dir(job.root, run_id)
         folder.mkdir(parents=True)
-        record = runstore.new_record(run_id, plan, job.full, policy, parse_key(policy))
+        record = runstore.new_record(run_id, plan, job.full, policy, parse_key(policy, job.parser))
         try:
             result, known = _execute(job, folder, record)
         except BaseException as exc:
@@ -257,7 +261,7 @@ def _execute(job: RunJob, folder: Path, record: dict) -> tuple[RunSummary, dict]
         prev is not None
         and not job.full
         and job.engine == "local"
-        and prev.manifest["parser_key"] == parse_key(policy)
+        and prev.manifest["parser_key"] == parse_key(policy, job.parser)
     )
     reuse_chunks = (
         reuse_blocks

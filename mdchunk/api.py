@@ -206,6 +206,7 @@ def run(
     id_column: str | None = None,
     max_bytes: int = DEFAULT_MAX_BYTES,
     follow_symlinks: bool = False,
+    parser: str = "pyromark",
     engine: str = "local",
     ray_address: str | None = None,
     progress: Callable[[int, int], None] | None = None,
@@ -215,11 +216,13 @@ def run(
     ``mdchunk run``: incremental against the published run, published atomically.
 
     ``inputs``: folders, files, Parquet/JSONL tables or URIs. ``workers`` defaults to the
-    CPU count (the output is the same for any number). ``progress(done, total)`` is called
-    as documents finish. ``max_bytes``: larger files are rejected unread (too_large);
-    ``follow_symlinks``: read file links that point outside their input folder (else
-    rejected, outside_root). Raises ``mdchunk.pipeline.sources.InputError`` for an unusable
-    input, ``mdchunk.pipeline.runstore.LockedError`` when another run holds ``out``.
+    CPU count (the output is the same for any number). ``parser``: the block parser,
+    ``pyromark`` or ``markdown-it`` (the same blocks; see README, Method). ``max_bytes``:
+    larger files are rejected unread (too_large); ``follow_symlinks``: read file links that
+    point outside their input folder (else rejected, outside_root). ``progress(done,
+    total)`` is called as documents finish. Raises ``mdchunk.pipeline.sources.InputError``
+    for an unusable input, ``mdchunk.pipeline.runstore.LockedError`` when another run holds
+    ``out``.
     """
     import os
 
@@ -253,6 +256,7 @@ def run(
         selection,
         resolved,
         max_bytes,
+        parser=parser,
         full=full,
         keep=keep,
         workers=workers or pool.default_workers(),

@@ -20,6 +20,7 @@ import pyarrow.compute as pc
 
 from mdchunk.pipeline import block, chunk, document
 from mdchunk.pipeline.document import RawDocument, make_doc_id
+from mdchunk.pipeline.parse import DEFAULT_BACKEND
 from mdchunk.pipeline.policy import Policy
 from mdchunk.pipeline.postings import postings
 
@@ -75,10 +76,12 @@ def drop_rejected(table: pa.Table, rejects: pa.Table) -> pa.Table:
     return table.filter(pc.invert(pc.is_in(table["doc_id"], rejects["doc_id"])))
 
 
-def documents_and_blocks(raws: list[RawDocument], mdx: str, bias: str, max_bytes: int):
+def documents_and_blocks(
+    raws: list[RawDocument], mdx: str, bias: str, max_bytes: int, parser: str = DEFAULT_BACKEND
+):
     """The documents and blocks stages over raw documents: (documents, blocks, rejects)."""
     docs, rejects = document.documents(raws, mdx, max_bytes)
-    blks, parse_rejects = block.blocks(docs, bias)
+    blks, parse_rejects = block.blocks(docs, bias, parser)
     return drop_rejected(docs, parse_rejects), blks, pa.concat_tables([rejects, parse_rejects])
 
 
@@ -92,7 +95,9 @@ def ordered(table: pa.Table, order: dict[str, int], index: str | None) -> pa.Tab
     return table.take(keys.with_row_index("_i").sort(by)["_i"].to_arrow())
 
 
-def process_arrow(raw: pa.Table, policy: Policy, max_bytes: int) -> dict[str, pa.Table]:
+def process_arrow(
+    raw: pa.Table, policy: Policy, max_bytes: int, parser: str = DEFAULT_BACKEND
+) -> dict[str, pa.Table]:
     """The same, from an Arrow batch of raw documents (schemas.RAW_DOCUMENTS) to the
     batch's tables: what engines that move Arrow batches around (Ray Data) call."""
     cols = ["path", "source", "data", "error", "reason", "n_bytes"]
@@ -100,7 +105,7 @@ def process_arrow(raw: pa.Table, policy: Policy, max_bytes: int) -> dict[str, pa
         RawDocument(r["path"], r["source"], r["data"], r["error"], {}, r["reason"], r["n_bytes"])
         for r in raw.select(cols).to_pylist()
     ]
-    tables, counts = process(Batch(raws), policy, max_bytes)
+    tables, counts = process(Batch(raws), policy, max_bytes, parser)
     tables["counts"] = pa.table({k: [float(v)] for k, v in counts.items()})
     return tables
 
@@ -108,13 +113,16 @@ def process_arrow(raw: pa.Table, policy: Policy, max_bytes: int) -> dict[str, pa
 _COUNTING: dict[Policy, chunk.Counting] = {}  # one tokenizer per policy and process
 
 
-def process(batch: Batch, policy: Policy, max_bytes: int) -> tuple[dict[str, pa.Table], Counter]:
-    """Every table of one batch (documents, blocks, chunks, postings, rejects), and counters."""
+def process(
+    batch: Batch, policy: Policy, max_bytes: int, parser: str = DEFAULT_BACKEND
+) -> tuple[dict[str, pa.Table], Counter]:
+    """Every table of one batch (documents, blocks, chunks, postings, rejects), and counters.
+    ``parser`` names the block parser backend (pipeline.parse.BACKENDS)."""
     counting = _COUNTING.get(policy) or _COUNTING.setdefault(policy, chunk.Counting(policy))
     work: Counter = Counter()
     t0 = time.perf_counter()
     fresh = [x for x in batch.items if isinstance(x, RawDocument)]
-    docs, blks, rejects = documents_and_blocks(fresh, policy.mdx, policy.bias, max_bytes)
+    docs, blks, rejects = documents_and_blocks(fresh, policy.mdx, policy.bias, max_bytes, parser)
     work.update(
         parsed=docs.num_rows, items=len(batch.items), bytes=sum(len(x.data or b"") for x in fresh)
     )

@@ -12,40 +12,37 @@ import polars as pl
 import pyarrow as pa
 
 from mdchunk.pipeline import schemas
-from mdchunk.pipeline.parse import Block, Lines, parse
+from mdchunk.pipeline.parse import DEFAULT_BACKEND, check_backend, parse
 from mdchunk.pipeline.tokens import estimate_expr
 
 _FIELDS = [f.name for f in schemas.BLOCKS if f.name not in ("n_chars", "est_tokens")]
 
 
-def blocks(documents: pa.Table, bias: str = "balanced") -> tuple[pa.Table, pa.Table]:
+def blocks(
+    documents: pa.Table, bias: str = "balanced", parser: str = DEFAULT_BACKEND
+) -> tuple[pa.Table, pa.Table]:
     """The stage: documents -> (blocks, rejects). A document that fails to parse is a reject."""
+    check_backend(parser)  # a wrong name is the caller's error, not every document's
     cols: dict[str, list] = {name: [] for name in _FIELDS}
     rejects: list[dict] = []
-    for doc in documents.select(["doc_id", "path", "format", "mdx", "text"]).to_pylist():
+    columns = [documents[name].to_pylist() for name in ("doc_id", "path", "format", "mdx", "text")]
+    for doc_id, path, fmt, is_mdx, text in zip(*columns):
         try:
-            rows = document_blocks(
-                doc["doc_id"], doc["text"], doc["format"] == "markdown", doc["mdx"]
-            )
+            document_blocks(doc_id, text, fmt == "markdown", is_mdx, parser, into=cols)
         except (RecursionError, MemoryError, ValueError) as exc:
             rejects.append(
                 {
-                    "path": doc["path"],
-                    "doc_id": doc["doc_id"],
+                    "path": path,
+                    "doc_id": doc_id,
                     "stage": "blocks",
                     "reason": "parse_error",
                     "detail": f"{type(exc).__name__}: {exc}",
                     "n_bytes": None,
                 }
             )
-            continue
-        for name in _FIELDS:
-            cols[name].extend(rows[name])
+    n = len(cols["doc_id"])
     table = pl.from_arrow(
-        schemas.from_columns(
-            {**cols, "n_chars": [0] * len(cols["doc_id"]), "est_tokens": [0] * len(cols["doc_id"])},
-            schemas.BLOCKS,
-        )
+        schemas.from_columns({**cols, "n_chars": [0] * n, "est_tokens": [0] * n}, schemas.BLOCKS)
     )
     table = with_estimates(table, bias)
     return table.to_arrow().cast(schemas.BLOCKS), pa.Table.from_pylist(
@@ -61,48 +58,70 @@ def with_estimates(table: pl.DataFrame, bias: str) -> pl.DataFrame:
     )
 
 
-def document_blocks(doc_id: str, text: str, markdown: bool, is_mdx: bool) -> dict[str, list]:
-    """Column lists for one document's blocks."""
-    lines, found = parse(text, markdown, is_mdx)
-    cols: dict[str, list] = {name: [] for name in _FIELDS}
+def document_blocks(
+    doc_id: str,
+    text: str,
+    markdown: bool,
+    is_mdx: bool,
+    parser: str = DEFAULT_BACKEND,
+    into: dict[str, list] | None = None,
+) -> dict[str, list]:
+    """Column lists for one document's blocks (appended to ``into`` when given). A document
+    that fails half-way adds nothing."""
+    lines, found = parse(text, markdown, is_mdx, parser)
+    starts, ends = lines.starts, lines.ends
+    char_start = [starts[b.first] for b in found]
+    char_end = [ends[b.last] for b in found]
+    bodies = [text[a:e] for a, e in zip(char_start, char_end)]
+    kinds = [b.kind for b in found]
+    paths, levels = _heading_paths(found)
+    seen: dict[tuple, int] = {}
+    cols = {
+        "doc_id": [doc_id] * len(found),
+        "block_index": list(range(len(found))),
+        "block_id": [_block_id(k, t, p, seen) for k, t, p in zip(kinds, bodies, paths)],
+        "kind": kinds,
+        "level": [b.level for b in found],
+        "heading_path": paths,
+        "heading_levels": levels,
+        "text": bodies,
+        "char_start": char_start,
+        "char_end": char_end,
+        "line_start": [b.first + 1 for b in found],
+        "line_end": [b.last + 1 for b in found],
+        "info": [b.info or None for b in found],
+        "lang": [b.info.split()[0] if b.info else None for b in found],
+        "alt": [b.alt for b in found],
+        "item_starts": [
+            None if b.items is None else [starts[i] - a for i in b.items]
+            for b, a in zip(found, char_start)
+        ],
+        "n_rows": [b.n_rows for b in found],
+    }
+    if into is None:
+        return cols
+    for name in _FIELDS:
+        into[name].extend(cols[name])
+    return into
+
+
+def _heading_paths(found) -> tuple[list[list[str]], list[list[int]]]:
+    """The heading path (texts and levels) of every block: the headings above it, outermost
+    first, its own included. Blocks between two headings share one list."""
+    paths, levels = [], []
     path: list[tuple[int, str]] = []
-    seen: dict[str, int] = {}
-    for index, b in enumerate(found):
+    titles: list[str] = []
+    lvls: list[int] = []
+    for b in found:
         if b.kind == "heading":
             while path and path[-1][0] >= b.level:
                 path.pop()
             path.append((b.level, b.title))
-        start, end = lines.starts[b.first], lines.ends[b.last]
-        body = text[start:end]
-        heading_path = [t for _, t in path]
-        row = {
-            "doc_id": doc_id,
-            "block_index": index,
-            "block_id": _block_id(b.kind, body, heading_path, seen),
-            "kind": b.kind,
-            "level": b.level,
-            "heading_path": heading_path,
-            "heading_levels": [lvl for lvl, _ in path],
-            "text": body,
-            "char_start": start,
-            "char_end": end,
-            "line_start": b.first + 1,
-            "line_end": b.last + 1,
-            "info": b.info or None,
-            "lang": (b.info.split()[0] if b.info else None),
-            "alt": b.alt,
-            "item_starts": _item_offsets(b, lines, start),
-            "n_rows": b.n_rows,
-        }
-        for name in _FIELDS:
-            cols[name].append(row[name])
-    return cols
-
-
-def _item_offsets(b: Block, lines: Lines, start: int) -> list[int] | None:
-    if b.kind != "list":
-        return None
-    return [lines.starts[i] - start for i in b.items]
+            titles = [t for _, t in path]
+            lvls = [lvl for lvl, _ in path]
+        paths.append(titles)
+        levels.append(lvls)
+    return paths, levels
 
 
 def _block_id(kind: str, body: str, heading_path: list[str], seen: dict) -> str:

@@ -1,43 +1,39 @@
 """The markdown parser: one document's text -> its top-level blocks (kind, level, spans).
 
-It knows nothing about tokens or chunks. markdown-it-py does the CommonMark + GFM table
-block parse (inline parsing is switched off: structure does not need it); this module maps
-its top-level tokens to source spans, fills any uncovered text (link reference definitions,
-for instance) with paragraph blocks so that nothing is lost, and tracks the heading path.
+It knows nothing about tokens or chunks. A CommonMark + GFM tables backend finds the
+top-level blocks of each markdown line range: pyromark (pulldown-cmark, compiled; the
+default) or markdown-it-py (pure Python; the reference, and the oracle of the tests). Both
+give the same blocks (tests/test_backends.py diffs them). This module cuts front matter
+and MDX segments first, fills any text no block covers (link reference definitions, for
+instance) with paragraph blocks so that nothing is lost, and trims trailing blank lines.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import re
+from dataclasses import dataclass
+from importlib import import_module
 from itertools import accumulate
-
-from markdown_it import MarkdownIt
-from markdown_it.common.utils import unescapeAll
 
 from mdchunk.pipeline import fence, frontmatter, mdx
 
 # Bumped whenever the blocks of the same document may change (documents too: front matter).
 PARSER_VERSION = "blocks-1"
 
-_EOL = fence.LINE_END  # the one definition of a line end
-_BLOCK_MD = MarkdownIt("commonmark").enable("table").disable(["inline", "text_join"])
-_INLINE_MD = MarkdownIt("commonmark")
-
-_SIMPLE_KINDS = {
-    "heading_open": "heading",
-    "paragraph_open": "paragraph",
-    "bullet_list_open": "list",
-    "ordered_list_open": "list",
-    "table_open": "table",
-    "blockquote_open": "blockquote",
-    "fence": "code",
-    "code_block": "code",
-    "html_block": "html",
-    "hr": "thematic_break",
+# Block parser backends: name -> (module with ``parse_lines``, distribution whose version
+# keys block reuse). The first is the default.
+BACKENDS = {
+    "pyromark": ("mdchunk.pipeline.parse_pyromark", "pyromark"),
+    "markdown-it": ("mdchunk.pipeline.parse_markdown_it", "markdown-it-py"),
 }
+DEFAULT_BACKEND = "pyromark"
+REFERENCE_BACKEND = "markdown-it"
+
+EOL = fence.LINE_END  # the one definition of a line end
+_EOL_BYTES = re.compile(rb"\r\n|\r|\n")
 
 
-@dataclass
+@dataclass(slots=True)
 class Block:
     kind: str
     first: int  # first line, 0-based
@@ -46,11 +42,11 @@ class Block:
     title: str | None = None  # plain heading text
     info: str | None = None
     alt: str | None = None
-    items: list[int] = field(default_factory=list)  # first line of each list item
+    items: list[int] | None = None  # lists: the first line of each top-level item
     n_rows: int | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Lines:
     """Line table of a text: start offset and content end offset of every line."""
 
@@ -59,82 +55,97 @@ class Lines:
 
     @classmethod
     def of(cls, text: str) -> Lines:
-        if "\r" not in text:  # the common case, without a regex
-            starts = [0, *accumulate(len(line) + 1 for line in text.split("\n"))][:-1]
-            ends = [s + n for s, n in zip(starts, map(len, text.split("\n")))]
-            return cls(starts, ends)
-        starts, ends = [0], []
-        for m in _EOL.finditer(text):
-            ends.append(m.start())
-            starts.append(m.end())
-        ends.append(len(text))
-        return cls(starts, ends)
+        return cls(*_line_table(text, "\r", "\n", EOL))
 
     def line(self, text: str, i: int) -> str:
         return text[self.starts[i] : self.ends[i]]
 
 
-def parse(text: str, markdown: bool = True, is_mdx: bool = False) -> tuple[Lines, list[Block]]:
-    """Top-level blocks of ``text`` in order; their line spans never overlap."""
+def _line_table(text, cr, lf, eol) -> tuple[list[int], list[int]]:
+    """(starts, ends) of every line of a str or bytes (LF, CRLF and lone CR end a line)."""
+    if cr not in text:  # the common case, without a regex
+        lengths = [len(line) for line in text.split(lf)]
+        starts = [0, *accumulate(n + 1 for n in lengths)][:-1]
+        return starts, [s + n for s, n in zip(starts, lengths)]
+    starts, ends = [0], []
+    for m in eol.finditer(text):
+        ends.append(m.start())
+        starts.append(m.end())
+    ends.append(len(text))
+    return starts, ends
+
+
+def byte_line_starts(src: str) -> list[int]:
+    """UTF-8 byte offset of each line start of ``src``."""
+    return _line_table(src.encode("utf-8"), b"\r", b"\n", _EOL_BYTES)[0]
+
+
+def parser_key(backend: str) -> str:
+    """What stored blocks were made by: our parser version, the backend and its version."""
+    from importlib.metadata import version
+
+    check_backend(backend)
+    return f"{PARSER_VERSION}|{backend}-{version(BACKENDS[backend][1])}"
+
+
+def check_backend(name: str) -> None:
+    """Raise ValueError (naming the choices) for an unknown backend."""
+    if name not in BACKENDS:
+        raise ValueError(f"unknown parser {name!r}: use {' or '.join(BACKENDS)}")
+
+
+def _backend(name: str):
+    check_backend(name)
+    return import_module(BACKENDS[name][0])
+
+
+def parse(
+    text: str, markdown: bool = True, is_mdx: bool = False, backend: str = DEFAULT_BACKEND
+) -> tuple[Lines, list[Block]]:
+    """Top-level blocks of ``text`` in order; their line spans never overlap. A backend that
+    fails on a document (a pyo3 panic is a BaseException) hands it to the reference one."""
     lines = Lines.of(text)
     if not text.strip():
         return lines, []
-    blocks: list[Block] = []
-    start = 0
-    if markdown:
-        fm = frontmatter.locate(text)
-        if fm is not None:
-            last = len(_EOL.findall(text, 0, fm[3]))
-            blocks.append(Block("front_matter", 0, last))
-            start = last + 1
-    if not markdown:
-        parsed = []
-    elif is_mdx:
-        all_lines = [lines.line(text, i) for i in range(len(lines.starts))]
-        parsed = []
-        for kind, a, b in mdx.segments(all_lines, start):
-            parsed += _parse_md(text, lines, a, b) if kind == "md" else [Block(kind, a, b - 1)]
-    else:
-        parsed = _parse_md(text, lines, start, len(lines.starts))
-    blocks += parsed
+    impl = _backend(backend)
+    try:
+        found = _blocks(text, lines, markdown, is_mdx, impl)
+    except (KeyboardInterrupt, SystemExit, GeneratorExit):
+        raise
+    except BaseException:
+        if backend == REFERENCE_BACKEND:
+            raise
+        found = _blocks(text, lines, markdown, is_mdx, _backend(REFERENCE_BACKEND))
     fenced = None
     if not markdown and ("```" in text or "~~~" in text):
         # plain text: a blank line inside a ``` region does not end the paragraph
         fenced = fence.fenced_lines([lines.line(text, i) for i in range(len(lines.starts))])
-    return lines, _fill_gaps(text, lines, blocks, fenced)
+    return lines, _fill_gaps(text, lines, found, fenced)
 
 
-def _parse_md(text: str, lines: Lines, a: int, b: int) -> list[Block]:
+def _blocks(text: str, lines: Lines, markdown: bool, is_mdx: bool, impl) -> list[Block]:
+    if not markdown:
+        return []
+    blocks: list[Block] = []
+    start = 0
+    fm = frontmatter.locate(text)
+    if fm is not None:
+        last = len(EOL.findall(text, 0, fm[3]))
+        blocks.append(Block("front_matter", 0, last))
+        start = last + 1
+    if not is_mdx:
+        return blocks + _parse_md(text, lines, start, len(lines.starts), impl)
+    all_lines = [lines.line(text, i) for i in range(len(lines.starts))]
+    for kind, a, b in mdx.segments(all_lines, start):
+        blocks += _parse_md(text, lines, a, b, impl) if kind == "md" else [Block(kind, a, b - 1)]
+    return blocks
+
+
+def _parse_md(text: str, lines: Lines, a: int, b: int, impl) -> list[Block]:
+    """Blocks of lines [a, b), parsed as a document of their own."""
     if a >= b:
         return []
-    env: dict = {}  # collects link reference definitions, used to resolve heading links
-    tokens = _BLOCK_MD.parse(text[lines.starts[a] : lines.ends[b - 1]], env)
-    out: list[Block] = []
-    current: Block | None = None
-    for i, tok in enumerate(tokens):
-        if tok.level == 0 and tok.nesting >= 0 and tok.map is not None:
-            kind = _SIMPLE_KINDS.get(tok.type)
-            if kind is None:
-                continue
-            current = Block(kind, tok.map[0] + a, tok.map[1] - 1 + a)
-            out.append(current)
-            if tok.type in ("fence", "code_block"):
-                current.info = unescapeAll(tok.info).strip() if tok.type == "fence" else None
-            elif kind == "heading":
-                current.level = int(tok.tag[1])
-                current.title = plain_text(tokens[i + 1].content, env)
-            elif kind == "paragraph":
-                current.alt = _only_image(tokens[i + 1].content, env)
-                if current.alt is not None:
-                    current.kind = "image"
-            elif kind == "table":
-                current.n_rows = -1  # the header row is counted below too
-        elif current is not None and tok.nesting == 1:
-            if current.kind == "list" and tok.level == 1 and tok.type == "list_item_open":
-                current.items.append(tok.map[0] + a)
-            elif current.kind == "table" and tok.type == "tr_open":
-                current.n_rows += 1
-    return out
+    return impl.parse_lines(text, lines, a, b)
 
 
 def _fill_gaps(
@@ -161,36 +172,3 @@ def _fill_gaps(
         out.append(block)
         nxt = block.last + 1
     return out
-
-
-def plain_text(inline_source: str, env: dict | None = None) -> str:
-    """Inline markdown reduced to its text: emphasis, links and HTML tags dropped."""
-    if not any(c in inline_source for c in "*_`[<&\\!\n"):
-        return inline_source.strip()
-    tokens = _INLINE_MD.parseInline(inline_source, env)
-    return " ".join(_inline_text(tokens[0].children or []).split())
-
-
-def _inline_text(children) -> str:
-    parts = []
-    for t in children:
-        if t.type in ("text", "code_inline"):
-            parts.append(t.content)
-        elif t.type in ("softbreak", "hardbreak"):
-            parts.append(" ")
-        elif t.type == "image":
-            parts.append(_inline_text(t.children or []))
-    return "".join(parts)
-
-
-def _only_image(inline_source: str, env: dict) -> str | None:
-    """Alt text if the paragraph is exactly one image (optionally wrapped in a link)."""
-    s = inline_source.strip()
-    if not (s.startswith("![") or s.startswith("[![")):
-        return None
-    children = _INLINE_MD.parseInline(s, env)[0].children or []
-    kinds = [t.type for t in children if not (t.type == "text" and not t.content.strip())]
-    if kinds not in (["image"], ["link_open", "image", "link_close"]):
-        return None
-    image = next(t for t in children if t.type == "image")
-    return " ".join(_inline_text(image.children or []).split())
