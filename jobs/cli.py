@@ -241,8 +241,8 @@ def main() -> None:
     type=click.Choice(["local", "ray"]),
     default="local",
     show_default=True,
-    help="local: a process pool on this machine; ray: Ray Data on a Ray cluster "
-    "(pip install 'mdchunk[ray]'), every document recomputed.",
+    help="local: a process pool on this machine; ray: Ray tasks on a Ray cluster "
+    "(pip install 'mdchunk[ray]'). Same output, same reuse of unchanged documents.",
 )
 @click.option(
     "--ray-address",

@@ -106,6 +106,9 @@ def _hash_inputs(raws, prev: Previous, work: Work) -> list:
     """Fresh RawDocuments for new or changed bytes, Reused ids for the rest, in order."""
     items = []
     for raw in raws:
+        if isinstance(raw, Reused):  # the Ray engine hashes in its read tasks
+            items.append(raw)
+            continue
         work.bytes_read += len(raw.data or b"")
         doc_id = make_doc_id(raw.path)
         digest = hashlib.sha256(raw.data).hexdigest() if raw.data is not None else None
@@ -184,30 +187,34 @@ class RunJob:
     full: bool = False
     keep: int = 3
     workers: int = 1
-    engine: str = "local"  # local (process pool) | ray (Ray Data; recomputes every document)
+    engine: str = "local"  # local (process pool) | ray (Ray Data reads, Ray tasks process)
     ray_address: str | None = None
     progress: Callable[[int], None] = lambda n: None
     log: RunLog = field(default_factory=RunLog)
 
-    def results(self, items, prev, reuse_chunks: bool):
-        """(tables, counters) of every batch, in input order, from the chosen engine."""
+    def documents(self, prev: Previous | None):
+        """Every document in input order (RawDocuments; the Ray engine already gives
+        Reused ids for files whose bytes hash as in ``prev``)."""
         if self.engine == "ray":
             from mdchunk.jobs import ray_job
 
-            return ray_job.ordered_results(
-                self.plan,
-                self.selection,
-                self.policy,
-                self.max_bytes,
-                BATCH_DOCS,
-                self.ray_address,
-                self.workers,
+            known = prev.hashes if prev is not None else {}
+            return ray_job.read(
+                self.plan, self.selection, known, BATCH_DOCS, self.ray_address, self.workers
             )
+        return sources.read(self.plan, self.selection)
+
+    def results(self, items, prev, reuse_chunks: bool):
+        """(tables, counters) of every batch, in input order, from the chosen engine."""
         batches = (
             prepare(b, prev, self.policy, reuse_chunks)
             for b in blocks_job.batched(items, BATCH_DOCS)
         )
         step = partial(batch.process, policy=self.policy, max_bytes=self.max_bytes)
+        if self.engine == "ray":
+            from mdchunk.jobs import ray_job
+
+            return ray_job.ordered_map(step, batches, self.ray_address, self.workers)
         return pool.ordered_map(step, batches, self.workers)
 
 
@@ -254,10 +261,7 @@ def _execute(job: RunJob, folder: Path, history: list[dict], record: dict) -> Ru
         prev = Previous.load(prev_folder, last)
         record["previous_run"] = last["run_id"]
     reuse_blocks = (
-        prev is not None
-        and not job.full
-        and job.engine == "local"
-        and prev.run["parser_version"] == parse_key(policy)
+        prev is not None and not job.full and prev.run["parser_version"] == parse_key(policy)
     )
     reuse_chunks = (
         reuse_blocks
@@ -265,7 +269,7 @@ def _execute(job: RunJob, folder: Path, history: list[dict], record: dict) -> Ru
         and prev.run["chunker_version"] == CHUNKER_VERSION
     )
     work = Work()
-    raws = sources.read(job.plan, job.selection) if job.engine == "local" else iter(())
+    raws = job.documents(prev if reuse_blocks else None)
     items = _hash_inputs(raws, prev, work) if reuse_blocks else raws
     bsum, csum = blocks_job.BlocksSummary(), ChunksSummary()
     seen: set[str] = set()
