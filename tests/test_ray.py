@@ -17,7 +17,6 @@ from mdchunk.jobs import ray_job
 from mdchunk.jobs.cli import main
 from mdchunk.pipeline import runstore
 from tests.conftest import SAMPLE, corpus_dir
-from tests.servers import ray_cluster  # noqa: F401 - a fixture
 
 TABLES = ("documents", "blocks", "chunks", "postings", "rejects")
 
@@ -44,7 +43,9 @@ def test_two_node_cluster_equals_local_on_the_corpora(ray_cluster, tmp_path):
 
 def _changes(out) -> pl.DataFrame:
     folder = runstore.resolve(out)
-    return pl.read_parquet(folder / "changes.parquet").select("op", "chunk_id").sort("op", "chunk_id")
+    return (
+        pl.read_parquet(folder / "changes.parquet").select("op", "chunk_id").sort("op", "chunk_id")
+    )
 
 
 def test_ray_reuses_unchanged_documents_like_local(ray_cluster, tmp_path):
