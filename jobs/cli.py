@@ -108,7 +108,13 @@ def input_options(f):
             type=int,
             default=DEFAULT_MAX_BYTES,
             show_default=True,
-            help="Documents larger than this are rejected (reason too_large).",
+            help="Documents larger than this are rejected unread (reason too_large).",
+        ),
+        click.option(
+            "--follow-symlinks",
+            is_flag=True,
+            help="Read symbolic links that point outside the input folder (by default "
+            "they are rejected, reason outside_root). Links to folders are never followed.",
         ),
     ]
     for opt in reversed(opts):
@@ -268,6 +274,7 @@ def run_cmd(
     text_column,
     id_column,
     max_bytes,
+    follow_symlinks,
     policy_file,
     full,
     keep,
@@ -314,6 +321,7 @@ def run_cmd(
                 text_column=text_column,
                 id_column=id_column,
                 max_bytes=max_bytes,
+                follow_symlinks=follow_symlinks,
                 engine=engine,
                 ray_address=ray_address,
                 progress=bar,
@@ -414,7 +422,9 @@ def chunks_cmd(blocks_dir, out, policy_file, **flags):
     help="Token-estimate preset: characters per token for prose and code blocks "
     "(balanced 4.0/2.75, prose 4.4/3.0, code 3.6/2.4).",
 )
-def blocks_cmd(inputs, out, include, exclude, mdx, text_column, id_column, max_bytes, bias):
+def blocks_cmd(
+    inputs, out, include, exclude, mdx, text_column, id_column, max_bytes, follow_symlinks, bias
+):
     """Read documents and explode them into structural blocks.
 
     \b
@@ -431,7 +441,14 @@ def blocks_cmd(inputs, out, include, exclude, mdx, text_column, id_column, max_b
     from mdchunk.jobs import blocks_job
     from mdchunk.pipeline import sources
 
-    selection = sources.Selection(include, exclude, text_column, id_column)
+    selection = sources.Selection(
+        include,
+        exclude,
+        text_column,
+        id_column,
+        max_bytes=max_bytes,
+        follow_symlinks=follow_symlinks,
+    )
     with _input_errors():
         plan = sources.plan(list(inputs), selection)
         with _progress(len(plan), "blocks") as bar:

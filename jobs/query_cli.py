@@ -17,9 +17,11 @@ OUT_DIR = click.argument(
 
 
 def _open(fn, *args, **kwargs):
+    from mdchunk.pipeline.runstore import RunStoreError
+
     try:
         return fn(*args, **kwargs)
-    except FileNotFoundError as exc:
+    except (FileNotFoundError, RunStoreError) as exc:
         raise click.UsageError(str(exc)) from exc
 
 
@@ -182,21 +184,30 @@ def stats_cmd(out, as_json):
 def check_cmd(out, show):
     """Run the data checks in sql/checks/ on DIR; exit 1 if any finds offending rows.
 
-    Each check is one SQL file returning the rows that break it (no rows = it holds):
-    unique chunk ids, spans inside their document, n_tokens within the cap, balanced code
-    fences, every document with text has chunks, every chunk's document exists.
+    First every file of the published run is checked against the size and sha256 in its
+    manifest.json (checksums). Then each check is one SQL file returning the rows that
+    break it (no rows = it holds): unique chunk ids, spans inside their document, n_tokens
+    within the cap, balanced code fences, every document with text has chunks, every
+    chunk's document exists.
     """
     import polars as pl
 
-    from mdchunk.pipeline import queries
+    from mdchunk.pipeline import queries, runstore
 
-    results = _open(queries.checks, out)
+    try:
+        results = queries.checks(out)
+    except runstore.RunStoreError as exc:
+        click.echo(f"FAIL  published run: {exc}")
+        sys.exit(1)
     failed = 0
     for name, rows in results.items():
         if rows.is_empty():
             click.echo(f"ok    {name}")
             continue
         failed += 1
+        if rows.columns == ["error"]:  # the check could not run (damaged files)
+            click.echo(f"FAIL  {name}: {rows['error'][0]}")
+            continue
         click.echo(f"FAIL  {name}: {rows.height} offending row(s)")
         with pl.Config(tbl_rows=show, fmt_str_lengths=60, tbl_width_chars=160):
             click.echo(str(rows.head(show)))

@@ -38,12 +38,17 @@ class EngineError(Exception):
     """The engine cannot run here (Ray missing, or the cluster unreachable)."""
 
 
-def read_raw(table: pa.Table, known: dict[str, str]) -> pa.Table:
-    """Ray task: read and hash each planned file; drop the bytes of documents whose hash is
-    ``known`` (the published run's), which the driver will reuse."""
+def read_raw(table: pa.Table, known: dict[str, str], max_bytes: int) -> pa.Table:
+    """Ray task: read and hash each planned file (a reject decided by listing is kept as
+    it is); drop the bytes of documents whose hash is ``known`` (the published run's),
+    which the driver will reuse."""
     rows = table.to_pylist()
     for row in rows:
-        data, row["error"] = sources.fetch(row["uri"])
+        if row["reason"] is not None:
+            continue
+        got = sources.fetch(row["uri"], max_bytes)
+        row.update(error=got.detail, reason=got.reason, n_bytes=got.n_bytes)
+        data = got.data
         digest = hashlib.sha256(data).hexdigest() if data is not None else None
         unchanged = digest is not None and known.get(make_doc_id(row["path"])) == digest
         row["data"] = None if unchanged else data
@@ -52,17 +57,24 @@ def read_raw(table: pa.Table, known: dict[str, str]) -> pa.Table:
 
 
 def _file_rows(plan: list[sources.Source]) -> list[dict]:
-    return [
-        {
-            "seq": i,
-            "uri": src.uri,
-            "path": src.path.relative_to(src.root).as_posix(),
-            "source": src.root_uri,
-            "data": None,
-            "error": None,
-        }
-        for i, src in enumerate(plan)
-    ]
+    """One row per planned file, read later in Ray; a reject decided by listing (bad name,
+    outside the root, unlistable folder) is carried as it is."""
+    rows = []
+    for i, src in enumerate(plan):
+        reason, detail = src.problem or (None, None)
+        rows.append(
+            {
+                "seq": i,
+                "uri": src.uri,
+                "path": src.rel,
+                "source": src.root_uri,
+                "data": None,
+                "error": detail,
+                "reason": reason,
+                "n_bytes": None,
+            }
+        )
+    return rows
 
 
 def start(address: str | None, cpus: int):
@@ -103,7 +115,10 @@ def read(
     ray = start(address, cpus)
     dataset = ray.data.from_arrow(pa.Table.from_pylist(_file_rows(files), schema=RAW))
     dataset = dataset.map_batches(
-        read_raw, batch_format="pyarrow", batch_size=batch_docs, fn_kwargs={"known": known}
+        read_raw,
+        batch_format="pyarrow",
+        batch_size=batch_docs,
+        fn_kwargs={"known": known, "max_bytes": selection.max_bytes},
     )
     read_files = dataset.iter_batches(batch_format="pyarrow", batch_size=None)
     rows = (row for part in read_files for row in part.to_pylist())
@@ -115,7 +130,15 @@ def read(
         if row["uri"] == "":
             yield Reused(make_doc_id(row["path"]))
         else:
-            yield RawDocument(row["path"], row["source"], row["data"], row["error"])
+            yield RawDocument(
+                row["path"],
+                row["source"],
+                row["data"],
+                row["error"],
+                {},
+                row["reason"] if row["data"] is None else None,
+                row["n_bytes"],
+            )
 
 
 def ordered_map(

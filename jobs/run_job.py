@@ -10,7 +10,6 @@ When nothing changed at all, the previous files are hard-linked instead of rewri
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import time
 from collections import Counter
@@ -19,17 +18,16 @@ from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
-import polars as pl
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from mdchunk.jobs import blocks_job, pool
 from mdchunk.jobs.chunks_job import ChunksSummary, run_metadata
+from mdchunk.jobs.previous import OldRun, Previous, open_published
 from mdchunk.jobs.runlog import RunLog
-from mdchunk.pipeline import batch, runstore, schemas, sources, store
-from mdchunk.pipeline.batch import Batch, DocRows, Reused
-from mdchunk.pipeline.block import with_estimates
+from mdchunk.pipeline import batch, manifest, runstore, schemas, sources, store
+from mdchunk.pipeline.batch import Batch, Reused
 from mdchunk.pipeline.document import make_doc_id
 from mdchunk.pipeline.parse import PARSER_VERSION
 from mdchunk.pipeline.policy import CHUNKER_VERSION, Policy
@@ -40,38 +38,6 @@ BATCH_DOCS = blocks_job.BATCH_DOCS
 def parse_key(policy: Policy) -> str:
     """What decides whether stored blocks can be reused: parser version and MDX mode."""
     return f"{PARSER_VERSION}|mdx={policy.mdx}"
-
-
-@dataclass
-class Previous:
-    """The published run we build on: its tables and what produced them."""
-
-    folder: Path
-    run: dict
-    hashes: dict[str, str]
-    tables: dict[str, DocRows] = field(default_factory=dict)
-
-    @classmethod
-    def load(cls, folder: Path, run: dict) -> Previous:
-        docs = pq.read_table(folder / "documents.parquet", columns=["doc_id", "content_hash"])
-        return cls(
-            folder, run, dict(zip(docs["doc_id"].to_pylist(), docs["content_hash"].to_pylist()))
-        )
-
-    def table(self, name: str) -> DocRows:
-        if name not in self.tables:
-            self.tables[name] = DocRows(store.read(self.folder, name))
-        return self.tables[name]
-
-    def take(self, name: str, doc_ids: list[str]) -> pa.Table:
-        return self.table(name).take(doc_ids)
-
-    def blocks(self, doc_ids: list[str], bias: str) -> pa.Table:
-        """Stored blocks, their estimates redone when the bias changed (no parsing)."""
-        t = self.take("blocks", doc_ids)
-        if json.loads(self.run["policy"])["bias"] == bias or t.num_rows == 0:
-            return t
-        return with_estimates(pl.from_arrow(t), bias).to_arrow().cast(schemas.BLOCKS)
 
 
 @dataclass
@@ -102,11 +68,24 @@ def prepare(items: list, prev: Previous | None, policy: Policy, reuse_chunks: bo
     )
 
 
+def _carry_unlisted(raws, prev: Previous | None, plan: list[sources.Source]):
+    """After the reject of a folder that could not be listed, its documents of the previous
+    run that the listing did not reach, as unchanged (Reused): a folder we cannot see is
+    not a folder whose files were deleted. Without a reusable previous run there is nothing
+    to carry; the change set still removes nothing below that folder (see ``_changes``)."""
+    listed = {(s.root_uri, s.rel) for s in plan if not s.is_table}
+    for raw in raws:
+        yield raw
+        if prev is not None and getattr(raw, "reason", None) == sources.UNLISTABLE:
+            below = prev.under(raw.source, sources.folder_prefix(raw.path))
+            yield from (Reused(d) for d, path in below if (raw.source, path) not in listed)
+
+
 def _hash_inputs(raws, prev: Previous, work: Work) -> list:
     """Fresh RawDocuments for new or changed bytes, Reused ids for the rest, in order."""
     items = []
     for raw in raws:
-        if isinstance(raw, Reused):  # the Ray engine hashes in its read tasks
+        if isinstance(raw, Reused):  # carried over, or hashed by the Ray engine's read tasks
             items.append(raw)
             continue
         work.bytes_read += len(raw.data or b"")
@@ -116,22 +95,33 @@ def _hash_inputs(raws, prev: Previous, work: Work) -> list:
     return items
 
 
-def _link_previous(prev: Previous, folder: Path) -> None:
+def _link_previous(prev: Previous, folder: Path) -> dict[str, dict]:
+    """Hard-link (else copy) the previous run's content files, verified against its
+    manifest when it was opened; their manifest entries, for the new manifest."""
+    known = manifest.entries(prev.manifest)
     for name in schemas.CONTENT_TABLES:
         src, dst = prev.folder / f"{name}.parquet", folder / f"{name}.parquet"
         try:
             os.link(src, dst)
         except OSError:  # another filesystem, or links not allowed: copy
             dst.write_bytes(src.read_bytes())
+            known.pop(dst.name, None)  # hashed again
+    return {n: e for n, e in known.items() if n in {f"{t}.parquet" for t in schemas.CONTENT_TABLES}}
 
 
-def _changes(prev: Previous | None, folder: Path) -> Counter:
+def _changes(old: OldRun, folder: Path, unlisted: set[str]) -> Counter:
     """Write changes.parquet: chunk ids added (with their rows) and removed relative to the
-    previous run. Streams the new chunks by row group, so memory does not grow with them."""
-    old_ids: set[str] = set()
-    if prev is not None:
-        old = pq.read_table(prev.folder / "chunks.parquet", columns=["chunk_id"])
-        old_ids = set(old["chunk_id"].to_pylist())
+    published run (its readable chunks). Never removes a chunk of a document below a folder
+    that could not be listed (``unlisted``: path prefixes). Streams the new chunks by row
+    group, so memory does not grow with them."""
+    old_chunks = old.chunks
+    old_ids = set(old_chunks["chunk_id"].to_pylist())
+    hidden = tuple(unlisted)
+    protected = {
+        c
+        for c, p in zip(old_chunks["chunk_id"].to_pylist(), old_chunks["path"].to_pylist())
+        if hidden and p.startswith(hidden)
+    }
     old_set = pa.array(sorted(old_ids), pa.string())
     counts: Counter = Counter()
     new_ids: set[str] = set()
@@ -145,13 +135,10 @@ def _changes(prev: Previous | None, folder: Path) -> Counter:
             writer.write(added.add_column(0, "op", ops).cast(schemas.CHANGES))
             counts["added"] += added.num_rows
             counts["total"] += part.num_rows
-        removed = sorted(old_ids - new_ids)
+        removed = sorted(old_ids - new_ids - protected)
         if removed:
-            old = pq.read_table(
-                prev.folder / "chunks.parquet", columns=["chunk_id", "doc_id", "path"]
-            )
-            old = old.filter(pc.is_in(old["chunk_id"], value_set=pa.array(removed)))
-            rows = [{"op": "remove", **r} for r in old.sort_by("chunk_id").to_pylist()]
+            gone = old_chunks.filter(pc.is_in(old_chunks["chunk_id"], value_set=pa.array(removed)))
+            rows = [{"op": "remove", **r} for r in gone.sort_by("chunk_id").to_pylist()]
             writer.write(pa.Table.from_pylist(rows, schema=schemas.CHANGES))
     except BaseException:
         writer.abort()
@@ -232,86 +219,69 @@ def run(
     if job.engine == "local" and len(plan) <= BATCH_DOCS and not any(s.is_table for s in plan):
         job.workers = 1  # a single batch: starting worker processes would only cost time
     with runstore.Lock(job.root):
-        history = runstore.history(job.root)
-        runstore.clean_abandoned(job.root, history)
+        history = runstore.start(job.root)
         run_id = runstore.new_run_id()
         folder = runstore.run_dir(job.root, run_id)
         folder.mkdir(parents=True)
         record = runstore.new_record(run_id, plan, job.full, policy, parse_key(policy))
         try:
-            result = _execute(job, folder, history, record)
+            result, known = _execute(job, folder, record)
         except BaseException as exc:
             record.update(status="failed", error=f"{type(exc).__name__}: {exc}")
-            runstore.finish(job.root, history, record, succeeded=False)
-            runstore.remove_run(job.root, run_id)
+            runstore.fail(job.root, history, record)
             raise
-        runstore.finish(job.root, history, record, succeeded=True)
+        runstore.commit(job.root, history, record, known)
         runstore.prune(job.root, history + [record], job.keep)
         job.log.stage("publish", run=run_id, folder=str(folder), seconds=record["seconds"])
         return result
 
 
-def _execute(job: RunJob, folder: Path, history: list[dict], record: dict) -> RunSummary:
+@dataclass
+class Tally:
+    """What the batches of one run add up to."""
+
+    work: Work = field(default_factory=Work)
+    blocks: blocks_job.BlocksSummary = field(default_factory=blocks_job.BlocksSummary)
+    chunks: ChunksSummary = field(default_factory=ChunksSummary)
+    seen: set[str] = field(default_factory=set)  # documents and rejects of this run
+    unlisted: set[str] = field(default_factory=set)  # path prefixes of unlistable folders
+
+
+def _execute(job: RunJob, folder: Path, record: dict) -> tuple[RunSummary, dict]:
+    """The run's files, and the manifest entries of files linked from the previous run."""
     t_start = time.perf_counter()
     policy, log = job.policy, job.log
-    last = runstore.last_published(history)
-    prev_folder = runstore.published(job.root)
-    prev = None  # the change set is always relative to it, even with --full
-    if prev_folder is not None and last is not None:
-        prev = Previous.load(prev_folder, last)
-        record["previous_run"] = last["run_id"]
+    prev, old, note = open_published(job.root)
+    record["previous_run"] = old.run_id
+    if note:
+        log.warn(note)
     reuse_blocks = (
-        prev is not None and not job.full and prev.run["parser_version"] == parse_key(policy)
+        prev is not None and not job.full and prev.manifest["parser_key"] == parse_key(policy)
     )
     reuse_chunks = (
         reuse_blocks
-        and prev.run["policy_hash"] == policy.policy_hash
-        and prev.run["chunker_version"] == CHUNKER_VERSION
+        and prev.manifest["policy_hash"] == policy.policy_hash
+        and prev.manifest["chunker_version"] == CHUNKER_VERSION
     )
-    work = Work()
-    raws = job.documents(prev if reuse_blocks else None)
+    tally = Tally()
+    work = tally.work
+    raws = _carry_unlisted(job.documents(prev if reuse_blocks else None), prev, job.plan)
     items = _hash_inputs(raws, prev, work) if reuse_blocks else raws
-    bsum, csum = blocks_job.BlocksSummary(), ChunksSummary()
-    seen: set[str] = set()
     if reuse_blocks:
         work.seconds["read"] = time.perf_counter() - t_start
-        seen = {x.doc_id if isinstance(x, Reused) else make_doc_id(x.path) for x in items}
+        tally.seen = {x.doc_id if isinstance(x, Reused) else make_doc_id(x.path) for x in items}
         work.reused = sum(isinstance(x, Reused) for x in items)
         log.stage("read", documents=len(items), unchanged=work.reused, seconds=work.seconds["read"])
-    nothing_changed = reuse_chunks and work.reused == len(items) and seen == set(prev.hashes)
+    nothing_changed = reuse_chunks and work.reused == len(items) and tally.seen == set(prev.hashes)
+    known: dict = {}
     if nothing_changed:
-        _link_previous(prev, folder)
+        known = _link_previous(prev, folder)
         job.progress(len(items))
+        _summaries_of_linked(folder, tally)
     else:
-        with store.OutputSet(folder, schemas.CONTENT_TABLES, run_metadata(policy)) as output:
-            for tables, counts in job.results(items, prev, reuse_chunks):
-                t1 = time.perf_counter()
-                for name, table in tables.items():
-                    output.write(name, table)
-                work.seconds["write"] += time.perf_counter() - t1
-                work.add(counts)
-                if not reuse_blocks:  # reading was interleaved with parsing
-                    seen.update(tables["documents"]["doc_id"].to_pylist())
-                    seen.update(tables["rejects"]["doc_id"].to_pylist())
-                bsum.add(counts["bytes"], tables["documents"], tables["blocks"], tables["rejects"])
-                csum.add(tables["chunks"], tables["rejects"], tables["documents"].num_rows)
-                job.progress(counts["items"])
-        log.stage(
-            "parse",
-            documents_parsed=work.parsed,
-            documents_reused=work.reused,
-            workers=job.workers,
-            seconds=work.seconds["parse"],
-        )
-        log.stage(
-            "chunk",
-            documents_repacked=work.repacked,
-            chunks=csum.chunks,
-            strategies=dict(csum.strategies),
-            seconds=work.seconds["chunk"],
-        )
+        _write_batches(job, folder, items, prev, reuse_chunks, reuse_blocks, tally)
     t_changes = time.perf_counter()
-    counts = _changes(prev, folder)
+    counts = _changes(old, folder, tally.unlisted)
     work.seconds["changes"] = time.perf_counter() - t_changes
     log.stage(
         "changes",
@@ -320,31 +290,78 @@ def _execute(job: RunJob, folder: Path, history: list[dict], record: dict) -> Ru
         kept=counts["kept"],
         seconds=work.seconds["changes"],
     )
-    _fill_record(record, prev, seen, folder, work, counts, t_start)
-    if nothing_changed:  # the summaries come from the linked files
-        docs = pq.read_table(folder / "documents.parquet", columns=["doc_id"])
-        rejects = pq.read_table(folder / "rejects.parquet", schema=schemas.REJECTS)
-        chunks = pq.read_table(folder / "chunks.parquet", columns=["strategy", "n_tokens"])
-        bsum.documents = docs.num_rows
-        bsum.blocks = pq.read_metadata(folder / "blocks.parquet").num_rows
-        csum.add(chunks, rejects, docs.num_rows)
+    _fill_record(record, old, tally, folder, counts, t_start)
+    bsum, csum = tally.blocks, tally.chunks
     bsum.skipped = job.selection.skipped
     bsum.bytes = work.bytes_read if reuse_blocks else bsum.bytes
     bsum.seconds = csum.seconds = time.perf_counter() - t_start
-    return RunSummary(record["run_id"], record, csum, bsum, folder)
+    return RunSummary(record["run_id"], record, csum, bsum, folder), known
 
 
-def _fill_record(record, prev, seen, folder, work, counts, t_start) -> None:
-    """Counts for the runs table; document changes are judged by content hash."""
+def _write_batches(job, folder, items, prev, reuse_chunks, reuse_blocks, tally: Tally) -> None:
+    work, log = tally.work, job.log
+    with store.OutputSet(folder, schemas.CONTENT_TABLES, run_metadata(job.policy)) as output:
+        for tables, counts in job.results(items, prev, reuse_chunks):
+            t1 = time.perf_counter()
+            for name, table in tables.items():
+                output.write(name, table)
+            work.seconds["write"] += time.perf_counter() - t1
+            work.add(counts)
+            rejects = tables["rejects"]
+            if not reuse_blocks:  # reading was interleaved with parsing
+                tally.seen.update(tables["documents"]["doc_id"].to_pylist())
+                tally.seen.update(rejects["doc_id"].to_pylist())
+            for path, reason in zip(rejects["path"].to_pylist(), rejects["reason"].to_pylist()):
+                if reason == sources.UNLISTABLE:
+                    tally.unlisted.add(sources.folder_prefix(path))
+            tally.blocks.add(counts["bytes"], tables["documents"], tables["blocks"], rejects)
+            tally.chunks.add(tables["chunks"], rejects, tables["documents"].num_rows)
+            job.progress(counts["items"])
+    log.stage(
+        "parse",
+        documents_parsed=work.parsed,
+        documents_reused=work.reused,
+        workers=job.workers,
+        seconds=work.seconds["parse"],
+    )
+    log.stage(
+        "chunk",
+        documents_repacked=work.repacked,
+        chunks=tally.chunks.chunks,
+        strategies=dict(tally.chunks.strategies),
+        seconds=work.seconds["chunk"],
+    )
+
+
+def _summaries_of_linked(folder: Path, tally: Tally) -> None:
+    """When nothing changed, the summaries come from the linked files."""
+    docs = pq.read_table(folder / "documents.parquet", columns=["doc_id"])
+    rejects = pq.read_table(folder / "rejects.parquet", schema=schemas.REJECTS)
+    chunks = pq.read_table(folder / "chunks.parquet", columns=["strategy", "n_tokens"])
+    tally.blocks.documents = docs.num_rows
+    tally.blocks.blocks = pq.read_metadata(folder / "blocks.parquet").num_rows
+    tally.chunks.add(chunks, rejects, docs.num_rows)
+
+
+def _fill_record(record, old: OldRun, tally: Tally, folder, counts, t_start) -> None:
+    """Counts for the runs table; document changes are judged by content hash. Documents
+    below a folder that could not be listed are not counted as deleted."""
     docs = pq.read_table(folder / "documents.parquet", columns=["doc_id", "content_hash"])
     hashes = dict(zip(docs["doc_id"].to_pylist(), docs["content_hash"].to_pylist()))
     rejects = pq.read_metadata(folder / "rejects.parquet").num_rows
-    old = prev.hashes if prev else {}
+    before = old.hashes
+    hidden = tuple(tally.unlisted)
+    gone = {
+        d
+        for d, p in zip(old.documents["doc_id"].to_pylist(), old.documents["path"].to_pylist())
+        if d not in tally.seen and not (hidden and p.startswith(hidden))
+    }
+    work = tally.work
     record.update(
-        documents_added=sum(1 for d in hashes if d not in old),
-        documents_changed=sum(1 for d, h in hashes.items() if d in old and old[d] != h),
-        documents_unchanged=sum(1 for d, h in hashes.items() if old.get(d) == h),
-        documents_deleted=len(old.keys() - seen),
+        documents_added=sum(1 for d in hashes if d not in before),
+        documents_changed=sum(1 for d, h in hashes.items() if d in before and before[d] != h),
+        documents_unchanged=sum(1 for d, h in hashes.items() if before.get(d) == h),
+        documents_deleted=len(gone),
         documents_parsed=work.parsed,
         documents_repacked=work.repacked,
         rejects=rejects,

@@ -27,6 +27,18 @@ class RunLog:
             line = f"mdchunk [{name}] " + " ".join(parts)
         print(line, file=self.stream, flush=True)
 
+    def warn(self, message: str) -> None:
+        """One line about something the run found and worked around (it goes on)."""
+        if self.quiet:
+            return
+        if self.as_json:
+            line = json.dumps(
+                {"ts": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "warning": message}
+            )
+        else:
+            line = f"mdchunk run: warning: {message}"
+        print(line, file=self.stream, flush=True)
+
 
 def _fmt(value) -> str:
     if isinstance(value, float):

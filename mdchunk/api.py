@@ -198,6 +198,7 @@ def run(
     text_column: str | None = None,
     id_column: str | None = None,
     max_bytes: int = DEFAULT_MAX_BYTES,
+    follow_symlinks: bool = False,
     engine: str = "local",
     ray_address: str | None = None,
     progress: Callable[[int, int], None] | None = None,
@@ -208,7 +209,9 @@ def run(
 
     ``inputs``: folders, files, Parquet/JSONL tables or URIs. ``workers`` defaults to the
     CPU count (the output is the same for any number). ``progress(done, total)`` is called
-    as documents finish. Raises ``mdchunk.pipeline.sources.InputError`` for an unusable
+    as documents finish. ``max_bytes``: larger files are rejected unread (too_large);
+    ``follow_symlinks``: read file links that point outside their input folder (else
+    rejected, outside_root). Raises ``mdchunk.pipeline.sources.InputError`` for an unusable
     input, ``mdchunk.pipeline.runstore.LockedError`` when another run holds ``out``.
     """
     import os
@@ -220,7 +223,14 @@ def run(
     resolved = resolve_policy(policy)
     if isinstance(inputs, str | Path):
         inputs = [inputs]
-    selection = sources.Selection(tuple(include), tuple(exclude), text_column, id_column)
+    selection = sources.Selection(
+        tuple(include),
+        tuple(exclude),
+        text_column,
+        id_column,
+        max_bytes=max_bytes,
+        follow_symlinks=follow_symlinks,
+    )
     plan = sources.plan([str(i) for i in inputs], selection)
     done = 0
 

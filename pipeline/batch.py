@@ -127,7 +127,8 @@ def process(batch: Batch, policy: Policy, max_bytes: int) -> tuple[dict[str, pa.
         "blocks": ordered(blks, order, "block_index"),
         "chunks": chunks,
         "postings": postings(chunks),
-        "rejects": pa.concat_tables([rejects, chunk_rejects]),
+        # input order, like the other tables: reused documents are packed after fresh ones
+        "rejects": ordered(pa.concat_tables([rejects, chunk_rejects]), order, None),
     }
     work["seconds_parse"] = t1 - t0
     work["seconds_chunk"] = time.perf_counter() - t1

@@ -123,7 +123,7 @@ def chunk_document(doc: dict, blocks: list[dict], policy: Policy, counting: Coun
     strategy = pick_strategy(doc, blocks, policy)
     if policy.front_matter != "include":
         blocks = [b for b in blocks if b["kind"] != "front_matter"]
-    if strategy == "fixed":
+    if strategy == "fixed" and blocks:  # a file of front matter alone has no body
         blocks = _whole_body(doc, blocks, counting)
     if not blocks:
         return []

@@ -33,8 +33,10 @@ class RawDocument:
     path: str  # relative to the input root, POSIX separators
     source: str  # the input root or table it came from
     data: bytes | None
-    error: str | None = None  # set when the bytes could not be read
+    error: str | None = None  # set when the bytes could not be read: why, for people
     metadata: dict[str, str] = field(default_factory=dict)
+    reason: str | None = None  # the reject code when data is None (default: unreadable)
+    n_bytes: int | None = None  # the size, when known without the bytes (too_large)
 
 
 def doc_format(path: str) -> str | None:
@@ -75,7 +77,7 @@ def count_lines(text: str) -> int:
 def decode(raw: RawDocument, mdx: str = "auto", max_bytes: int = DEFAULT_MAX_BYTES):
     """Return ``("document", row)`` or ``("reject", row)`` for one raw document."""
     doc_id = make_doc_id(raw.path)
-    size = None if raw.data is None else len(raw.data)
+    size = raw.n_bytes if raw.data is None else len(raw.data)
 
     def reject(reason: str, detail: str) -> tuple[str, dict]:
         return "reject", {
@@ -88,7 +90,7 @@ def decode(raw: RawDocument, mdx: str = "auto", max_bytes: int = DEFAULT_MAX_BYT
         }
 
     if raw.data is None:
-        return reject("unreadable", raw.error or "could not be read")
+        return reject(raw.reason or "unreadable", raw.error or "could not be read")
     if size > max_bytes:
         return reject("too_large", f"{size} bytes is over the limit of {max_bytes} bytes")
     nul = raw.data.find(b"\x00")

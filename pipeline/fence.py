@@ -4,13 +4,23 @@ Used wherever text is cut by lines (MDX segmentation, plain-text paragraphs, spl
 oversized blocks) and by the balance check, so they all agree. A fence line may be indented
 by any amount or sit after block quote markers or a list marker (fences nested in lists and
 JSX are common in real docs).
+
+Lines are what CommonMark calls lines: ended by ``\r\n``, ``\r`` or ``\n`` and nothing else.
+``LINE_END`` and ``split_lines`` are the one definition; ``str.splitlines`` would also break at
+U+2028, U+2029, NEL, VT, FF and FS..RS, which the parser treats as ordinary characters.
 """
 
 from __future__ import annotations
 
 import re
 
+LINE_END = re.compile(r"\r\n|\r|\n")
 FENCE_OPEN = re.compile(r"([ \t>]*(?:(?:[-*+]|\d{1,9}[.)])[ \t]+)?)(`{3,}|~{3,})(.*)")
+
+
+def split_lines(text: str) -> list[str]:
+    """The lines of ``text`` without their endings (a final ending gives a last empty line)."""
+    return LINE_END.split(text)
 
 
 def opens_fence(line: str) -> str | None:
@@ -30,7 +40,7 @@ def fence_prefix(line: str) -> str:
 def closes_fence(line: str, fence: str) -> bool:
     body = line.lstrip(" \t>")
     run = len(body) - len(body.lstrip(fence[0]))
-    return run >= len(fence) and not body[run:].strip()
+    return run >= len(fence) and not body[run:].strip(" \t")  # spaces or tabs only
 
 
 def fenced_lines(lines: list[str]) -> list[bool]:
@@ -52,7 +62,7 @@ def open_fence(text: str) -> tuple[str, str] | None:
     if "```" not in text and "~~~" not in text:
         return None
     fence, prefix = None, ""
-    for line in text.splitlines():
+    for line in split_lines(text):
         if fence is None:
             fence = opens_fence(line)
             prefix = fence_prefix(line) if fence else ""

@@ -8,7 +8,6 @@ for instance) with paragraph blocks so that nothing is lost, and tracks the head
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from itertools import accumulate
 
@@ -20,7 +19,7 @@ from mdchunk.pipeline import fence, frontmatter, mdx
 # Bumped whenever the blocks of the same document may change (documents too: front matter).
 PARSER_VERSION = "blocks-1"
 
-_EOL = re.compile(r"\r\n|\r|\n")
+_EOL = fence.LINE_END  # the one definition of a line end
 _BLOCK_MD = MarkdownIt("commonmark").enable("table").disable(["inline", "text_join"])
 _INLINE_MD = MarkdownIt("commonmark")
 

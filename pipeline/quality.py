@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import re
 
-from mdchunk.pipeline.fence import unbalanced
+from mdchunk.pipeline.fence import split_lines, unbalanced
 
 _HEADING = re.compile(r" {0,3}#{1,6}(?:[ \t]|$)")
-_EOL = re.compile(r"\r\n|\r|\n")
 _SETEXT = re.compile(r" {0,3}(?:=+|-+)[ \t]*$")
 
 
@@ -19,7 +18,7 @@ def unbalanced_fence(text: str) -> bool:
 
 def starts_with_heading(text: str) -> bool:
     """ATX (``# T``) or setext (``T`` over ``===``) heading on the first line."""
-    lines = _EOL.split(text.lstrip("\r\n"))
+    lines = split_lines(text.lstrip("\r\n"))
     if not lines:
         return False
     if _HEADING.match(lines[0]):

@@ -140,11 +140,42 @@ def check_names() -> list[str]:
     return sorted(p.stem for p in (sql_dir() / "checks").glob("*.sql"))
 
 
+def checksums(folder: Path) -> pl.DataFrame | None:
+    """Files of a run folder that do not match its manifest (file, problem), or None when
+    the folder has no manifest to check against (a plain folder, an older run)."""
+    from mdchunk.pipeline import manifest
+
+    if not (folder / manifest.MANIFEST).exists():
+        return None
+    try:
+        problems = manifest.verify(folder, manifest.load(folder))
+    except manifest.ManifestError as exc:
+        problems = [f"{manifest.MANIFEST}: {exc}"]
+    rows = [p.split(": ", 1) for p in problems]
+    return pl.DataFrame(
+        {"file": [r[0] for r in rows], "problem": [r[1] for r in rows]},
+        schema={"file": pl.String, "problem": pl.String},
+    )
+
+
 def checks(out: str | Path) -> dict[str, pl.DataFrame]:
-    """Every data check: the offending rows of each (an empty frame means it holds)."""
-    with connect(out) as con:
+    """Every data check: the offending rows of each (an empty frame means it holds). First
+    the files against the run's manifest (``checksums``); a check that cannot even run on
+    damaged files gives one row naming the error."""
+    results: dict[str, pl.DataFrame] = {}
+    found = checksums(runstore.resolve(Path(out)))
+    if found is not None:
+        results["checksums"] = found
+    try:
+        con = connect(out)
         policy = policy_of(out)
-        return {
-            name: run(con, f"checks/{name}.sql", max_tokens=policy.max_tokens)
-            for name in check_names()
-        }
+    except (duckdb.Error, OSError, ValueError) as exc:
+        failed = pl.DataFrame({"error": [f"could not read the run: {exc}".splitlines()[0]]})
+        return results | {name: failed for name in check_names()}
+    with con:
+        for name in check_names():
+            try:
+                results[name] = run(con, f"checks/{name}.sql", max_tokens=policy.max_tokens)
+            except duckdb.Error as exc:
+                results[name] = pl.DataFrame({"error": [str(exc).splitlines()[0]]})
+    return results

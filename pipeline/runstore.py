@@ -1,114 +1,48 @@
 """The run layout of an output folder: one folder per run, a pointer to the published one.
 
-    DIR/LOCK                 held by the run in progress (its PID and host)
-    DIR/CURRENT              {"run": RUN_ID}: the published run; replaced atomically, last
+    DIR/LOCK                 held (flock) by the run in progress; see pipeline/lock.py
+    DIR/CURRENT              {"run": RUN_ID}: the published run; replaced atomically
     DIR/published            symlink to runs/RUN_ID (for duckdb/polars), replaced after it
-    DIR/runs/RUN_ID/         documents, blocks, chunks, postings, rejects, changes, runs
+    DIR/runs.parquet         the runs table (history), updated after CURRENT flips
+    DIR/runs/RUN_ID/         the run's tables, its own runs.parquet, and manifest.json
 
-A run writes only inside its own folder; readers follow CURRENT, so a run killed at any
-moment leaves the published run intact, and half-written files are never visible there.
+CURRENT is the one source of truth for "published": readers follow it, and a run takes its
+reuse decisions, reused rows and change set from the run it names, whose manifest records
+the policy, parser key and file checksums that made it. A run publishes in steps (see
+``commit``); the history says ``publishing`` until CURRENT has flipped, and the next start
+resolves that from CURRENT. So a run killed at any instant leaves either the old or the new
+run published, consistently, and half-written files are never visible.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
-import socket
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
-LOCK = "LOCK"
+from mdchunk.pipeline import manifest
+from mdchunk.pipeline.history import HISTORY, new_record, read_history, write_history  # noqa: F401
+from mdchunk.pipeline.lock import LOCK, Lock, LockedError  # noqa: F401 - re-exported
+from mdchunk.pipeline.store import fsync_dir, write_atomic
+
 POINTER = "CURRENT"
 LINK = "published"
 RUNS = "runs"
+RUN_ID = re.compile(r"\d{8}T\d{6}Z-[0-9a-f]{6}")
+# The steps of ``commit``, in order. ``checkpoint(step)`` runs after each (tests kill there).
+STEPS = ("files", "run_history", "manifest", "synced", "publishing", "pointer", "link", "done")
 
 
-class LockedError(Exception):
-    """Another live run holds the lock of this output folder."""
+class RunStoreError(Exception):
+    """The published run of an output folder cannot be read (one line: file and problem)."""
 
 
-def fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def write_atomic(path: Path, data: bytes) -> None:
-    """Write to a temporary name, fsync, rename over ``path``, fsync the folder."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "wb") as fh:
-        fh.write(data)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
-    fsync_dir(path.parent)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-class Lock:
-    """DIR/LOCK, created exclusively; a lock left by a dead process on this host is taken
-    over. Refused (LockedError, naming the file and the PID) while its holder lives."""
-
-    def __init__(self, root: Path):
-        self.path = Path(root) / LOCK
-        self.held = False
-
-    def __enter__(self) -> Lock:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        me = json.dumps(
-            {
-                "pid": os.getpid(),
-                "host": socket.gethostname(),
-                "since": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            }
-        )
-        for _ in range(3):
-            try:
-                fd = os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
-            except FileExistsError:
-                self._take_over_if_stale()
-                continue
-            with os.fdopen(fd, "w") as fh:
-                fh.write(me)
-            self.held = True
-            return self
-        raise LockedError(f"could not take {self.path}")
-
-    def _take_over_if_stale(self) -> None:
-        try:
-            holder = json.loads(self.path.read_text() or "{}")
-        except (OSError, ValueError):
-            holder = {}
-        pid, host = holder.get("pid"), holder.get("host")
-        if isinstance(pid, int) and (host not in (None, socket.gethostname()) or _alive(pid)):
-            raise LockedError(
-                f"{self.path} is held by PID {pid} on {host} (running since "
-                f"{holder.get('since', '?')}); wait for it to finish, or remove the lock file "
-                "if that process is gone"
-            )
-        # stale: the holder is dead (or the file is unreadable). Remove it and retry; if two
-        # runs race here, O_EXCL lets exactly one of them create the new lock.
-        try:
-            self.path.unlink()
-        except FileNotFoundError:
-            pass
-
-    def __exit__(self, *exc) -> None:
-        if self.held:
-            self.path.unlink(missing_ok=True)
-            self.held = False
+def checkpoint(step: str) -> None:
+    """Called after each step of ``commit``; does nothing (tests replace it to kill there)."""
 
 
 def new_run_id() -> str:
@@ -119,13 +53,62 @@ def run_dir(root: Path, run_id: str) -> Path:
     return Path(root) / RUNS / run_id
 
 
-def published(root: Path) -> Path | None:
-    """The folder of the published run of ``root``, or None when nothing is published."""
+@dataclass
+class Published:
+    """The run CURRENT names, and why it cannot be trusted (``problem``), if so."""
+
+    run_id: str | None = None
+    folder: Path | None = None
+    manifest: dict | None = None
+    problem: str | None = None
+
+    @property
+    def usable(self) -> bool:
+        return self.manifest is not None and self.problem is None
+
+
+def pointed(root: Path) -> Published:
+    """What DIR/CURRENT names (no file of the run is read)."""
     pointer = Path(root) / POINTER
-    if not pointer.exists():
-        return None
-    run_id = json.loads(pointer.read_text())["run"]
-    return run_dir(root, run_id)
+    try:
+        raw = pointer.read_bytes()
+    except FileNotFoundError:
+        return Published()
+    try:
+        run_id = json.loads(raw)["run"]
+        assert isinstance(run_id, str) and RUN_ID.fullmatch(run_id)
+    except (ValueError, KeyError, TypeError, AssertionError):
+        return Published(problem=f"{pointer} is damaged (it does not name a run)")
+    folder = run_dir(root, run_id)
+    if not folder.is_dir():
+        return Published(run_id, problem=f"{folder} is missing (CURRENT names it)")
+    return Published(run_id, folder)
+
+
+def current(root: Path, verify: bool = True) -> Published:
+    """The published run with its manifest, every file checked against it when ``verify``."""
+    pub = pointed(root)
+    if pub.folder is None:
+        return pub
+    try:
+        pub.manifest = manifest.load(pub.folder)
+    except manifest.ManifestError as exc:
+        pub.problem = str(exc)
+        return pub
+    if verify:
+        problems = manifest.verify(pub.folder, pub.manifest)
+        if problems:
+            pub.problem = "; ".join(problems)
+    return pub
+
+
+def published(root: Path) -> Path | None:
+    """The folder of the published run of ``root``, or None when nothing is published.
+    RunStoreError when CURRENT is damaged or names a missing folder."""
+    pub = pointed(root)
+    if pub.problem:
+        raise RunStoreError(pub.problem)
+    return pub.folder
 
 
 def resolve(out: Path) -> Path:
@@ -134,15 +117,11 @@ def resolve(out: Path) -> Path:
     return published(out) or Path(out)
 
 
-def publish(root: Path, run_id: str) -> None:
-    """Make ``run_id`` the published run: its files are fsynced, then the pointer flips."""
-    folder = run_dir(root, run_id)
+def _sync(folder: Path) -> None:
     for f in folder.iterdir():
         with open(f, "rb") as fh:
             os.fsync(fh.fileno())
     fsync_dir(folder)
-    write_atomic(Path(root) / POINTER, json.dumps({"run": run_id}).encode())
-    _link_published(Path(root), run_id)
 
 
 def _link_published(root: Path, run_id: str) -> None:
@@ -157,96 +136,126 @@ def _link_published(root: Path, run_id: str) -> None:
         tmp.unlink(missing_ok=True)
 
 
-def unpublished(root: Path) -> list[str]:
-    """Run folders other than the published one, oldest first (left by killed runs, or old)."""
-    runs = Path(root) / RUNS
-    current = published(root)
-    if not runs.is_dir():
-        return []
-    return sorted(
-        p.name for p in runs.iterdir() if p.is_dir() and (current is None or p.name != current.name)
-    )
+def commit(root: Path, records: list[dict], record: dict, known: dict | None = None) -> None:
+    """Publish a run whose files are all written: its own history, its manifest (last file
+    of the folder), fsync, history ``publishing``, CURRENT, link, history ``published``."""
+    from datetime import UTC, datetime
+
+    root, folder = Path(root), run_dir(root, record["run_id"])
+    checkpoint("files")
+    record.update(status="published", ended_at=datetime.now(UTC))
+    write_history(folder, records + [record])
+    checkpoint("run_history")
+    manifest.write(folder, manifest.build(folder, record, known))
+    checkpoint("manifest")
+    _sync(folder)
+    checkpoint("synced")
+    write_history(root, records + [{**record, "status": "publishing"}])
+    checkpoint("publishing")
+    write_atomic(root / POINTER, json.dumps({"run": record["run_id"]}).encode())
+    checkpoint("pointer")
+    _link_published(root, record["run_id"])
+    checkpoint("link")
+    write_history(root, records + [record])
+    checkpoint("done")
+
+
+def fail(root: Path, records: list[dict], record: dict) -> None:
+    """Record a run that failed, and remove its folder."""
+    from datetime import UTC, datetime
+
+    record["ended_at"] = datetime.now(UTC)
+    write_history(root, records + [record])
+    remove_run(root, record["run_id"])
 
 
 def remove_run(root: Path, run_id: str) -> None:
     shutil.rmtree(run_dir(root, run_id), ignore_errors=True)
 
 
-# --- the runs table -----------------------------------------------------------------------
+def run_folders(root: Path) -> list[str]:
+    """Names of the run folders under DIR/runs, oldest first; anything else there (a
+    folder someone put there, a file) is not ours and is ignored."""
+    runs = Path(root) / RUNS
+    if not runs.is_dir():
+        return []
+    return sorted(p.name for p in runs.iterdir() if RUN_ID.fullmatch(p.name) and p.is_dir())
 
-HISTORY = "runs.parquet"
+
+def unpublished(root: Path) -> list[str]:
+    """Run folders other than the published one, oldest first (left by killed runs, or old)."""
+    current_id = pointed(root).run_id
+    return [r for r in run_folders(root) if r != current_id]
+
+
+# --- the runs table -----------------------------------------------------------------------
 
 
 def history(root: Path) -> list[dict]:
-    """Every run recorded in DIR/runs.parquet, oldest first."""
-    import pyarrow.parquet as pq
-
-    from mdchunk.pipeline import schemas
-
-    path = Path(root) / HISTORY
-    if not path.exists():
-        return []
-    records = pq.read_table(path, schema=schemas.RUNS).to_pylist()
-    for r in records:  # a map column reads back as a list of pairs
-        r["seconds"] = dict(r["seconds"] or [])
+    """Every run of DIR, oldest first, as CURRENT makes it true: a run recorded as
+    ``publishing`` is published if CURRENT names it, else it was abandoned; a published run
+    missing from the table (a damaged runs.parquet) is taken from its folder's own copy."""
+    root = Path(root)
+    pub = pointed(root)
+    records = read_history(root / HISTORY)
+    if records is None and pub.folder is not None:  # unreadable: the published run's copy
+        records = read_history(pub.folder / HISTORY)
+    records = records or []
+    for r in records:
+        if r["status"] != "publishing":
+            continue
+        if r["run_id"] == pub.run_id:
+            r["status"] = "published"
+        else:
+            r.update(status="abandoned", error="the run was killed while publishing")
+    known = {r["run_id"] for r in records if r["status"] == "published"}
+    if pub.folder is not None and pub.run_id not in known:
+        own = [r for r in read_history(pub.folder / HISTORY) or [] if r["run_id"] == pub.run_id]
+        records += [{**r, "status": "published"} for r in own[-1:]]
     return records
 
 
-def last_published(records: list[dict]) -> dict | None:
-    done = [r for r in records if r["status"] == "published"]
-    return done[-1] if done else None
-
-
-def new_record(run_id: str, plan, full: bool, policy, parser_version: str) -> dict:
+def start(root: Path) -> list[dict]:
+    """Under the lock, before a run: the history made true (see ``history``) and written
+    back; folders left by killed runs removed and recorded as ``abandoned``; temporary
+    files of killed writers removed. Returns the history."""
     from datetime import UTC, datetime
 
-    from mdchunk.pipeline.policy import CHUNKER_VERSION
+    root = Path(root)
+    records = history(root)
+    by_id = {r["run_id"]: r for r in records}
+    for run_id in unpublished(root):  # no live run can be writing them: we hold the lock
+        r = by_id.get(run_id)
+        if r is not None and r["status"] == "published":
+            continue  # an older published run, kept by --keep
+        if r is None:
+            stamp = datetime.strptime(run_id.split("-")[0], "%Y%m%dT%H%M%SZ")
+            records.append(_abandoned(run_id, stamp.replace(tzinfo=UTC)))
+        remove_run(root, run_id)
+    for tmp in root.glob(".*.tmp"):
+        tmp.unlink(missing_ok=True)
+    write_history(root, records)
+    return records
 
-    inputs = sorted({s.uri if s.is_table else s.root_uri for s in plan})
+
+def _abandoned(run_id: str, started_at) -> dict:
     return {
         "run_id": run_id,
-        "status": "running",
-        "started_at": datetime.now(UTC),
-        "ended_at": None,
-        "inputs": inputs,
-        "full": full,
-        "policy": policy.canonical_json(),
-        "policy_hash": policy.policy_hash,
-        "chunker_version": CHUNKER_VERSION,
-        "parser_version": parser_version,
-        "previous_run": None,
+        "status": "abandoned",
+        "started_at": started_at,
+        "inputs": [],
         "seconds": {},
-        "error": None,
+        "error": "the run stopped before publishing (killed?)",
     }
 
 
-def _write_history(root: Path, records: list[dict], also: Path | None = None) -> None:
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    from mdchunk.pipeline import schemas
-
-    rows = [{f.name: r.get(f.name) for f in schemas.RUNS} for r in records]
-    for r in rows:
-        r["seconds"] = list((r["seconds"] or {}).items())
-    table = pa.Table.from_pylist(rows, schema=schemas.RUNS)
-    for target in [p for p in (also, Path(root)) if p is not None]:
-        sink = pa.BufferOutputStream()
-        pq.write_table(table, sink, compression="zstd")
-        write_atomic(target / HISTORY, sink.getvalue().to_pybytes())
-
-
-def finish(root: Path, records: list[dict], record: dict, succeeded: bool) -> None:
-    """Record the run; when it succeeded, publish it (its folder gets the history too)."""
-    from datetime import UTC, datetime
-
-    record["ended_at"] = datetime.now(UTC)
-    if succeeded:
-        record["status"] = "published"
-        _write_history(root, records + [record], also=run_dir(root, record["run_id"]))
-        publish(root, record["run_id"])
-    else:
-        _write_history(root, records + [record])
+def prune(root: Path, records: list[dict], keep: int) -> None:
+    """Keep the folders of the ``keep`` most recent published runs (always the current)."""
+    current_id = pointed(root).run_id
+    published_ids = [r["run_id"] for r in records if r["status"] == "published"]
+    for run_id in published_ids[: -max(keep, 1)]:
+        if run_id != current_id:
+            remove_run(root, run_id)
 
 
 def record_plain(out: Path, record: dict) -> None:
@@ -254,40 +263,4 @@ def record_plain(out: Path, record: dict) -> None:
     from datetime import UTC, datetime
 
     record.update(status="published", ended_at=datetime.now(UTC))
-    _write_history(out, [record])
-
-
-def clean_abandoned(root: Path, records: list[dict]) -> None:
-    """Remove folders left by killed runs and record them as abandoned."""
-    from datetime import UTC, datetime
-
-    known = {r["run_id"] for r in records}
-    for run_id in unpublished(root):
-        if run_id in known:
-            continue
-        stamp = datetime.strptime(run_id.split("-")[0], "%Y%m%dT%H%M%SZ").replace(tzinfo=UTC)
-        records.append(
-            {
-                "run_id": run_id,
-                "status": "abandoned",
-                "started_at": stamp,
-                "ended_at": None,
-                "inputs": [],
-                "full": None,
-                "policy": None,
-                "policy_hash": None,
-                "chunker_version": None,
-                "parser_version": None,
-                "previous_run": None,
-                "seconds": {},
-                "error": "the run stopped before publishing (killed?)",
-            }
-        )
-        remove_run(root, run_id)
-
-
-def prune(root: Path, records: list[dict], keep: int) -> None:
-    """Keep the folders of the ``keep`` most recent published runs (at least the current)."""
-    published_ids = [r["run_id"] for r in records if r["status"] == "published"]
-    for run_id in published_ids[: -max(keep, 1)]:
-        remove_run(root, run_id)
+    write_history(out, [record])

@@ -112,6 +112,8 @@ RAW_DOCUMENTS = pa.schema(
         ("source", pa.string()),
         ("data", pa.large_binary()),
         ("error", pa.string()),  # why the bytes could not be read
+        ("reason", pa.string()),  # the reject code when data is null (unreadable, ...)
+        ("n_bytes", pa.int64()),  # the size when known without the bytes
     ]
 )
 

@@ -2,11 +2,18 @@
 
 This is the only module of the library that reads input files. Order is deterministic:
 folders are walked in sorted order, tables in row order.
+
+Listing a folder decides what is never read: a file whose name is not UTF-8 (``bad_name``,
+with a printable form of the name), a symbolic link that resolves outside the folder
+(``outside_root``, unless ``follow_symlinks``), and a folder that cannot be listed
+(``unlistable``: one reject row for the folder, path ``FOLDER/``). Reading then goes
+through ``pipeline.reading`` (stat first, regular files only, bounded reads).
 """
 
 from __future__ import annotations
 
 import fnmatch
+import io
 import os
 from collections import Counter
 from collections.abc import Iterator
@@ -14,14 +21,18 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePath, PurePosixPath
 
 from mdchunk.pipeline.document import RawDocument, doc_format
+from mdchunk.pipeline.limits import DEFAULT_MAX_BYTES
+from mdchunk.pipeline.reading import (  # noqa: F401 - re-exported for callers
+    BAD_NAME,
+    OUTSIDE_ROOT,
+    UNLISTABLE,
+    InputError,
+    fetch,
+    printable,
+)
+from mdchunk.pipeline.tables import jsonl_documents, table_documents  # noqa: F401
 
 TABLE_SUFFIXES = {".parquet", ".jsonl", ".ndjson"}
-TEXT_COLUMNS = ("text", "content", "body", "markdown")
-ID_COLUMNS = ("path", "id", "doc_id", "url", "name")
-
-
-class InputError(Exception):
-    """The INPUT itself is unusable (missing, or a table without a text column)."""
 
 
 @dataclass
@@ -31,6 +42,8 @@ class Selection:
     text_column: str | None = None
     id_column: str | None = None
     skipped: Counter = field(default_factory=Counter)  # suffix -> files not read
+    max_bytes: int = DEFAULT_MAX_BYTES  # larger files are rejected unread (too_large)
+    follow_symlinks: bool = False  # read symlinks that resolve outside the input folder
 
     def wants(self, rel: str) -> bool:
         if self.include and not any(fnmatch.fnmatch(rel, g) for g in self.include):
@@ -41,12 +54,16 @@ class Selection:
 @dataclass(frozen=True)
 class Source:
     """One thing to read: a file under a root, or a whole table of documents. ``scheme`` is
-    set ("s3://", "file://", ...) when it lives on a filesystem reached through pyarrow."""
+    set ("s3://", "file://", ...) when it lives on a filesystem reached through pyarrow.
+    ``problem`` = (reason, detail) when listing already decided it is a reject; ``name`` is
+    the printable relative path when it differs from the path's own."""
 
     root: PurePath
     path: PurePath
     is_table: bool = False
     scheme: str | None = None
+    problem: tuple[str, str] | None = None
+    name: str | None = None
 
     @property
     def uri(self) -> str:
@@ -55,6 +72,15 @@ class Source:
     @property
     def root_uri(self) -> str:
         return f"{self.scheme}{self.root}" if self.scheme else str(self.root)
+
+    @property
+    def rel(self) -> str:
+        return self.name or self.path.relative_to(self.root).as_posix()
+
+
+def folder_prefix(reject_path: str) -> str:
+    """The path prefix of the documents below an unlistable folder's reject path."""
+    return "" if reject_path == "./" else reject_path
 
 
 def plan(inputs: list[str], selection: Selection) -> list[Source]:
@@ -65,20 +91,15 @@ def plan(inputs: list[str], selection: Selection) -> list[Source]:
             out.extend(_plan_uri(item, selection))
             continue
         path = Path(item)
-        if not path.exists():
+        if not os.path.lexists(path):
             raise InputError(f"{item}: no such file or folder")
         if path.is_dir():
-            for file in list_files(path):
-                rel = file.relative_to(path).as_posix()
-                if not selection.wants(rel):
-                    continue
-                if doc_format(rel) is None:
-                    selection.skipped[file.suffix.lower() or "(none)"] += 1
-                    continue
-                out.append(Source(path, file))
+            out.extend(plan_folder(path, selection))
         elif path.suffix.lower() in TABLE_SUFFIXES:
+            if not path.is_file():
+                raise InputError(f"{item}: not a regular file (a table must be one)")
             out.append(Source(path.parent, path, is_table=True))
-        else:
+        else:  # a file named on the command line is read even through a symlink
             out.append(Source(path.parent, path))
     return out
 
@@ -112,19 +133,46 @@ def _plan_uri(item: str, selection: Selection) -> list[Source]:
     return out
 
 
-def fetch(uri: str) -> tuple[bytes | None, str | None]:
-    """The bytes at a local path or a URI, or None and why they could not be read. Both
-    engines read through here, so an unreadable file is rejected with the same words."""
-    try:
-        if "://" not in uri:
-            return Path(uri).read_bytes(), None
-        from pyarrow import fs
+def plan_folder(root: Path, selection: Selection) -> list[Source]:
+    """Every file below ``root`` to read (hidden folders skipped), sorted by path (the same
+    order as a listing through pyarrow's filesystems), with the rejects listing decides."""
+    entries: list[tuple[str, Source]] = []
+    real_root = os.path.realpath(root)
 
-        filesystem, path = fs.FileSystem.from_uri(uri)
-        with filesystem.open_input_stream(path) as stream:
-            return stream.read(), None
-    except (OSError, ValueError) as exc:
-        return None, f"could not read: {getattr(exc, 'strerror', None) or exc}"
+    def unlistable(exc: OSError) -> None:
+        folder = Path(exc.filename)
+        rel = printable(folder.relative_to(root).as_posix()) + "/"
+        detail = f"could not list the folder: {exc.strerror or exc}"
+        source = Source(root, folder, problem=(UNLISTABLE, detail), name=rel)
+        entries.append((folder.as_posix(), source))
+
+    for folder, dirs, files in os.walk(root, onerror=unlistable):
+        dirs[:] = [d for d in dirs if not d.startswith(".")]
+        for name in files:
+            file = Path(folder) / name
+            rel = printable(file.relative_to(root).as_posix())
+            if not selection.wants(rel):
+                continue
+            if doc_format(rel) is None:
+                selection.skipped[file.suffix.lower() or "(none)"] += 1
+                continue
+            entries.append((file.as_posix(), _listed(root, real_root, file, rel, selection)))
+    return [source for _, source in sorted(entries, key=lambda e: e[0])]
+
+
+def _listed(root: Path, real_root: str, file: Path, rel: str, selection: Selection) -> Source:
+    if rel != file.relative_to(root).as_posix():
+        detail = f"the file name is not valid UTF-8 (shown with \\x escapes): {rel}"
+        return Source(root, file, problem=(BAD_NAME, detail), name=rel)
+    if file.is_symlink() and not selection.follow_symlinks:
+        target = os.path.realpath(file)
+        if os.path.commonpath([target, real_root]) != real_root:
+            detail = (
+                f"a symbolic link to {printable(target)}, outside the input folder: not read "
+                "(--follow-symlinks reads it)"
+            )
+            return Source(root, file, problem=(OUTSIDE_ROOT, detail))
+    return Source(root, file)
 
 
 def read(sources: list[Source], selection: Selection) -> Iterator[RawDocument]:
@@ -132,76 +180,32 @@ def read(sources: list[Source], selection: Selection) -> Iterator[RawDocument]:
         if src.is_table:
             yield from _read_table(src, selection)
         else:
-            yield _read_file(src)
+            yield read_file(src, selection.max_bytes)
 
 
-def list_files(root: Path) -> list[Path]:
-    """Every file below root, skipping hidden folders (.git, .cache, ...), sorted by path
-    (the same order as a listing through pyarrow's filesystems)."""
-    found: list[Path] = []
-    for folder, dirs, files in os.walk(root):
-        dirs[:] = [d for d in dirs if not d.startswith(".")]
-        found.extend(Path(folder) / f for f in files)
-    return sorted(found, key=lambda p: p.as_posix())
-
-
-def _read_file(src: Source) -> RawDocument:
-    data, error = fetch(src.uri)
-    rel = src.path.relative_to(src.root).as_posix()
-    return RawDocument(path=rel, source=src.root_uri, data=data, error=error)
-
-
-def _pick(columns: list[str], wanted: str | None, candidates: tuple[str, ...], what: str, src):
-    if wanted:
-        if wanted not in columns:
-            raise InputError(f"{src}: no column {wanted!r} (columns: {', '.join(columns)})")
-        return wanted
-    for name in candidates:
-        if name in columns:
-            return name
-    if what == "id":
-        return None
-    raise InputError(
-        f"{src}: no {what} column; expected one of {', '.join(candidates)} "
-        f"or --text-column (columns: {', '.join(columns)})"
+def read_file(src: Source, max_bytes: int) -> RawDocument:
+    """One planned file: its bytes, or the reject that listing or reading decided."""
+    if src.problem is not None:
+        reason, detail = src.problem
+        return RawDocument(src.rel, src.root_uri, None, detail, reason=reason)
+    got = fetch(src.uri, max_bytes)
+    return RawDocument(
+        src.rel, src.root_uri, got.data, got.detail, reason=got.reason, n_bytes=got.n_bytes
     )
 
 
 def _read_table(src: Source, selection: Selection) -> Iterator[RawDocument]:
-    import io
-
-    import pyarrow.json as pajson
     import pyarrow.parquet as pq
 
     path = src.uri
-    content, error = fetch(path)
-    if error:
-        raise InputError(f"{path}: {error}")
+    got = fetch(path, 1 << 62)  # a table holds many documents: --max-bytes is per document
+    if got.data is None:
+        raise InputError(f"{path}: {got.detail}")
+    if src.path.suffix.lower() != ".parquet":
+        yield from jsonl_documents(io.BytesIO(got.data), selection, path)
+        return
     try:
-        data = io.BytesIO(content)
-        table = (
-            pq.read_table(data) if src.path.suffix.lower() == ".parquet" else pajson.read_json(data)
-        )
+        table = pq.read_table(io.BytesIO(got.data))
     except Exception as exc:  # noqa: BLE001 - any reader failure is an unusable input
         raise InputError(f"{path}: could not read table: {exc}") from exc
     yield from table_documents(table, selection, path)
-
-
-def table_documents(table, selection: Selection, source: str) -> Iterator[RawDocument]:
-    """One RawDocument per row of an Arrow table of documents (a table file's rows, or a
-    table handed to the Python API): the text column, the id column (else ``row-N``), every
-    other column as metadata."""
-    text_col = _pick(table.column_names, selection.text_column, TEXT_COLUMNS, "text", source)
-    id_col = _pick(table.column_names, selection.id_column, ID_COLUMNS, "id", source)
-    others = [c for c in table.column_names if c not in (text_col, id_col)]
-    for i, row in enumerate(table.to_pylist()):
-        key = str(row[id_col]) if id_col and row[id_col] is not None else f"row-{i}"
-        if not selection.wants(key):
-            continue
-        text = row[text_col]
-        meta = {c: str(row[c]) for c in others if row[c] is not None}
-        if text is None:
-            yield RawDocument(key, source, None, f"row {i}: column {text_col!r} is null", meta)
-        else:
-            data = text if isinstance(text, bytes) else str(text).encode("utf-8")
-            yield RawDocument(key, source, data, None, meta)

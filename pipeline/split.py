@@ -20,12 +20,12 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from mdchunk.pipeline.fence import LINE_END as _LINE_END
 from mdchunk.pipeline.fence import closes_fence, fence_prefix, opens_fence
 
 Count = Callable[[list[str]], list[int]]
 
 _SENTENCE_END = re.compile(r"[.!?\u2026\u3002\uff01\uff1f]+[\"'\u201d\u2019)\]]*(?=\s)")
-_LINE_END = re.compile(r"\r\n|\r|\n")
 _WORD = re.compile(r"\S+")
 
 

@@ -188,7 +188,7 @@ def test_missing_policy_footer_warns(sample_out, tmp_path):
 def test_checks_hold_on_sample(sample_out):
     assert all(rows.is_empty() for rows in queries.checks(sample_out).values())
     result = CliRunner().invoke(main, ["check", str(sample_out)])
-    assert result.exit_code == 0 and "6 of 6 checks hold" in result.output
+    assert result.exit_code == 0 and "7 of 7 checks hold" in result.output  # + checksums
 
 
 def test_checks_catch_corruption(sample_out, tmp_path):
@@ -221,7 +221,8 @@ def test_checks_catch_corruption(sample_out, tmp_path):
     footer = pq.read_schema(sample_out / "chunks.parquet").metadata  # keeps the policy
     pq.write_table(corrupt.to_arrow().replace_schema_metadata(footer), bad / "chunks.parquet")
     failed = {name for name, rows in queries.checks(bad).items() if not rows.is_empty()}
-    assert failed == {"unique_chunk_id", "tokens_within_cap", "spans_inside_document"}
+    # the rewritten file no longer matches the run's manifest either
+    assert failed == {"checksums", "unique_chunk_id", "tokens_within_cap", "spans_inside_document"}
     result = CliRunner().invoke(main, ["check", str(bad)])
     assert result.exit_code == 1 and "FAIL  unique_chunk_id" in result.output
 

@@ -1,0 +1,74 @@
+"""The runs table (runs.parquet): one row per run, published, failed or abandoned.
+
+DIR/runs.parquet is the history of an output folder; every published run folder holds its
+own copy (the history up to and including that run), so a damaged root table can be
+restored from the published run.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from mdchunk.pipeline.store import write_atomic
+
+HISTORY = "runs.parquet"
+
+
+def read_history(path: Path) -> list[dict] | None:
+    """The records of one runs table, oldest first; [] when it does not exist, None when
+    it cannot be read (damaged)."""
+    import pyarrow.parquet as pq
+
+    from mdchunk.pipeline import schemas
+
+    if not Path(path).exists():
+        return []
+    try:
+        records = pq.read_table(
+            path, schema=schemas.RUNS, page_checksum_verification=True
+        ).to_pylist()
+    except (OSError, ValueError):
+        return None
+    for r in records:  # a map column reads back as a list of pairs
+        r["seconds"] = dict(r["seconds"] or [])
+    return records
+
+
+def write_history(folder: Path, records: list[dict]) -> None:
+    """Replace ``folder``/runs.parquet (atomically) with ``records``."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from mdchunk.pipeline import schemas
+    from mdchunk.pipeline.store import WRITE_OPTIONS
+
+    rows = [{f.name: r.get(f.name) for f in schemas.RUNS} for r in records]
+    for r in rows:
+        r["seconds"] = list((r["seconds"] or {}).items())
+    table = pa.Table.from_pylist(rows, schema=schemas.RUNS)
+    sink = pa.BufferOutputStream()
+    pq.write_table(table, sink, **WRITE_OPTIONS)
+    write_atomic(Path(folder) / HISTORY, sink.getvalue().to_pybytes())
+
+
+def new_record(run_id: str, plan, full: bool, policy, parser_version: str) -> dict:
+    from datetime import UTC, datetime
+
+    from mdchunk.pipeline.policy import CHUNKER_VERSION
+
+    inputs = sorted({s.uri if s.is_table else s.root_uri for s in plan})
+    return {
+        "run_id": run_id,
+        "status": "running",
+        "started_at": datetime.now(UTC),
+        "ended_at": None,
+        "inputs": inputs,
+        "full": full,
+        "policy": policy.canonical_json(),
+        "policy_hash": policy.policy_hash,
+        "chunker_version": CHUNKER_VERSION,
+        "parser_version": parser_version,
+        "previous_run": None,
+        "seconds": {},
+        "error": None,
+    }

@@ -1,0 +1,149 @@
+"""Tables of documents (Parquet, JSONL, or an Arrow table in memory): one document per row.
+
+Rows are judged one by one: a line that is not a JSON object (a truncated last line, say),
+a text that is not text (a number, a list), a lone surrogate, or a null becomes a reject
+(``bad_row``) naming its row; the other rows of the table are read as usual.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+from mdchunk.pipeline.document import RawDocument
+from mdchunk.pipeline.reading import BAD_ROW, InputError
+
+TEXT_COLUMNS = ("text", "content", "body", "markdown")
+ID_COLUMNS = ("path", "id", "doc_id", "url", "name")
+
+
+@dataclass(frozen=True)
+class BadRow:
+    """A row that could not be read at all, and why."""
+
+    why: str
+
+
+def jsonl_rows(lines: Iterable[bytes]) -> list[dict | BadRow]:
+    """One entry per non-blank line: the parsed object, or why it is not one."""
+    rows: list[dict | BadRow] = []
+    for n, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            value = json.loads(line)
+        except UnicodeDecodeError as exc:
+            rows.append(BadRow(f"line {n} is not UTF-8 (byte {exc.start})"))
+            continue
+        except ValueError as exc:
+            rows.append(BadRow(f"line {n} is not valid JSON: {getattr(exc, 'msg', exc)}"))
+            continue
+        if not isinstance(value, dict):
+            rows.append(BadRow(f"line {n} holds a JSON {_type(value)}, not an object"))
+            continue
+        rows.append(value)
+    return rows
+
+
+def arrow_rows(table) -> Iterator[dict | BadRow]:
+    """The rows of an Arrow table as dicts; a row that cannot be converted (bytes that are
+    not UTF-8 in a string column, say) comes back as a BadRow, alone."""
+    import pyarrow as pa
+
+    for batch in table.to_batches():
+        try:
+            yield from batch.to_pylist()
+            continue
+        except (UnicodeDecodeError, ValueError, pa.ArrowException):
+            pass
+        for j in range(batch.num_rows):
+            try:
+                yield batch.slice(j, 1).to_pylist()[0]
+            except (UnicodeDecodeError, ValueError, pa.ArrowException) as exc:
+                yield BadRow(f"could not be read: {exc}")
+
+
+def columns_of(rows: list[dict | BadRow]) -> list[str]:
+    seen: dict[str, None] = {}
+    for row in rows:
+        if isinstance(row, dict):
+            seen.update(dict.fromkeys(row))
+    return list(seen)
+
+
+def pick(columns: list[str], wanted: str | None, candidates: tuple[str, ...], what: str, src):
+    if wanted:
+        if wanted not in columns:
+            raise InputError(f"{src}: no column {wanted!r} (columns: {', '.join(columns)})")
+        return wanted
+    for name in candidates:
+        if name in columns:
+            return name
+    if what == "id":
+        return None
+    raise InputError(
+        f"{src}: no {what} column; expected one of {', '.join(candidates)} "
+        f"or --text-column (columns: {', '.join(columns)})"
+    )
+
+
+def _type(value) -> str:
+    names = {bool: "boolean", int: "number", float: "number", list: "list", dict: "object"}
+    return names.get(type(value), type(value).__name__)
+
+
+def _text(value: str) -> str:
+    """Text safe to store: a lone surrogate shown as a \\uXXXX escape."""
+    return value.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _data(value, column: str) -> tuple[bytes | None, str | None]:
+    """The bytes of a text cell, or why it has none."""
+    if value is None:
+        return None, f"column {column!r} is null"
+    if isinstance(value, bytes):
+        return value, None
+    if not isinstance(value, str):
+        return None, f"column {column!r} holds a {_type(value)}, not text"
+    try:
+        return value.encode("utf-8"), None
+    except UnicodeEncodeError as exc:
+        return None, (
+            f"column {column!r} is not valid Unicode text: a lone surrogate "
+            f"U+{ord(value[exc.start]):04X} at character {exc.start}"
+        )
+
+
+def row_documents(
+    rows: Iterable[dict | BadRow], columns: list[str], selection, source: str
+) -> Iterator[RawDocument]:
+    """One RawDocument per row: the text column, the id column (else ``row-N``), every
+    other column as metadata; a reject (``bad_row``) for a row that cannot be a document."""
+    text_col = pick(columns, selection.text_column, TEXT_COLUMNS, "text", source)
+    id_col = pick(columns, selection.id_column, ID_COLUMNS, "id", source)
+    others = [c for c in columns if c not in (text_col, id_col)]
+    for i, row in enumerate(rows):
+        ident = row.get(id_col) if id_col and isinstance(row, dict) else None
+        key = _text(str(ident)) if ident is not None else f"row-{i}"
+        if not selection.wants(key):
+            continue
+        if isinstance(row, BadRow):
+            yield RawDocument(key, source, None, f"row {i}: {row.why}", reason=BAD_ROW)
+            continue
+        data, why = _data(row.get(text_col), text_col)
+        meta = {_text(c): _text(str(row[c])) for c in others if row.get(c) is not None}
+        if data is None:
+            yield RawDocument(key, source, None, f"row {i}: {why}", meta, reason=BAD_ROW)
+        else:
+            yield RawDocument(key, source, data, None, meta)
+
+
+def table_documents(table, selection, source: str) -> Iterator[RawDocument]:
+    """The documents of an Arrow table (a Parquet file's, or one handed to the Python API)."""
+    return row_documents(arrow_rows(table), table.column_names, selection, source)
+
+
+def jsonl_documents(lines: Iterable[bytes], selection, source: str) -> Iterator[RawDocument]:
+    rows = jsonl_rows(lines)
+    return row_documents(rows, columns_of(rows), selection, source)

@@ -1,0 +1,274 @@
+"""Inputs that are not plain readable files end as named rejects, fast and in bounded memory,
+and a folder that cannot be listed never turns into deletions (issue 14)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import polars as pl
+import pytest
+from click.testing import CliRunner
+
+from mdchunk.jobs.cli import main
+from mdchunk.pipeline import runstore
+from tests.conftest import REPO, SAMPLE
+from tests.helpers import sentences
+
+# A run in a child process (a FIFO may block a reader forever: never in the test process)
+# that prints its own peak memory.
+MEASURED_RUN = """
+import json, resource, sys
+from mdchunk.jobs.cli import main
+try:
+    main(sys.argv[1:])
+except SystemExit as exc:
+    code = exc.code
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+print(json.dumps({"code": code, "peak_mb": peak}))
+"""
+
+
+def _measured(args: list[str], timeout: float = 120) -> tuple[dict, str, float]:
+    started = time.monotonic()
+    proc = subprocess.run(
+        [sys.executable, "-c", MEASURED_RUN, *args],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    return result, proc.stderr, time.monotonic() - started
+
+
+def _hostile_folder(tmp_path: Path) -> Path:
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "good.md").write_text("# Good\n\nA plain document.\n")
+    os.mkfifo(src / "pipe.md")
+    (src / "zero.md").symlink_to("/dev/zero")
+    (src / "random.md").symlink_to("/dev/urandom")
+    with open(src / "sparse.md", "wb") as fh:  # 5 GB, no disk used
+        fh.truncate(5 * 1024**3)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.md").write_text("# Secret\n\nNot below the input folder.\n")
+    (src / "notes.md").symlink_to(outside / "secret.md")
+    (src / "alias.md").symlink_to(src / "good.md")  # inside the root: read as usual
+    os.close(os.open(os.fsencode(src) + b"/caf\xe9.md", os.O_CREAT | os.O_WRONLY))
+    return src
+
+
+def _rejects(out: Path) -> dict[str, str]:
+    rejects = pl.read_parquet(runstore.resolve(out) / "rejects.parquet")
+    return dict(zip(rejects["path"], rejects["reason"]))
+
+
+def test_hostile_inputs_are_named_rejects_in_seconds_and_bounded_memory(tmp_path):
+    src = _hostile_folder(tmp_path)
+    out = tmp_path / "out"
+    args = ["run", str(src), "--out", str(out), "--workers", "1", "--max-bytes", "1000000"]
+    result, stderr, seconds = _measured(args)
+    assert result["code"] == 0, stderr
+    assert seconds < 60 and result["peak_mb"] < 600
+    assert _rejects(out) == {
+        "pipe.md": "not_a_file",
+        "random.md": "outside_root",
+        "zero.md": "outside_root",
+        "sparse.md": "too_large",
+        "notes.md": "outside_root",
+        "caf\\xe9.md": "bad_name",
+    }
+    docs = pl.read_parquet(runstore.resolve(out) / "documents.parquet")
+    assert sorted(docs["path"]) == ["alias.md", "good.md"]
+    details = pl.read_parquet(runstore.resolve(out) / "rejects.parquet")
+    assert all("not read" in d for d in details.filter(pl.col("reason") != "bad_name")["detail"])
+
+    # following links: devices are still never read, the outside file now is
+    out2 = tmp_path / "out2"
+    result, stderr, seconds = _measured([*args[:3], str(out2), *args[4:], "--follow-symlinks"])
+    assert result["code"] == 0, stderr
+    assert seconds < 60 and result["peak_mb"] < 600
+    rejects = _rejects(out2)
+    assert rejects["zero.md"] == rejects["random.md"] == rejects["pipe.md"] == "not_a_file"
+    assert "notes.md" not in rejects
+    assert "character device" in " ".join(
+        pl.read_parquet(runstore.resolve(out2) / "rejects.parquet")["detail"]
+    )
+
+
+def test_hostile_inputs_reject_the_same_way_through_blocks(tmp_path):
+    src = _hostile_folder(tmp_path)
+    out = tmp_path / "out"
+    args = ["blocks", str(src), "--out", str(out), "--max-bytes", "1000000"]
+    result, stderr, _ = _measured(args)
+    assert result["code"] == 0, stderr
+    rejects = pl.read_parquet(out / "rejects.parquet")
+    assert dict(zip(rejects["path"], rejects["reason"]))["pipe.md"] == "not_a_file"
+
+
+def test_a_file_grown_past_the_limit_after_stat_is_not_read_whole(tmp_path):
+    from mdchunk.pipeline.reading import read_local
+
+    path = tmp_path / "grows.md"
+    path.write_bytes(b"x" * 100)
+    got = read_local(str(path), 50)
+    assert (got.data, got.reason, got.n_bytes) == (None, "too_large", 100)
+    assert read_local(str(path), 100).data == b"x" * 100
+
+
+def _incapable(cmd: list[str]) -> list[str]:
+    """The command as a user that file permissions apply to: root without its capabilities."""
+    if os.geteuid() != 0:
+        return cmd
+    return ["setpriv", "--bounding-set=-all", "--inh-caps=-all", *cmd]
+
+
+def _cli_run(src: Path, out: Path, *flags: str) -> subprocess.CompletedProcess:
+    cmd = [sys.executable, "-m", "mdchunk.jobs.cli", "run", str(src), "--out", str(out)]
+    return subprocess.run(
+        _incapable([*cmd, "--workers", "1", *flags]),
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_an_unlistable_folder_is_a_reject_and_never_a_deletion(tmp_path):
+    if os.geteuid() == 0 and shutil.which("setpriv") is None:
+        pytest.skip("running as root and no setpriv to drop the capabilities that bypass modes")
+    src = tmp_path / "src"
+    shutil.copytree(SAMPLE, src)
+    private = src / "guides"
+    out = tmp_path / "out"
+    first = _cli_run(src, out)
+    assert first.returncode == 0, first.stderr
+    hidden = set(
+        pl.read_parquet(runstore.resolve(out) / "chunks.parquet").filter(
+            pl.col("path").str.starts_with("guides/")
+        )["chunk_id"]
+    )
+    assert hidden
+    private.chmod(0)
+    try:
+        probe = subprocess.run(_incapable(["ls", str(private)]), capture_output=True)
+        if probe.returncode == 0:
+            pytest.skip("this user can list a folder of mode 000 (no way to make one unlistable)")
+        for flags in ((), ("--full",), ("--target-tokens", "600")):
+            started = time.monotonic()
+            proc = _cli_run(src, out, *flags)
+            assert proc.returncode == 0, proc.stderr
+            assert time.monotonic() - started < 60
+            folder = runstore.resolve(out)
+            rejects = pl.read_parquet(folder / "rejects.parquet")
+            assert dict(zip(rejects["path"], rejects["reason"])) == {"guides/": "unlistable"}
+            assert "Permission denied" in rejects["detail"][0]
+            changes = pl.read_parquet(folder / "changes.parquet")
+            removed = changes.filter(pl.col("op") == "remove")
+            assert not removed["path"].str.starts_with("guides/").any()
+            chunks = pl.read_parquet(folder / "chunks.parquet")
+            assert chunks["path"].str.starts_with("guides/").any()  # carried over
+            record = runstore.history(out)[-1]
+            assert record["documents_deleted"] == 0
+            if not flags:  # same policy: the very chunk ids are kept
+                assert hidden <= set(chunks["chunk_id"])
+                assert changes.is_empty()
+    finally:
+        private.chmod(0o755)
+    proc = _cli_run(src, out, "--target-tokens", "600")  # listable again, policy as the last
+    assert proc.returncode == 0, proc.stderr
+    record = runstore.history(out)[-1]
+    assert (record["documents_added"], record["documents_deleted"]) == (0, 0)
+    assert record["chunks_added"] == record["chunks_removed"] == 0
+
+
+def test_an_unlistable_root_keeps_everything(tmp_path, monkeypatch):
+    """The same through the listing function, for any user: the whole input unlistable."""
+    from mdchunk import run
+    from mdchunk.jobs.runlog import RunLog
+
+    src = tmp_path / "src"
+    shutil.copytree(SAMPLE, src)
+    out = tmp_path / "out"
+    first = run([str(src)], out, workers=1, log=RunLog(quiet=True))
+    real_walk = os.walk
+
+    def failing_walk(top, onerror=None, **kw):
+        onerror(PermissionError(13, "Permission denied", str(top)))
+        return iter(())
+
+    monkeypatch.setattr(os, "walk", failing_walk)
+    summary = run([str(src)], out, workers=1, log=RunLog(quiet=True))
+    monkeypatch.setattr(os, "walk", real_walk)
+    assert _rejects(out) == {"./": "unlistable"}
+    assert summary.record["documents_unchanged"] == first.record["documents_added"]
+    assert summary.record["chunks_removed"] == summary.record["chunks_added"] == 0
+
+
+def test_one_bad_jsonl_row_rejects_only_that_row(tmp_path):
+    good = [{"path": f"g{i}.md", "text": f"# G{i}\n\nfine"} for i in range(3)]
+    lines = [json.dumps(r) for r in good[:2]]
+    lines += [
+        '{"path": "surrogate.md", "text": "bad \\ud800 half"}',
+        '{"path": "number.md", "text": 42}',
+        '{"path": "list.md", "text": ["a"]}',
+        '{"path": "null.md", "text": null}',
+        "[1, 2, 3]",
+        '{"path": "broken.md", "text": "no closing',
+        "",
+        json.dumps(good[2]),
+        '{"path": "truncated.md", "text": "the last line was cut',
+    ]
+    src = tmp_path / "docs.jsonl"
+    src.write_text("\n".join(lines))
+    out = tmp_path / "out"
+    result = CliRunner().invoke(main, ["run", str(src), "--out", str(out), "--workers", "1"])
+    assert result.exit_code == 0, result.output
+    docs = pl.read_parquet(runstore.resolve(out) / "documents.parquet")
+    assert docs["path"].to_list() == ["g0.md", "g1.md", "g2.md"]
+    rejects = pl.read_parquet(runstore.resolve(out) / "rejects.parquet")
+    assert set(rejects["reason"]) == {"bad_row"}
+    assert rejects["path"].to_list() == [
+        "surrogate.md", "number.md", "list.md", "null.md", "row-6", "row-7", "row-9",
+    ]  # fmt: skip
+    detail = dict(zip(rejects["path"], rejects["detail"]))
+    assert "U+D800" in detail["surrogate.md"] and "number" in detail["number.md"]
+    assert "line 7" in detail["row-6"] and "not an object" in detail["row-6"]
+    assert "line 11" in detail["row-9"]
+
+
+def test_a_fifo_named_as_a_table_is_a_usage_error(tmp_path):
+    os.mkfifo(tmp_path / "docs.jsonl")
+    result = CliRunner().invoke(
+        main, ["run", str(tmp_path / "docs.jsonl"), "--out", str(tmp_path / "o")]
+    )
+    assert result.exit_code == 2 and "not a regular file" in result.output
+
+
+def test_incremental_rejects_equal_full_after_max_bytes_shrinks(tmp_path):
+    """A document over a lower --max-bytes is rejected, not reused unread (issue 14)."""
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "big.md").write_text("# Big\n\n" + sentences(40) + "\n")
+    (src / "small.md").write_text("# Small\n\ntext\n")
+    inc, full = tmp_path / "inc", tmp_path / "full"
+    for out, flags in (
+        (inc, []),
+        (inc, ["--max-bytes", "1000"]),
+        (full, ["--max-bytes", "1000", "--full"]),
+    ):
+        result = CliRunner().invoke(
+            main, ["run", str(src), "--out", str(out), "--workers", "1", *flags]
+        )
+        assert result.exit_code == 0, result.output
+    assert _rejects(inc) == {"big.md": "too_large"}
+    for name in ("rejects", "documents", "chunks"):
+        a = (runstore.resolve(inc) / f"{name}.parquet").read_bytes()
+        assert a == (runstore.resolve(full) / f"{name}.parquet").read_bytes(), name

@@ -1,0 +1,91 @@
+"""The smaller breaks of issue 14, each pinned by a test that failed before its fix."""
+
+from __future__ import annotations
+
+import polars as pl
+import pytest
+from click.testing import CliRunner
+
+from mdchunk import chunk_text
+from mdchunk.jobs.cli import main
+from mdchunk.pipeline import fence, queries, runstore
+from tests.helpers import sentences
+
+# Characters that str.splitlines() takes for line breaks but CommonMark (and our parser)
+# does not: U+2028, U+2029, NEL, VT, FF, FS, GS, RS.
+NOT_LINE_BREAKS = ["\u2028", "\u2029", "\x85", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e"]
+
+
+def _run(src, out, *flags) -> None:
+    result = CliRunner().invoke(
+        main, ["run", str(src), "--out", str(out), "--workers", "1", *flags]
+    )
+    assert result.exit_code == 0, result.output
+
+
+def test_fixed_strategy_on_a_front_matter_only_file():
+    text = "---\ntitle: Section index\nweight: 3\n---\n"  # a Hugo _index.md
+    assert chunk_text(text, path="_index.md", strategy="fixed") == []
+    included = chunk_text(text, path="_index.md", strategy="fixed", front_matter="include")
+    assert [c.text for c in included] == [text.rstrip("\n")]
+
+
+@pytest.mark.parametrize("sep", NOT_LINE_BREAKS)
+def test_fence_lines_are_the_parsers_lines(sep):
+    text = f"Some words{sep}```\nmore words"
+    assert fence.open_fence(text) is None and fence.closed(text) == text
+    assert fence.unbalanced(f"~~~{sep}~~~") is True  # one line: a fence opened, never closed
+    assert not fence.closes_fence(f"```{sep}", "```")  # only spaces or tabs may follow
+    doc = f"# Title\n\nA paragraph that ends{sep}```\n\nAnother paragraph.\n"
+    for c in chunk_text(doc):
+        assert c.text == doc[c.char_start : c.char_end]  # source-faithful: nothing appended
+        assert not fence.unbalanced(c.text)
+
+
+def test_balanced_fences_check_agrees_on_unicode_separators(tmp_path):
+    src = tmp_path / "src"
+    src.mkdir()
+    for i, sep in enumerate(NOT_LINE_BREAKS):
+        (src / f"d{i}.md").write_text(f"# T{i}\n\nwords{sep}```\n\nmore\n", encoding="utf-8")
+    _run(src, tmp_path / "out")
+    assert queries.checks(tmp_path / "out")["balanced_fences"].is_empty()
+
+
+def test_check_passes_on_a_document_of_unicode_spaces(tmp_path):
+    src = tmp_path / "src"
+    src.mkdir()
+    spaces = "\u3000\u2003\u00a0\u2028\u2029\u202f\u205f\u1680\x85\x1c\x1f\t\x0b\x0c"
+    (src / "spaces.md").write_text(f"{spaces}\n{spaces}\r\n", encoding="utf-8")
+    (src / "fm-spaces.md").write_text(f"---\ntitle: t\n---\n{spaces}\n", encoding="utf-8")
+    (src / "real.md").write_text("# Real\n\ntext\n", encoding="utf-8")
+    _run(src, tmp_path / "out")
+    assert queries.checks(tmp_path / "out")["documents_have_chunks"].is_empty()
+    result = CliRunner().invoke(main, ["check", str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+
+
+def _rejects(out):
+    return (runstore.resolve(out) / "rejects.parquet").read_bytes()
+
+
+def test_incremental_rejects_equal_full_in_input_order(tmp_path):
+    """Chunk-stage rejects of reused and re-read documents come out in input order."""
+    src = tmp_path / "src"
+    src.mkdir()
+    long_heading = "Long heading words " * 30  # a breadcrumb longer than the small cap
+    for name in ("a", "b", "c"):
+        (src / f"{name}.md").write_text(
+            f"# {long_heading}\n\n## {long_heading}\n\n{sentences(40, start=ord(name))}\n"
+        )
+    (src / "z.md").write_text("# Z\n\nA document every policy can chunk.\n")
+    small = ["--max-tokens", "100", "--target-tokens", "60", "--min-tokens", "10"]
+    small += ["--overlap-tokens", "5"]
+    inc, full = tmp_path / "inc", tmp_path / "full"
+    _run(src, inc)  # the default cap fits them all
+    (src / "b.md").write_text((src / "b.md").read_text() + "\nOne more line.\n")
+    _run(src, inc, *small)  # a and c re-packed from stored blocks, b parsed again
+    _run(src, full, *small, "--full")
+    got = pl.read_parquet(runstore.resolve(inc) / "rejects.parquet")
+    assert got["path"].to_list() == ["a.md", "b.md", "c.md"]
+    assert set(got["reason"]) == {"over_cap"}
+    assert _rejects(inc) == _rejects(full)
