@@ -24,6 +24,22 @@ OUT = click.option(
 )
 
 
+def _run_out(ctx, param, value: str):
+    """`mdchunk run --out`: a folder, or an object-store prefix kept as the URI it is."""
+    return value if "://" in value else Path(value)
+
+
+RUN_OUT = click.option(
+    "--out",
+    "-o",
+    required=True,
+    callback=_run_out,
+    metavar="DIR",
+    help="Output folder (created if missing), or an object-store prefix such as "
+    "s3://bucket/prefix (any URI pyarrow's filesystems open).",
+)
+
+
 @contextmanager
 def _input_errors():
     """An unusable INPUT (missing, a table without a text column) is a usage error."""
@@ -225,7 +241,7 @@ def main() -> None:
 
 @main.command("run")
 @click.argument("inputs", nargs=-1, required=True, metavar="INPUT...")
-@OUT
+@RUN_OUT
 @input_options
 @policy_options
 @click.option(

@@ -123,7 +123,7 @@ def fetch_run(prefix: Prefix, run_id: str, into: Path) -> Path:
 def pull(prefix: Prefix, staging: Path) -> str | None:
     """Make ``staging`` a local output folder holding the prefix's published run and runs
     table; returns the published run id (None when nothing is published yet)."""
-    from mdchunk.pipeline import runstore
+    from mdchunk.pipeline.store import write_atomic
 
     staging.mkdir(parents=True, exist_ok=True)
     history = prefix.read(HISTORY)
@@ -132,7 +132,7 @@ def pull(prefix: Prefix, staging: Path) -> str | None:
     run_id = prefix.current()
     if run_id is not None:
         fetch_run(prefix, run_id, staging)
-        runstore.publish(staging, run_id)
+        write_atomic(staging / POINTER, json.dumps({"run": run_id}).encode())
     return run_id
 
 
@@ -165,8 +165,17 @@ def prune(prefix: Prefix, published: str, keep: int) -> None:
             prefix.fs.delete_dir(prefix.key("runs", old))
 
 
-def staging_dir() -> Path:
-    return Path(tempfile.mkdtemp(prefix="mdchunk-staging-"))
+def run_staged(uri: str, one_run, keep: int):
+    """``one_run(staging_folder)`` (a local run) between a pull and a push of ``uri``."""
+    prefix = Prefix(uri)
+    staging = Path(tempfile.mkdtemp(prefix="mdchunk-staging-"))
+    try:
+        started_from = pull(prefix, staging)
+        summary = one_run(staging)
+        push(prefix, staging, summary.run_id, started_from, keep)
+        return summary
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
 
 
 _CACHE: dict[tuple[str, str], Path] = {}
