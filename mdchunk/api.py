@@ -207,13 +207,14 @@ def run(
     """One nightly run of ``inputs`` into the output folder ``out``, exactly as
     ``mdchunk run``: incremental against the published run, published atomically.
 
-    ``inputs``: folders, files, Parquet/JSONL tables or URIs; ``out`` a folder or an
-    object-store prefix (``s3://bucket/prefix``: see mdchunk.pipeline.objectstore).
-    ``workers`` defaults to the CPU count (the output is the same for any number).
-    ``progress(done, total)`` is called as documents finish. ``max_bytes``: larger files
-    are rejected unread (too_large); ``follow_symlinks``: read file links that point outside their input folder (else
-    rejected, outside_root). Raises ``mdchunk.pipeline.sources.InputError`` for an unusable
-    input, ``mdchunk.pipeline.runstore.LockedError`` when another run holds ``out``.
+    ``inputs``: folders, files, Parquet/JSONL tables or URIs; ``out`` a folder or an object-
+    store prefix (``s3://bucket/prefix``: see mdchunk.pipeline.objectstore). ``workers``
+    defaults to the CPU count (the output is the same for any number). ``progress(done,
+    total)`` is called as documents finish. ``max_bytes``: larger files are rejected unread
+    (too_large); ``follow_symlinks``: read file links that point outside their input folder
+    (else rejected, outside_root). Raises ``mdchunk.pipeline.sources.InputError`` for an
+    unusable input, ``mdchunk.pipeline.runstore.LockedError`` when another run holds
+    ``out``.
     """
     import os
 
