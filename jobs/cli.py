@@ -319,7 +319,7 @@ def run_cmd(
     from mdchunk import api
     from mdchunk.jobs import ray_job
     from mdchunk.jobs.runlog import RunLog
-    from mdchunk.pipeline import runstore
+    from mdchunk.pipeline import objectstore, runstore
 
     policy = _policy(policy_file, mdx=mdx, **flags)
     bar = _Progress("run")
@@ -348,6 +348,9 @@ def run_cmd(
             sys.exit(3)
         except ray_job.EngineError as exc:
             raise click.UsageError(str(exc)) from exc
+        except objectstore.ObjectStoreError as exc:
+            click.echo(f"mdchunk run: not published: {exc}", err=True)
+            sys.exit(1)
         finally:
             bar.close()
     r = result.record

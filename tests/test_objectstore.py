@@ -114,3 +114,22 @@ def test_killed_runs_leave_the_published_s3_run_readable(s3_bucket, tmp_path):
     objectstore._CACHE.clear()
     chunks = pl.read_parquet(objectstore.published_copy(out) / "chunks.parquet")
     assert set(chunks["path"]) >= {f"edit-{i}.md" for i in range(10)}
+
+
+def test_a_second_writer_is_detected_and_not_published(s3_bucket, tmp_path, monkeypatch):
+    out = f"{s3_bucket}/out"
+    _invoke("run", SAMPLE, "--out", out)
+    first = objectstore.Prefix(out).current()
+    real_pull = objectstore.pull
+
+    def pull_then_race(prefix, staging):
+        started = real_pull(prefix, staging)
+        prefix.write(json.dumps({"run": "20000101T000000Z-aaaaaa"}).encode(), "CURRENT")
+        return started
+
+    monkeypatch.setattr(objectstore, "pull", pull_then_race)
+    result = CliRunner().invoke(main, ["run", str(SAMPLE), "--out", out, "--full"])
+    assert result.exit_code == 1
+    assert "another writer published run 20000101T000000Z-aaaaaa" in result.output
+    assert first != "20000101T000000Z-aaaaaa"
+    assert objectstore.Prefix(out).current() == "20000101T000000Z-aaaaaa"
