@@ -11,6 +11,7 @@ import click
 # polars and duckdb (through mdchunk.pipeline.queries) are imported inside the commands, so
 # that `mdchunk --help` does not pay for them.
 
+
 def _out_dir(ctx, param, value: str):
     """DIR: a local output folder (it must exist), or an object-store URI (s3://...)."""
     if "://" in value:
