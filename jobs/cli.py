@@ -28,6 +28,22 @@ OUT = click.option(
 )
 
 
+def _run_out(ctx, param, value: str):
+    """`mdchunk run --out`: a folder, or an object-store prefix kept as the URI it is."""
+    return value if "://" in value else Path(value)
+
+
+RUN_OUT = click.option(
+    "--out",
+    "-o",
+    required=True,
+    callback=_run_out,
+    metavar="DIR",
+    help="Output folder (created if missing), or an object-store prefix such as "
+    "s3://bucket/prefix (any URI pyarrow's filesystems open).",
+)
+
+
 @contextmanager
 def _input_errors():
     """An unusable INPUT (missing, a table without a text column) is a usage error."""
@@ -268,7 +284,7 @@ def main() -> None:
 
 @main.command("run")
 @click.argument("inputs", nargs=-1, required=True, metavar="INPUT...")
-@OUT
+@RUN_OUT
 @input_options
 @policy_options
 @click.option(
@@ -290,8 +306,8 @@ def main() -> None:
     type=click.Choice(["local", "ray"]),
     default="local",
     show_default=True,
-    help="local: a process pool on this machine; ray: Ray Data on a Ray cluster "
-    "(pip install 'mdchunk[ray]'), every document recomputed.",
+    help="local: a process pool on this machine; ray: Ray tasks on a Ray cluster "
+    "(pip install 'mdchunk[ray]'). Same output, same reuse of unchanged documents.",
 )
 @click.option(
     "--ray-address",
@@ -355,7 +371,7 @@ def run_cmd(
     from mdchunk import api
     from mdchunk.jobs import ray_job
     from mdchunk.jobs.runlog import RunLog
-    from mdchunk.pipeline import runstore
+    from mdchunk.pipeline import objectstore, runstore
 
     policy = _policy(policy_file, mdx=mdx, **flags)
     bar = _Progress("run")
@@ -385,6 +401,9 @@ def run_cmd(
             sys.exit(3)
         except ray_job.EngineError as exc:
             raise click.UsageError(str(exc)) from exc
+        except objectstore.ObjectStoreError as exc:
+            click.echo(f"mdchunk run: not published: {exc}", err=True)
+            sys.exit(1)
         finally:
             bar.close()
     r = result.record

@@ -11,9 +11,18 @@ import click
 # polars and duckdb (through mdchunk.pipeline.queries) are imported inside the commands, so
 # that `mdchunk --help` does not pay for them.
 
-OUT_DIR = click.argument(
-    "out", metavar="DIR", type=click.Path(exists=True, file_okay=False, path_type=Path)
-)
+
+def _out_dir(ctx, param, value: str):
+    """DIR: a local output folder (it must exist), or an object-store URI (s3://...)."""
+    if "://" in value:
+        return value
+    path = Path(value)
+    if not path.is_dir():
+        raise click.BadParameter(f"{value}: no such folder", ctx=ctx, param=param)
+    return path
+
+
+OUT_DIR = click.argument("out", metavar="DIR", callback=_out_dir)
 
 
 def _open(fn, *args, **kwargs):

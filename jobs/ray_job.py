@@ -1,23 +1,33 @@
-"""The Ray engine: the same per-batch stages, run by Ray Data instead of a process pool.
+"""The Ray engine: the same per-batch stages as the local engine, run as Ray tasks.
 
-Ray Data reads the documents (each file's bytes are read inside a Ray task, through pyarrow's
-filesystems, so a path may be local or any URI pyarrow supports) and applies
-``pipeline.batch.process`` with ``map_batches(batch_format="pyarrow")``, order preserved.
-Each batch's tables come back to the driver as one Arrow table of (batch, table name, Arrow
-IPC bytes); the driver writes and publishes them exactly as a local run does, so the output
-folder, its change set and its runs table are the same.
+Two steps, so that a Ray run reuses exactly as a local run does:
+
+1. **Read** (Ray Data): each file's bytes are read and hashed inside a Ray task, through
+   pyarrow's filesystems, so a path may be local or any URI pyarrow supports. A document whose
+   hash equals the published run's comes back as a bare id (its bytes stay where they were
+   read); new or changed documents come back with their bytes. Tables are read by the driver.
+2. **Process** (Ray tasks): the driver cuts the documents into the same batches as a local
+   run, attaches the published rows of unchanged documents (``run_job.prepare``), and runs
+   ``pipeline.batch.process`` on each batch in a Ray task, results in input order. A policy
+   change re-packs stored blocks inside the tasks; unchanged documents under the same policy
+   keep their rows without a task doing anything for them.
+
+The driver writes and publishes the results exactly as a local run does, so the output, its
+change set and its runs table are the same for both engines.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
-from collections import Counter
-from collections.abc import Iterator
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
 
 import pyarrow as pa
 
-from mdchunk.pipeline import batch, schemas, sources
-from mdchunk.pipeline.policy import Policy
+from mdchunk.pipeline import schemas, sources
+from mdchunk.pipeline.batch import Reused
+from mdchunk.pipeline.document import RawDocument, make_doc_id
 
 RAW = schemas.RAW_DOCUMENTS
 ENVELOPE = pa.schema([("seq", pa.int64()), ("name", pa.string()), ("ipc", pa.large_binary())])
@@ -28,63 +38,42 @@ class EngineError(Exception):
     """The engine cannot run here (Ray missing, or the cluster unreachable)."""
 
 
-def read_raw(table: pa.Table, max_bytes: int) -> pa.Table:
-    """Ray task: fill in the bytes of each planned file (or why it could not be read)."""
+def read_raw(table: pa.Table, known: dict[str, str], max_bytes: int) -> pa.Table:
+    """Ray task: read and hash each planned file (a reject decided by listing is kept as
+    it is); drop the bytes of documents whose hash is ``known`` (the published run's),
+    which the driver will reuse."""
     rows = table.to_pylist()
     for row in rows:
-        if row["data"] is None and row["reason"] is None:
-            got = sources.fetch(row["uri"], max_bytes)
-            row.update(data=got.data, error=got.detail, reason=got.reason, n_bytes=got.n_bytes)
+        if row["reason"] is not None:
+            continue
+        got = sources.fetch(row["uri"], max_bytes)
+        row.update(error=got.detail, reason=got.reason, n_bytes=got.n_bytes)
+        data = got.data
+        digest = hashlib.sha256(data).hexdigest() if data is not None else None
+        unchanged = digest is not None and known.get(make_doc_id(row["path"])) == digest
+        row["data"] = None if unchanged else data
+        row["uri"] = "" if unchanged else row["uri"]  # "" marks a reused document
     return pa.Table.from_pylist(rows, schema=RAW)
 
 
-def stage(table: pa.Table, policy: Policy, max_bytes: int, parser: str) -> pa.Table:
-    """Ray task: every stage over one batch; its tables packed into one envelope table."""
-    tables = batch.process_arrow(table, policy, max_bytes, parser)
-    first = table["seq"][0].as_py() if table.num_rows else -1
-    rows = [{"seq": first, "name": name, "ipc": _ipc(t)} for name, t in tables.items()]
-    return pa.Table.from_pylist(rows, schema=ENVELOPE)
-
-
-def _ipc(table: pa.Table) -> bytes:
-    sink = pa.BufferOutputStream()
-    with pa.ipc.new_stream(sink, table.schema) as writer:
-        writer.write_table(table)
-    return sink.getvalue().to_pybytes()
-
-
-def _items(plan: list[sources.Source], selection: sources.Selection) -> list[dict]:
-    """One row per document: files are read later, in Ray; tables are read here."""
-    rows: list[dict] = []
-    for src in plan:
-        if src.is_table:
-            for raw in sources.read([src], selection):
-                rows.append(
-                    {
-                        "uri": "",
-                        "path": raw.path,
-                        "source": raw.source,
-                        "data": raw.data,
-                        "error": raw.error,
-                        "reason": raw.reason if raw.data is None else None,
-                        "n_bytes": raw.n_bytes,
-                    }
-                )
-        else:  # read later, in Ray; a reject decided by listing is carried as it is
-            reason, detail = src.problem or (None, None)
-            rows.append(
-                {
-                    "uri": src.uri,
-                    "path": src.rel,
-                    "source": src.root_uri,
-                    "data": None,
-                    "error": detail,
-                    "reason": reason,
-                    "n_bytes": None,
-                }
-            )
-    for i, row in enumerate(rows):
-        row["seq"] = i
+def _file_rows(plan: list[sources.Source]) -> list[dict]:
+    """One row per planned file, read later in Ray; a reject decided by listing (bad name,
+    outside the root, unlistable folder) is carried as it is."""
+    rows = []
+    for i, src in enumerate(plan):
+        reason, detail = src.problem or (None, None)
+        rows.append(
+            {
+                "seq": i,
+                "uri": src.uri,
+                "path": src.rel,
+                "source": src.root_uri,
+                "data": None,
+                "error": detail,
+                "reason": reason,
+                "n_bytes": None,
+            }
+        )
     return rows
 
 
@@ -108,47 +97,66 @@ def start(address: str | None, cpus: int):
     return ray
 
 
-def ordered_results(
+def read(
     plan: list[sources.Source],
     selection: sources.Selection,
-    policy: Policy,
-    max_bytes: int,
+    known: dict[str, str],
     batch_docs: int,
     address: str | None,
     cpus: int,
-    parser: str = "pyromark",
-) -> Iterator[tuple[dict[str, pa.Table], Counter]]:
-    """(tables, counters) of every batch, in input order, computed by Ray Data."""
-    ray = start(address, cpus)
-    items = _items(plan, selection)
-    if not items:
+) -> Iterator[RawDocument | Reused]:
+    """Every document of ``plan`` in input order: Reused for files whose bytes hash as in
+    ``known`` (doc_id -> content hash of the published run), else a RawDocument with bytes.
+    Files are read in Ray tasks; tables by the driver (they are one file each)."""
+    files = [src for src in plan if not src.is_table]
+    if not files:
+        yield from sources.read(plan, selection)
         return
-    dataset = (
-        ray.data.from_arrow(pa.Table.from_pylist(items, schema=RAW))
-        .map_batches(
-            read_raw,
-            batch_format="pyarrow",
-            batch_size=batch_docs,
-            fn_kwargs={"max_bytes": max_bytes},
-        )
-        .map_batches(
-            stage,
-            batch_format="pyarrow",
-            batch_size=batch_docs,
-            fn_kwargs={"policy": policy, "max_bytes": max_bytes, "parser": parser},
-        )
+    ray = start(address, cpus)
+    dataset = ray.data.from_arrow(pa.Table.from_pylist(_file_rows(files), schema=RAW))
+    dataset = dataset.map_batches(
+        read_raw,
+        batch_format="pyarrow",
+        batch_size=batch_docs,
+        fn_kwargs={"known": known, "max_bytes": selection.max_bytes},
     )
-    for block in dataset.iter_batches(batch_format="pyarrow", batch_size=None):
-        for seq in sorted(set(block["seq"].to_pylist())):
-            part = block.filter(pa.compute.equal(block["seq"], seq))
-            tables = {
-                name: pa.ipc.open_stream(ipc).read_all()
-                for name, ipc in zip(part["name"].to_pylist(), part["ipc"].to_pylist())
-            }
-            counts = Counter(
-                {
-                    k: v[0] if k.startswith("seconds") else int(v[0])
-                    for k, v in tables.pop("counts").to_pydict().items()
-                }
+    read_files = dataset.iter_batches(batch_format="pyarrow", batch_size=None)
+    rows = (row for part in read_files for row in part.to_pylist())
+    for src in plan:
+        if src.is_table:
+            yield from sources.read([src], selection)
+            continue
+        row = next(rows)
+        if row["uri"] == "":
+            yield Reused(make_doc_id(row["path"]))
+        else:
+            yield RawDocument(
+                row["path"],
+                row["source"],
+                row["data"],
+                row["error"],
+                {},
+                row["reason"] if row["data"] is None else None,
+                row["n_bytes"],
             )
-            yield tables, counts
+
+
+def ordered_map(
+    fn: Callable, items: Iterable, address: str | None, cpus: int, window: int | None = None
+) -> Iterator:
+    """``fn`` over ``items`` in Ray tasks (one CPU each), results in input order, at most
+    ``window`` in flight (the same contract as jobs.pool.ordered_map)."""
+    ray = start(address, cpus)
+    task = ray.remote(num_cpus=1)(_call)
+    window = window or 2 * max(1, int(ray.cluster_resources().get("CPU", cpus)))
+    pending: deque = deque()
+    for item in items:
+        pending.append(task.remote(fn, item))
+        if len(pending) >= window:
+            yield ray.get(pending.popleft())
+    while pending:
+        yield ray.get(pending.popleft())
+
+
+def _call(fn: Callable, item):
+    return fn(item)

@@ -78,7 +78,7 @@ def _carry_unlisted(raws, prev: Previous | None, plan: list[sources.Source]):
     listed = {(s.root_uri, s.rel) for s in plan if not s.is_table}
     for raw in raws:
         yield raw
-        if prev is not None and raw.reason == sources.UNLISTABLE:
+        if prev is not None and getattr(raw, "reason", None) == sources.UNLISTABLE:
             below = prev.under(raw.source, sources.folder_prefix(raw.path))
             yield from (Reused(d) for d, path in below if (raw.source, path) not in listed)
 
@@ -87,7 +87,7 @@ def _hash_inputs(raws, prev: Previous, work: Work) -> list:
     """Fresh RawDocuments for new or changed bytes, Reused ids for the rest, in order."""
     items = []
     for raw in raws:
-        if isinstance(raw, Reused):
+        if isinstance(raw, Reused):  # carried over, or hashed by the Ray engine's read tasks
             items.append(raw)
             continue
         work.bytes_read += len(raw.data or b"")
@@ -177,26 +177,25 @@ class RunJob:
     full: bool = False
     keep: int = 3
     workers: int = 1
-    engine: str = "local"  # local (process pool) | ray (Ray Data; recomputes every document)
+    engine: str = "local"  # local (process pool) | ray (Ray Data reads, Ray tasks process)
     ray_address: str | None = None
     progress: Callable[[int], None] = lambda n: None
     log: RunLog = field(default_factory=RunLog)
 
-    def results(self, items, prev, reuse_chunks: bool):
-        """(tables, counters) of every batch, in input order, from the chosen engine."""
+    def documents(self, prev: Previous | None):
+        """Every document in input order (RawDocuments; the Ray engine already gives
+        Reused ids for files whose bytes hash as in ``prev``)."""
         if self.engine == "ray":
             from mdchunk.jobs import ray_job
 
-            return ray_job.ordered_results(
-                self.plan,
-                self.selection,
-                self.policy,
-                self.max_bytes,
-                BATCH_DOCS,
-                self.ray_address,
-                self.workers,
-                self.parser,
+            known = prev.hashes if prev is not None else {}
+            return ray_job.read(
+                self.plan, self.selection, known, BATCH_DOCS, self.ray_address, self.workers
             )
+        return sources.read(self.plan, self.selection)
+
+    def results(self, items, prev, reuse_chunks: bool):
+        """(tables, counters) of every batch, in input order, from the chosen engine."""
         batches = (
             prepare(b, prev, self.policy, reuse_chunks)
             for b in blocks_job.batched(items, BATCH_DOCS)
@@ -204,6 +203,10 @@ class RunJob:
         step = partial(
             batch.process, policy=self.policy, max_bytes=self.max_bytes, parser=self.parser
         )
+        if self.engine == "ray":
+            from mdchunk.jobs import ray_job
+
+            return ray_job.ordered_map(step, batches, self.ray_address, self.workers)
         return pool.ordered_map(step, batches, self.workers)
 
 
@@ -260,7 +263,6 @@ def _execute(job: RunJob, folder: Path, record: dict) -> tuple[RunSummary, dict]
     reuse_blocks = (
         prev is not None
         and not job.full
-        and job.engine == "local"
         and prev.manifest["parser_key"] == parse_key(policy, job.parser)
     )
     reuse_chunks = (
@@ -270,9 +272,7 @@ def _execute(job: RunJob, folder: Path, record: dict) -> tuple[RunSummary, dict]
     )
     tally = Tally()
     work = tally.work
-    raws = iter(())
-    if job.engine == "local":
-        raws = _carry_unlisted(sources.read(job.plan, job.selection), prev, job.plan)
+    raws = _carry_unlisted(job.documents(prev if reuse_blocks else None), prev, job.plan)
     items = _hash_inputs(raws, prev, work) if reuse_blocks else raws
     if reuse_blocks:
         work.seconds["read"] = time.perf_counter() - t_start

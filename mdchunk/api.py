@@ -215,20 +215,22 @@ def run(
     """One nightly run of ``inputs`` into the output folder ``out``, exactly as
     ``mdchunk run``: incremental against the published run, published atomically.
 
-    ``inputs``: folders, files, Parquet/JSONL tables or URIs. ``workers`` defaults to the
-    CPU count (the output is the same for any number). ``parser``: the block parser,
-    ``pyromark`` or ``markdown-it`` (the same blocks; see README, Method). ``max_bytes``:
-    larger files are rejected unread (too_large); ``follow_symlinks``: read file links that
-    point outside their input folder (else rejected, outside_root). ``progress(done,
-    total)`` is called as documents finish. Raises ``mdchunk.pipeline.sources.InputError``
-    for an unusable input, ``mdchunk.pipeline.runstore.LockedError`` when another run holds
+    ``inputs``: folders, files, Parquet/JSONL tables or URIs; ``out`` a folder or an object-
+    store prefix (``s3://bucket/prefix``: see mdchunk.pipeline.objectstore). ``workers``
+    defaults to the CPU count (the output is the same for any number). ``parser``: the block
+    parser, ``pyromark`` or ``markdown-it`` (the same blocks; see README, Method).
+    ``progress(done, total)`` is called as documents finish. ``max_bytes``: larger files are
+    rejected unread (too_large); ``follow_symlinks``: read file links that point outside
+    their input folder (else rejected, outside_root). Raises
+    ``mdchunk.pipeline.sources.InputError`` for an unusable input,
+    ``mdchunk.pipeline.runstore.LockedError`` when another run holds
     ``out``.
     """
     import os
 
     from mdchunk.jobs import pool, run_job
     from mdchunk.jobs.runlog import RunLog
-    from mdchunk.pipeline import sources
+    from mdchunk.pipeline import objectstore, sources
 
     resolved = resolve_policy(policy)
     if isinstance(inputs, str | Path):
@@ -250,21 +252,26 @@ def run(
         if progress is not None:
             progress(done, len(plan))
 
-    return run_job.run(
-        plan,
-        Path(out),
-        selection,
-        resolved,
-        max_bytes,
-        parser=parser,
-        full=full,
-        keep=keep,
-        workers=workers or pool.default_workers(),
-        engine=engine,
-        ray_address=ray_address or os.environ.get("RAY_ADDRESS"),
-        progress=advance,
-        log=log or RunLog(),
-    )
+    def one_run(root: Path) -> RunSummary:
+        return run_job.run(
+            plan,
+            root,
+            selection,
+            resolved,
+            max_bytes,
+            parser=parser,
+            full=full,
+            keep=keep,
+            workers=workers or pool.default_workers(),
+            engine=engine,
+            ray_address=ray_address or os.environ.get("RAY_ADDRESS"),
+            progress=advance,
+            log=log or RunLog(),
+        )
+
+    if objectstore.is_uri(out):
+        return objectstore.run_staged(str(out), one_run, keep)
+    return one_run(Path(out))
 
 
 def connect(out: str | Path) -> duckdb.DuckDBPyConnection:

@@ -95,21 +95,6 @@ def ordered(table: pa.Table, order: dict[str, int], index: str | None) -> pa.Tab
     return table.take(keys.with_row_index("_i").sort(by)["_i"].to_arrow())
 
 
-def process_arrow(
-    raw: pa.Table, policy: Policy, max_bytes: int, parser: str = DEFAULT_BACKEND
-) -> dict[str, pa.Table]:
-    """The same, from an Arrow batch of raw documents (schemas.RAW_DOCUMENTS) to the
-    batch's tables: what engines that move Arrow batches around (Ray Data) call."""
-    cols = ["path", "source", "data", "error", "reason", "n_bytes"]
-    raws = [
-        RawDocument(r["path"], r["source"], r["data"], r["error"], {}, r["reason"], r["n_bytes"])
-        for r in raw.select(cols).to_pylist()
-    ]
-    tables, counts = process(Batch(raws), policy, max_bytes, parser)
-    tables["counts"] = pa.table({k: [float(v)] for k, v in counts.items()})
-    return tables
-
-
 _COUNTING: dict[Policy, chunk.Counting] = {}  # one tokenizer per policy and process
 
 

@@ -17,10 +17,10 @@ import pyarrow as pa
 from mdchunk.pipeline import context, schemas
 from mdchunk.pipeline.assemble import Packed, assemble
 from mdchunk.pipeline.block import with_estimates
+from mdchunk.pipeline.kinds import CODE_LIKE
 from mdchunk.pipeline.pack import SEP, Group, pack
 from mdchunk.pipeline.policy import Policy
 from mdchunk.pipeline.section import pack_arrays, parents, sections_of, units_of
-from mdchunk.pipeline.kinds import CODE_LIKE
 from mdchunk.pipeline.tokens import EstimateCounter, TokenCounter, make_counter
 
 _BLOCK_COLS = [

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import re
 
-from mdchunk.pipeline.fence import split_lines, unbalanced
+from mdchunk.pipeline.fence import LINE_END, split_lines, unbalanced
 
 _HEADING = re.compile(r" {0,3}#{1,6}(?:[ \t]|$)")
 _SETEXT = re.compile(r" {0,3}(?:=+|-+)[ \t]*$")
@@ -36,7 +36,7 @@ def names_its_section(embed_text: str, text: str, section_title: str | None, tit
     prefix = embed_text[: len(embed_text) - len(text)] if embed_text.endswith(text) else ""
     if not prefix.strip():
         return False
-    header = _EOL.split(prefix.strip())[0]
+    header = LINE_END.split(prefix.strip())[0]
     named = section_title if section_title is not None else title
     return header.split(" > ")[-1].casefold() == (named or "").casefold()
 

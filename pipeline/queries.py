@@ -31,10 +31,22 @@ def load(name: str) -> str:
     return (sql_dir() / name).read_text(encoding="utf-8")
 
 
+def folder_of(out: str | Path) -> Path:
+    """The local folder readers read for ``out``: the published run of an output folder, a
+    local copy of the published run of an object-store prefix (``s3://...``: fetched
+    through pyarrow, checked against its manifest), or ``out`` itself (the plain folders of
+    `mdchunk blocks` and `mdchunk chunks`)."""
+    from mdchunk.pipeline import objectstore
+
+    if objectstore.is_uri(out):
+        return objectstore.published_copy(str(out))
+    return runstore.resolve(Path(out))
+
+
 def connect(out: str | Path) -> duckdb.DuckDBPyConnection:
     """An in-memory DuckDB with the views of an output folder's published run in place
     (plus ``changes``, that run's change set, when it has one)."""
-    out = runstore.resolve(Path(out))
+    out = folder_of(out)
     missing = [
         n
         for n in ("documents", "blocks", "chunks", "rejects", "postings", "runs")
@@ -71,7 +83,7 @@ def policy_of(out: str | Path) -> Policy:
     import json
     import warnings
 
-    meta = store.footer(runstore.resolve(Path(out)), "chunks")
+    meta = store.footer(folder_of(out), "chunks")
     if "mdchunk.policy" not in meta:
         warnings.warn(
             f"{out}/chunks.parquet has no policy in its footer (rewritten by another "
@@ -163,7 +175,7 @@ def checks(out: str | Path) -> dict[str, pl.DataFrame]:
     the files against the run's manifest (``checksums``); a check that cannot even run on
     damaged files gives one row naming the error."""
     results: dict[str, pl.DataFrame] = {}
-    found = checksums(runstore.resolve(Path(out)))
+    found = checksums(folder_of(out))
     if found is not None:
         results["checksums"] = found
     try:

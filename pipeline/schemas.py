@@ -108,7 +108,7 @@ CHUNKS = pa.schema(
     ]
 )
 
-# Documents as they are read, before decoding: the input of pipeline.batch.process_arrow.
+# Files as the Ray engine reads them, before decoding (jobs/ray_job.py).
 RAW_DOCUMENTS = pa.schema(
     [
         ("seq", pa.int64()),  # position in the input order

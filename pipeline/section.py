@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from mdchunk.pipeline import fence, split
 from mdchunk.pipeline.kinds import ATOMIC
-from mdchunk.pipeline.pack import Units
+from mdchunk.pipeline.pack import SEP, Units
 
 
 @dataclass

@@ -6,6 +6,9 @@ from pathlib import Path
 
 import pytest
 
+# Fixtures that start real servers on 127.0.0.1 (S3, a two-node Ray cluster).
+pytest_plugins = ["tests.servers"]
+
 REPO = Path(__file__).resolve().parent.parent
 SAMPLE = REPO / "sample_data"
 CORPORA = REPO.parent / "shared" / "corpora"

@@ -62,27 +62,18 @@ def _run_workers(src, out, workers):
 
 
 def test_batch_results_do_not_depend_on_batch_boundaries():
-    """process_arrow over one batch equals the same documents cut into three batches."""
+    """process over one batch equals the same documents cut into three batches."""
     import pyarrow as pa
 
-    from mdchunk.pipeline import batch, schemas
+    from mdchunk.pipeline import batch
+    from mdchunk.pipeline.document import RawDocument
     from mdchunk.pipeline.policy import Policy
 
     files = sorted(p for p in SAMPLE.rglob("*") if p.suffix in (".md", ".mdx", ".txt"))
-    rows = [
-        {
-            "seq": i,
-            "uri": "",
-            "path": p.relative_to(SAMPLE).as_posix(),
-            "source": "s",
-            "data": p.read_bytes(),
-            "error": None,
-        }
-        for i, p in enumerate(files)
-    ]
-    raw = pa.Table.from_pylist(rows, schema=schemas.RAW_DOCUMENTS)
-    whole = batch.process_arrow(raw, Policy(), 1 << 20)
-    parts = [batch.process_arrow(raw.slice(a, 4), Policy(), 1 << 20) for a in range(0, 11, 4)]
+    raws = [RawDocument(p.relative_to(SAMPLE).as_posix(), "s", p.read_bytes()) for p in files]
+    whole, _ = batch.process(batch.Batch(raws), Policy(), 1 << 20)
+    parts = [batch.process(batch.Batch(raws[a : a + 4]), Policy(), 1 << 20)[0] for a in (0, 4, 8)]
+    assert len(raws) > 8
     for name in ("documents", "blocks", "chunks", "postings", "rejects"):
         joined = pa.concat_tables([p[name] for p in parts])
         assert joined.equals(whole[name]), name
