@@ -186,8 +186,22 @@ class RunJob:
     workers: int = 1
     engine: str = "local"  # local (process pool) | ray (Ray Data; recomputes every document)
     ray_address: str | None = None
+    limits: pool.Limits = field(default_factory=pool.Limits)
     progress: Callable[[int], None] = lambda n: None
     log: RunLog = field(default_factory=RunLog)
+    supervisor: pool.Supervisor | None = None  # the watched workers of a local run
+
+    def watched(self) -> pool.Supervisor:
+        """Worker processes for this run's batches: a document that crashes its worker,
+        overruns --doc-timeout or outgrows --doc-memory becomes a reject, nothing more."""
+        return pool.Supervisor(
+            self.workers,
+            self.limits,
+            split=batch.split,
+            merge=batch.merge,
+            on_fail=lambda part, why: batch.failed(part, why.reason, why.detail),
+            init=partial(batch.warm, self.policy),
+        )
 
     def results(self, items, prev, reuse_chunks: bool):
         """(tables, counters) of every batch, in input order, from the chosen engine."""
@@ -208,7 +222,7 @@ class RunJob:
             for b in blocks_job.batched(items, BATCH_DOCS)
         )
         step = partial(batch.process, policy=self.policy, max_bytes=self.max_bytes)
-        return pool.ordered_map(step, batches, self.workers)
+        return self.supervisor.map(step, batches)
 
 
 def run(
@@ -232,7 +246,11 @@ def run(
         folder.mkdir(parents=True)
         record = runstore.new_record(run_id, plan, job.full, policy, parse_key(policy))
         try:
-            result = _execute(job, folder, history, record)
+            if job.engine == "local":  # workers start now: their imports overlap our reading
+                with job.watched() as job.supervisor:
+                    result = _execute(job, folder, history, record)
+            else:
+                result = _execute(job, folder, history, record)
         except BaseException as exc:
             record.update(status="failed", error=f"{type(exc).__name__}: {exc}")
             runstore.finish(job.root, history, record, succeeded=False)

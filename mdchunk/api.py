@@ -16,7 +16,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from mdchunk.pipeline.limits import DEFAULT_MAX_BYTES
+from mdchunk.pipeline.limits import DEFAULT_DOC_MEMORY_MB, DEFAULT_DOC_TIMEOUT, DEFAULT_MAX_BYTES
 from mdchunk.pipeline.policy import Policy, PolicyError
 from mdchunk.pipeline.policy import load as load_policy
 
@@ -198,6 +198,8 @@ def run(
     text_column: str | None = None,
     id_column: str | None = None,
     max_bytes: int = DEFAULT_MAX_BYTES,
+    doc_timeout: float = DEFAULT_DOC_TIMEOUT,
+    doc_memory: int = DEFAULT_DOC_MEMORY_MB,
     engine: str = "local",
     ray_address: str | None = None,
     progress: Callable[[int, int], None] | None = None,
@@ -208,7 +210,11 @@ def run(
 
     ``inputs``: folders, files, Parquet/JSONL tables or URIs. ``workers`` defaults to the
     CPU count (the output is the same for any number). ``progress(done, total)`` is called
-    as documents finish. Raises ``mdchunk.pipeline.sources.InputError`` for an unusable
+    as documents finish. Documents are parsed and chunked in worker processes (also with
+    one worker): one whose worker works on it longer than ``doc_timeout`` seconds, grows
+    past ``doc_memory`` MB or dies becomes a reject (timeout, too_much_memory, crashed).
+    Idle workers stay for the next run of this process (``mdchunk.jobs.pool.shutdown()``
+    ends them). Raises ``mdchunk.pipeline.sources.InputError`` for an unusable
     input, ``mdchunk.pipeline.runstore.LockedError`` when another run holds ``out``.
     """
     import os
@@ -239,6 +245,7 @@ def run(
         full=full,
         keep=keep,
         workers=workers or pool.default_workers(),
+        limits=pool.Limits(doc_timeout, doc_memory),
         engine=engine,
         ray_address=ray_address or os.environ.get("RAY_ADDRESS"),
         progress=advance,

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import hashlib
 import math
+import re
+from bisect import bisect_left
 from collections.abc import Callable
 from pathlib import PurePosixPath
 
@@ -18,7 +20,6 @@ import pyarrow as pa
 
 from mdchunk.pipeline import schemas
 from mdchunk.pipeline.block import with_estimates
-from mdchunk.pipeline.document import line_breaks
 from mdchunk.pipeline.pack import SEP, Group, pack
 from mdchunk.pipeline.policy import CHUNKER_VERSION, Policy
 from mdchunk.pipeline.section import (
@@ -48,6 +49,7 @@ _BLOCK_COLS = [
     "est_tokens",
 ]
 MAX_REPACKS = 6
+_EOL = re.compile(r"\r\n|\r|\n")
 
 
 class Counting:
@@ -204,12 +206,15 @@ def assemble(
     strategy: str,
 ) -> list[dict]:
     text = doc["text"]
-    first_line = {b["block_index"]: (b["char_start"], b["line_start"]) for b in blocks}
+    breaks: list[int] = []
 
     def line_of(offset: int, unit: Unit) -> int:
-        """1-based line of ``offset``, counted from the start of the unit's block."""
-        start, line = first_line[unit.block_index]
-        return line + line_breaks(text[start:offset])
+        """1-based line of ``offset``: one more than the line breaks that start before it
+        (found once per document; counting from the block start per chunk is quadratic)."""
+        if not breaks and text:
+            breaks.extend(m.start() for m in _EOL.finditer(text))
+            breaks.append(len(text) + 1)
+        return 1 + bisect_left(breaks, offset)
 
     stem = PurePosixPath(doc["path"]).stem
     has_headings = any(s.level is not None for s in sections)

@@ -89,6 +89,8 @@ def fine_spans(
                 nxt.append((a, b))
             elif level == "char":
                 nxt.extend(_chars(text, a, b, budget, count))
+            elif level == "word":
+                nxt.extend(_runs(text, _words(text, a, b), budget, count) or [(a, b)])
             else:
                 nxt.extend(LEVELS[level](text, a, b) or [(a, b)])
         pending = nxt
@@ -98,14 +100,36 @@ def fine_spans(
     return [(a, b, c) for (a, b), c in zip(pending, counts)]
 
 
+def _runs(text: str, words: list[tuple[int, int]], budget: int, count: Count):
+    """Words joined into runs of about a sixteenth of the budget: a line of a million words
+    would otherwise become a million pieces for the packer. Runs stay small enough to be
+    overlap; a word over the budget stays alone (the char level cuts it)."""
+    limit = max(budget // 16, 1)
+    out: list[tuple[int, int]] = []
+    size = 0
+    for (a, b), n in zip(words, count([text[a:b] for a, b in words])):
+        if out and size + n + 1 <= limit and n <= budget:
+            out[-1] = (out[-1][0], b)
+            size += n + 1
+        else:
+            out.append((a, b))
+            size = n
+    return out
+
+
 def _chars(text: str, a: int, b: int, budget: int, count: Count) -> list[tuple[int, int]]:
-    """Last resort: cut at character positions, each piece as long as fits (bisection)."""
+    """Last resort: cut at character positions, each piece as long as fits. The length is
+    found by doubling from a guess, then bisection, so a piece costs about its own length
+    (bisecting over the whole rest of a 30 MB word would be quadratic)."""
     out = []
+    fits = max(budget, 1)
     while a < b:
-        lo, hi = 1, b - a
+        lo, hi = 1, min(b - a, fits * 8)
+        while hi < b - a and count([text[a : a + hi]])[0] <= fits:
+            lo, hi = hi, min(b - a, hi * 2)
         while lo < hi:
             mid = (lo + hi + 1) // 2
-            if count([text[a : a + mid]])[0] <= max(budget, 1):
+            if count([text[a : a + mid]])[0] <= fits:
                 lo = mid
             else:
                 hi = mid - 1
