@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from mdchunk.jobs import query_cli, report_cli
-from mdchunk.pipeline.limits import DEFAULT_MAX_BYTES
+from mdchunk.pipeline.limits import DEFAULT_DOC_MEMORY_MB, DEFAULT_DOC_TIMEOUT, DEFAULT_MAX_BYTES
 from mdchunk.pipeline.policy import BIASES, CHOICES, PolicyError
 
 # The block parser backends (pipeline.parse.BACKENDS, named here so that --help does not
@@ -324,6 +324,24 @@ def main() -> None:
     help="Worker processes for parsing and packing [the number of CPUs]. The "
     "output is the same for any number.",
 )
+@click.option(
+    "--doc-timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=DEFAULT_DOC_TIMEOUT,
+    show_default=True,
+    metavar="SECONDS",
+    help="A worker busy longer than this on one batch is stopped; the batch is run again "
+    "one document at a time and the document that overruns is rejected (timeout).",
+)
+@click.option(
+    "--doc-memory",
+    type=click.IntRange(min=64),
+    default=DEFAULT_DOC_MEMORY_MB,
+    show_default=True,
+    metavar="MB",
+    help="Likewise for a worker whose resident memory grows past MB (too_much_memory); "
+    "a worker that dies (a crash) rejects its document as crashed.",
+)
 def run_cmd(
     inputs,
     out,
@@ -342,6 +360,8 @@ def run_cmd(
     engine,
     ray_address,
     workers,
+    doc_timeout,
+    doc_memory,
     **flags,
 ):
     """Read, parse and chunk INPUT into a new run of DIR, then publish it.
@@ -391,6 +411,8 @@ def run_cmd(
                 max_bytes=max_bytes,
                 follow_symlinks=follow_symlinks,
                 parser=parser,
+                doc_timeout=doc_timeout,
+                doc_memory=doc_memory,
                 engine=engine,
                 ray_address=ray_address,
                 progress=bar,

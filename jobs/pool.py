@@ -1,19 +1,52 @@
-"""Run a function over a stream of work items on a process pool, results in input order.
+"""Run a function over a stream of work items in watched worker processes, results in order.
+
+Every item runs in a worker process (also with one worker), under a watchdog in this
+process: an item that takes longer than ``limits.seconds`` or whose worker grows past
+``limits.memory_mb`` of resident memory has its worker killed and replaced; so has an item
+whose worker dies (a segfault, the kernel's OOM killer). Such a failed item is cut into
+its parts (``split``: one document each) and the parts are run again one at a time; a part
+that fails alone gets ``on_fail(part, reason, detail)`` as its result (a reject row), and
+``merge`` puts the parts' results back together. So one bad document costs about two
+timeouts, never the run.
 
 At most ``window`` items are in flight, so memory stays bounded however long the stream;
 results come back in submission order, so the output never depends on the worker count.
-``workers <= 1`` runs everything in this process (no pool, same code path).
 """
 
 from __future__ import annotations
 
-import multiprocessing
+import importlib
 import os
+import resource
+import signal
+import subprocess
+import sys
 import threading
 import time
+import traceback
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from multiprocessing.connection import Connection, wait
+
+from mdchunk.pipeline.limits import DEFAULT_DOC_MEMORY_MB, DEFAULT_DOC_TIMEOUT
+
+TICK = 0.05  # seconds between two looks of the watchdog
+WARM_MODULES = ("mdchunk.pipeline.batch",)  # imported by a worker before it says ready
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one item may cost in a worker: wall-clock seconds and resident memory."""
+
+    seconds: float = DEFAULT_DOC_TIMEOUT
+    memory_mb: int = DEFAULT_DOC_MEMORY_MB
+
+
+@dataclass(frozen=True)
+class Failure:
+    reason: str  # crashed | timeout | too_much_memory
+    detail: str
 
 
 def default_workers() -> int:
@@ -21,9 +54,7 @@ def default_workers() -> int:
 
 
 def _exit_with_parent(parent: int) -> None:
-    """Worker initializer: leave when the run that started us is gone (killed, say). Without
-    it, workers of a killed run would wait on their task queue forever: the sibling workers
-    keep its pipe open, so no end-of-file ever comes."""
+    """Leave when the run that started us is gone (killed, say): nobody else would stop us."""
 
     def watch() -> None:
         while os.getppid() == parent:
@@ -33,21 +64,321 @@ def _exit_with_parent(parent: int) -> None:
     threading.Thread(target=watch, daemon=True).start()
 
 
-def ordered_map(fn: Callable, items: Iterable, workers: int, window: int | None = None) -> Iterator:
-    if workers <= 1:
-        for item in items:
-            yield fn(item)
+# A worker is a fresh interpreter started with subprocess, not multiprocessing: spawn would
+# run the caller's __main__ again in every worker (a plain script without a main guard
+# would start itself over), fork would copy the half-made thread pools of polars/pyarrow.
+# It gets the parent's sys.path, then talks over two inherited pipes.
+_BOOT = """
+import sys
+from multiprocessing.connection import Connection
+inbox = Connection(int(sys.argv[1]), writable=False)
+outbox = Connection(int(sys.argv[2]), readable=False)
+sys.path[:] = inbox.recv()
+from mdchunk.jobs.pool import _serve
+_serve(inbox, outbox, *inbox.recv())
+"""
+WORKER_STDERR = subprocess.DEVNULL  # None (inherit) with --debug
+
+
+def _serve(inbox, outbox, parent: int, memory_mb: int, init: Callable | None) -> None:
+    """A worker: take (seq, fn, item) messages, answer (seq, "ok", result) or (seq, "error",
+    text); None ends it. Ctrl-C is the parent's business: the parent stops its workers."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _exit_with_parent(parent)
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # a crash leaves no core file behind
+    for name in WARM_MODULES:
+        importlib.import_module(name)
+    if init is not None:
+        init()
+    _limit_address_space(memory_mb)
+    outbox.send((None, "ready", os.getpid()))
+    while True:
+        msg = inbox.recv()
+        if msg is None:
+            return
+        seq, fn, item = msg
+        try:
+            outbox.send((seq, "ok", fn(item)))
+        except Exception as exc:  # noqa: BLE001 - a bug on one item must not end the run
+            outbox.send((seq, "error", _describe(exc)))
+
+
+def _describe(exc: Exception) -> str:
+    """One line: the exception and where it was raised (file:line of the last frame)."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    where = f" at {os.path.basename(frames[-1].filename)}:{frames[-1].lineno}" if frames else ""
+    message = (str(exc).splitlines() or [""])[0][:200]
+    return f"internal error ({type(exc).__name__}: {message}){where}"
+
+
+def _limit_address_space(memory_mb: int) -> None:
+    """A backstop behind the watchdog's resident-memory check, for allocations too fast to
+    be seen: address space beyond what the warmed-up worker reserves (thread stacks and
+    allocator arenas make that much larger than what it uses) plus four times the limit."""
+    try:
+        size = int(open("/proc/self/statm").read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError):
         return
-    window = window or 2 * workers
-    # spawn, not fork: polars and pyarrow keep thread pools that fork would copy half-made
-    context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(
-        workers, mp_context=context, initializer=_exit_with_parent, initargs=(os.getpid(),)
-    ) as pool:
-        pending: deque = deque()
-        for item in items:
-            pending.append(pool.submit(fn, item))
-            if len(pending) >= window:
-                yield pending.popleft().result()
-        while pending:
-            yield pending.popleft().result()
+    cap = size + 4 * memory_mb * 2**20 + 2**31
+    resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+
+
+def _rss_mb(pid: int) -> float:
+    try:
+        with open(f"/proc/{pid}/statm") as fh:
+            return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+    except (OSError, ValueError, IndexError):
+        return 0.0
+
+
+@dataclass
+class _Worker:
+    process: subprocess.Popen
+    inbox: Connection  # we send tasks into it
+    conn: Connection  # results come out of it; end-of-file when the worker dies
+    ready: bool = False
+    task: tuple | None = None  # (key, item) in progress
+    since: float = 0.0
+
+    @classmethod
+    def start(cls, memory_mb: int, init: Callable | None) -> _Worker:
+        task_r, task_w = os.pipe()
+        result_r, result_w = os.pipe()
+        process = subprocess.Popen(
+            [sys.executable, "-c", _BOOT, str(task_r), str(result_w)],
+            pass_fds=(task_r, result_w),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=WORKER_STDERR,
+        )
+        os.close(task_r)
+        os.close(result_w)
+        w = cls(process, Connection(task_w, readable=False), Connection(result_r, writable=False))
+        w.send(list(sys.path))
+        w.send((os.getpid(), memory_mb, init))
+        return w
+
+    def send(self, msg) -> bool:
+        try:
+            self.inbox.send(msg)
+            return True
+        except OSError:  # it died: its pipe is broken; the watchdog will see it
+            return False
+
+    def reap(self) -> None:
+        try:
+            self.process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def stop(self, kill: bool) -> None:
+        if kill and self.alive():
+            self.process.kill()
+        self.reap()
+        self.inbox.close()
+        self.conn.close()
+
+
+@dataclass
+class _Slot:
+    """One submitted item: its result, or, after a failure, its parts and their results."""
+
+    item: object
+    parts: list | None = None
+    results: dict = field(default_factory=dict)
+    result: object = None
+    done: bool = False
+
+
+class Supervisor:
+    """Worker processes under a watchdog; ``map`` yields fn(item) for every item, in order.
+    A context manager: workers start on entry (their imports overlap the caller's reading)
+    and are stopped on exit, killed if need be (Ctrl-C, an error)."""
+
+    def __init__(
+        self,
+        workers: int,
+        limits: Limits = Limits(),
+        split: Callable[[object], list] = lambda item: [item],
+        merge: Callable[[list], object] = lambda results: results[0],
+        on_fail: Callable[[object, Failure], object] | None = None,
+        init: Callable | None = None,
+    ):
+        self.n, self.limits, self.init = max(workers, 1), limits, init
+        self.split, self.merge, self.on_fail = split, merge, on_fail
+        self.workers: list[_Worker] = []
+        self.failures: list[Failure] = []
+        self.start_failures = 0
+
+    def __enter__(self) -> Supervisor:
+        parked = _PARKED.setdefault(self.limits.memory_mb, [])
+        while parked and len(self.workers) < self.n:
+            w = parked.pop()
+            if w.alive():
+                self.workers.append(w)
+            else:
+                w.stop(kill=True)
+        self.workers += [self._start() for _ in range(self.n - len(self.workers))]
+        return self
+
+    def __exit__(self, exc_type, *exc) -> None:
+        """After a clean finish, idle workers are parked for the next run of this process
+        (a test session, a notebook: no second start-up); otherwise they are killed."""
+        parked = _PARKED.setdefault(self.limits.memory_mb, [])
+        for w in self.workers:
+            clean = exc_type is None and w.task is None and w.ready and w.alive()
+            if clean and len(parked) < 2 * default_workers():
+                parked.append(w)
+            else:
+                w.stop(kill=True)
+        self.workers = []
+
+    def _start(self) -> _Worker:
+        return _Worker.start(self.limits.memory_mb, self.init)
+
+    def map(self, fn: Callable, items: Iterable, window: int | None = None) -> Iterator:
+        window = window or 2 * self.n
+        source = iter(items)
+        slots: dict[int, _Slot] = {}
+        todo: deque = deque()  # (key, item); key = (seq, part index or None)
+        next_seq = emitted = 0
+        exhausted = False
+        while True:
+            while not exhausted and len(slots) < window:
+                item = next(source, _END)
+                if item is _END:
+                    exhausted = True
+                    break
+                slots[next_seq] = _Slot(item)
+                todo.append(((next_seq, None), item))
+                next_seq += 1
+            while emitted in slots and slots[emitted].done:
+                yield slots.pop(emitted).result
+                emitted += 1
+            if exhausted and not slots:
+                return
+            self._dispatch(fn, todo)
+            for key, outcome in self._collect():
+                self._settle(slots, todo, key, outcome)
+
+    def _dispatch(self, fn: Callable, todo: deque) -> None:
+        for w in self.workers:
+            if not todo:
+                return
+            if w.ready and w.task is None:
+                key, item = todo.popleft()
+                w.task, w.since = (key, item), time.monotonic()
+                w.send((key, fn, item))
+
+    def _collect(self) -> list[tuple]:
+        """Wait a tick; return (key, outcome) of every finished or failed task, where
+        outcome is ("ok", result) or a Failure. Replaces workers that had to go."""
+        out = []
+        ready = wait([w.conn for w in self.workers], timeout=TICK)
+        for i, w in enumerate(self.workers):
+            if w.conn in ready:
+                try:
+                    _, status, value = w.conn.recv()
+                except (EOFError, OSError):
+                    status, value = "died", None
+                if status == "ready":
+                    w.ready = True
+                    continue
+                if status != "died":
+                    out.append(
+                        (w.task[0], ("ok", value) if status == "ok" else Failure("crashed", value))
+                    )
+                    w.task = None
+                    if self._too_big(w):
+                        self._replace(i, kill=False)
+                    continue
+                w.reap()  # its pipe closed: it is gone, or going
+            failure = self._check(w)
+            if failure is None:
+                continue
+            if w.task is not None:
+                out.append((w.task[0], failure))
+            elif not w.ready:
+                self.start_failures += 1
+                if self.start_failures >= 3:
+                    raise RuntimeError(f"worker processes cannot start: {failure.detail}")
+            self._replace(i, kill=True)
+        return out
+
+    def _check(self, w: _Worker) -> Failure | None:
+        """Why this worker must go now, or None."""
+        code = w.process.poll()
+        if code is not None:
+            how = f"signal {signal.Signals(-code).name}" if code < 0 else f"exit code {code}"
+            return Failure("crashed", f"the worker process died ({how})")
+        if w.task is None:
+            return None
+        if time.monotonic() - w.since > self.limits.seconds:
+            return Failure("timeout", f"took longer than {self.limits.seconds:g} s (--doc-timeout)")
+        if _rss_mb(w.process.pid) > self.limits.memory_mb:
+            return Failure(
+                "too_much_memory",
+                f"its worker grew past {self.limits.memory_mb} MB (--doc-memory)",
+            )
+        return None
+
+    def _too_big(self, w: _Worker) -> bool:
+        """An idle worker holding most of the limit is recycled before its next task."""
+        return _rss_mb(w.process.pid) > 0.75 * self.limits.memory_mb
+
+    def _replace(self, i: int, kill: bool) -> None:
+        w = self.workers[i]
+        if not kill:
+            w.send(None)
+        w.task = None
+        w.stop(kill=kill)
+        self.workers[i] = self._start()
+
+    def _settle(self, slots: dict, todo: deque, key: tuple, outcome) -> None:
+        seq, part = key
+        slot = slots[seq]
+        if isinstance(outcome, Failure):
+            self.failures.append(outcome)
+            if part is None:
+                parts = self.split(slot.item)
+                if len(parts) > 1:  # find the culprit: every part again, alone
+                    slot.parts = parts
+                    todo.extendleft(reversed([((seq, k), p) for k, p in enumerate(parts)]))
+                    return
+                slot.parts = parts
+                part = 0
+            if self.on_fail is None:
+                raise RuntimeError(f"a work item failed: {outcome.reason}: {outcome.detail}")
+            outcome = ("ok", self.on_fail(slot.parts[part], outcome))
+        if part is None:
+            slot.result, slot.done = outcome[1], True
+            return
+        slot.results[part] = outcome[1]
+        if len(slot.results) == len(slot.parts):
+            slot.result = self.merge([slot.results[k] for k in range(len(slot.parts))])
+            slot.done = True
+
+
+_END = object()
+_PARKED: dict[int, list[_Worker]] = {}  # idle workers between runs, by memory limit
+
+
+def shutdown() -> None:
+    """Stop the parked workers (they also leave with this process)."""
+    for workers in _PARKED.values():
+        while workers:
+            w = workers.pop()
+            w.send(None)
+            w.stop(kill=False)
+
+
+def ordered_map(
+    fn: Callable, items: Iterable, workers: int, window: int | None = None, **options
+) -> Iterator:
+    """fn(item) for every item, in order, in watched worker processes (see Supervisor)."""
+    with Supervisor(workers, **options) as supervisor:
+        yield from supervisor.map(fn, items, window)

@@ -179,8 +179,22 @@ class RunJob:
     workers: int = 1
     engine: str = "local"  # local (process pool) | ray (Ray Data reads, Ray tasks process)
     ray_address: str | None = None
+    limits: pool.Limits = field(default_factory=pool.Limits)
     progress: Callable[[int], None] = lambda n: None
     log: RunLog = field(default_factory=RunLog)
+    supervisor: pool.Supervisor | None = None  # the watched workers of a local run
+
+    def watched(self) -> pool.Supervisor:
+        """Worker processes for this run's batches: a document that crashes its worker,
+        overruns --doc-timeout or outgrows --doc-memory becomes a reject, nothing more."""
+        return pool.Supervisor(
+            self.workers,
+            self.limits,
+            split=batch.split,
+            merge=batch.merge,
+            on_fail=lambda part, why: batch.failed(part, why.reason, why.detail),
+            init=partial(batch.warm, self.policy),
+        )
 
     def documents(self, prev: Previous | None):
         """Every document in input order (RawDocuments; the Ray engine already gives
@@ -207,7 +221,7 @@ class RunJob:
             from mdchunk.jobs import ray_job
 
             return ray_job.ordered_map(step, batches, self.ray_address, self.workers)
-        return pool.ordered_map(step, batches, self.workers)
+        return self.supervisor.map(step, batches)
 
 
 def run(
@@ -230,7 +244,11 @@ def run(
         folder.mkdir(parents=True)
         record = runstore.new_record(run_id, plan, job.full, policy, parse_key(policy, job.parser))
         try:
-            result, known = _execute(job, folder, record)
+            if job.engine == "local":  # workers start now: their imports overlap our reading
+                with job.watched() as job.supervisor:
+                    result, known = _execute(job, folder, record)
+            else:
+                result, known = _execute(job, folder, record)
         except BaseException as exc:
             record.update(status="failed", error=f"{type(exc).__name__}: {exc}")
             runstore.fail(job.root, history, record)

@@ -17,7 +17,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from mdchunk.pipeline.limits import DEFAULT_MAX_BYTES
+from mdchunk.pipeline.limits import DEFAULT_DOC_MEMORY_MB, DEFAULT_DOC_TIMEOUT, DEFAULT_MAX_BYTES
 from mdchunk.pipeline.policy import Policy, PolicyError
 from mdchunk.pipeline.policy import load as load_policy
 
@@ -207,6 +207,8 @@ def run(
     max_bytes: int = DEFAULT_MAX_BYTES,
     follow_symlinks: bool = False,
     parser: str = "pyromark",
+    doc_timeout: float = DEFAULT_DOC_TIMEOUT,
+    doc_memory: int = DEFAULT_DOC_MEMORY_MB,
     engine: str = "local",
     ray_address: str | None = None,
     progress: Callable[[int, int], None] | None = None,
@@ -225,6 +227,10 @@ def run(
     ``mdchunk.pipeline.sources.InputError`` for an unusable input,
     ``mdchunk.pipeline.runstore.LockedError`` when another run holds
     ``out``.
+    Documents are parsed and chunked in worker processes (also with one worker): one whose
+    worker works on it longer than ``doc_timeout`` seconds, grows past ``doc_memory`` MB or
+    dies becomes a reject (timeout, too_much_memory, crashed). Idle workers stay for the
+    next run of this process (``mdchunk.jobs.pool.shutdown()`` ends them).
     """
     import os
 
@@ -263,6 +269,7 @@ def run(
             full=full,
             keep=keep,
             workers=workers or pool.default_workers(),
+            limits=pool.Limits(doc_timeout, doc_memory),
             engine=engine,
             ray_address=ray_address or os.environ.get("RAY_ADDRESS"),
             progress=advance,

@@ -9,11 +9,12 @@ document's first text chunk also carries the chosen front matter fields.
 from __future__ import annotations
 
 import hashlib
+from bisect import bisect_left
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from mdchunk.pipeline import context
-from mdchunk.pipeline.document import line_breaks
+from mdchunk.pipeline.fence import LINE_END
 from mdchunk.pipeline.pack import Group
 from mdchunk.pipeline.policy import CHUNKER_VERSION, Policy
 from mdchunk.pipeline.section import Section, Unit
@@ -60,12 +61,15 @@ def assemble(
     limits: dict[int, int],
 ) -> list[dict]:
     text = doc["text"]
-    first_line = {b["block_index"]: (b["char_start"], b["line_start"]) for b in blocks}
+    breaks: list[int] = []
 
     def line_of(offset: int, unit: Unit) -> int:
-        """1-based line of ``offset``, counted from the start of the unit's block."""
-        start, line = first_line[unit.block_index]
-        return line + line_breaks(text[start:offset])
+        """1-based line of ``offset``: one more than the line breaks that start before it
+        (found once per document; counting from the block start per chunk is quadratic)."""
+        if not breaks and text:
+            breaks.extend(m.start() for m in LINE_END.finditer(text))
+            breaks.append(len(text) + 1)
+        return 1 + bisect_left(breaks, offset)
 
     units, groups, sections = packed.units, packed.groups, packed.sections
     stem = PurePosixPath(doc["path"]).stem

@@ -18,11 +18,19 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from mdchunk.pipeline import block, chunk, document
+from mdchunk.pipeline import block, chunk, document, schemas
 from mdchunk.pipeline.document import RawDocument, make_doc_id
 from mdchunk.pipeline.parse import DEFAULT_BACKEND
 from mdchunk.pipeline.policy import Policy
 from mdchunk.pipeline.postings import postings
+
+_BATCH_TABLES = {
+    "documents": schemas.DOCUMENTS,
+    "blocks": schemas.BLOCKS,
+    "chunks": schemas.CHUNKS,
+    "postings": schemas.POSTINGS,
+    "rejects": schemas.REJECTS,
+}
 
 
 @dataclass(frozen=True)
@@ -96,6 +104,72 @@ def ordered(table: pa.Table, order: dict[str, int], index: str | None) -> pa.Tab
 
 
 _COUNTING: dict[Policy, chunk.Counting] = {}  # one tokenizer per policy and process
+
+STAGE_ORDER = {"documents": 0, "blocks": 1, "chunks": 2, "worker": 3}
+
+
+def split(batch: Batch) -> list[Batch]:
+    """The batch as batches of one document each (to find which one a worker died on)."""
+    if len(batch.items) <= 1:
+        return [batch]
+    return [_single(batch, item) for item in batch.items]
+
+
+def _single(batch: Batch, item) -> Batch:
+    if not isinstance(item, Reused):
+        return Batch([item])
+
+    def rows(table: pa.Table | None) -> pa.Table | None:
+        if table is None:
+            return None
+        return table.filter(pc.equal(table["doc_id"], item.doc_id))
+
+    return Batch(
+        [item], rows(batch.reused_docs), rows(batch.reused_blocks), rows(batch.reused_chunks)
+    )
+
+
+def merge(results: list[tuple[dict[str, pa.Table], Counter]]):
+    """The results of a batch's single-document batches, as ``process`` of the whole batch
+    gives them: rows in document order, rejects by stage then document."""
+    tables = {name: pa.concat_tables([r[0][name] for r in results]) for name in results[0][0]}
+    rejects = tables["rejects"]
+    if rejects.num_rows:
+        rank = [STAGE_ORDER.get(s, 9) for s in rejects["stage"].to_pylist()]
+        order = sorted(range(rejects.num_rows), key=lambda i: rank[i])  # stable: doc order
+        tables["rejects"] = rejects.take(pa.array(order, pa.int64()))
+    counts: Counter = Counter()
+    for _, c in results:
+        counts.update(c)
+    return tables, counts
+
+
+def failed(batch: Batch, reason: str, detail: str) -> tuple[dict[str, pa.Table], Counter]:
+    """The result of a one-document batch whose worker crashed, overran or ran out of
+    memory: the document becomes a reject (stage ``worker``) and nothing else."""
+    (item,) = batch.items
+    if isinstance(item, Reused):
+        row = batch.reused_docs.to_pylist()[0]
+        path, doc_id, n_bytes = row["path"], item.doc_id, row["n_bytes"]
+    else:
+        path, doc_id = item.path, make_doc_id(item.path)
+        n_bytes = None if item.data is None else len(item.data)
+    reject = {
+        "path": path,
+        "doc_id": doc_id,
+        "stage": "worker",
+        "reason": reason,
+        "detail": detail,
+        "n_bytes": n_bytes,
+    }
+    tables = {name: schema.empty_table() for name, schema in _BATCH_TABLES.items()}
+    tables["rejects"] = pa.Table.from_pylist([reject], schema=schemas.REJECTS)
+    return tables, Counter(items=1, bytes=n_bytes or 0)
+
+
+def warm(policy: Policy) -> None:
+    """Make a worker ready: load the tokenizer and start the thread pools on a tiny batch."""
+    process(Batch([RawDocument("warm-up.md", "", b"# Warm\n\nup.\n")]), policy, 1 << 20)
 
 
 def process(

@@ -106,28 +106,36 @@ class Packer:
     def _place(self, cur: Group, i: int, n: int) -> Group:
         u, cap = self.u, self.cap[cur.section]
         if cur.section in self.whole:
-            cur.units.append(i)
+            self._append(cur, i)
             return cur
-        own = self._own(cur)
-        total = self.size(cur.units)
+        # kept up to date, never summed or sliced again per unit (that is quadratic)
+        has_own, total = len(cur.units) > cur.overlap, cur.tokens
         cost = u.tokens[i] + (SEP if cur.units else 0)
         target = min(self.target, cap)
-        if own and total + cost > target:
-            only_headings = all(u.heading[k] for k in own)
-            keeps_title = u.heading[own[-1]] and u.atomic[i]
+        if has_own and total + cost > target:
+            only_headings = all(u.heading[k] for k in self._own(cur))
+            keeps_title = u.heading[cur.units[-1]] and u.atomic[i]
             if not ((only_headings or keeps_title) and total + cost <= cap):
                 cur = self._close(cur, i)
         elif (
-            own and u.heading[i] and total >= self.min_tokens and not all(u.heading[k] for k in own)
+            has_own
+            and u.heading[i]
+            and total >= self.min_tokens
+            and not all(u.heading[k] for k in self._own(cur))
         ):
             nxt = u.tokens[i + 1] + SEP if i + 1 < n and u.section[i + 1] == cur.section else 0
             if total + cost + nxt > target:
                 cur = self._close(cur, None)
-        while cur.overlap and self.size(cur.units + [i]) > cap:
-            cur.units.pop(0)
+        while cur.overlap and cur.tokens + SEP + u.tokens[i] > cap:
+            first = cur.units.pop(0)
+            cur.tokens -= u.tokens[first] + (SEP if cur.units else 0)
             cur.overlap -= 1
-        cur.units.append(i)
+        self._append(cur, i)
         return cur
+
+    def _append(self, cur: Group, i: int) -> None:
+        cur.tokens += self.u.tokens[i] + (SEP if cur.units else 0)
+        cur.units.append(i)
 
     def _close(self, cur: Group, nxt: int | None) -> Group:
         """Finish ``cur``; return the next group (with overlap when closing for size)."""
@@ -144,7 +152,7 @@ class Packer:
                 break
             suffix.insert(0, k)
             acc += self.u.tokens[k] + SEP
-        new.units, new.overlap = suffix, len(suffix)
+        new.units, new.overlap, new.tokens = suffix, len(suffix), self.size(suffix)
         return new
 
     def _merge(self) -> None:
@@ -175,7 +183,7 @@ class Packer:
             merged = other.units + self._own(g)
         if self.size(merged) > self.cap[other.section]:
             return False
-        other.units = merged
+        other.units, other.tokens = merged, self.size(merged)
         if forward:
             other.overlap = g.overlap
         return True

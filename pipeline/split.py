@@ -106,6 +106,8 @@ def fine_spans(
                 nxt.append((a, b))
             elif level == "char":
                 nxt.extend(_chars(text, a, b, budget, count))
+            elif level == "word":
+                nxt.extend(_runs(text, _words(text, a, b), budget, count) or [(a, b)])
             else:
                 nxt.extend(LEVELS[level](text, a, b) or [(a, b)])
         pending = nxt
@@ -115,18 +117,41 @@ def fine_spans(
     return [(a, b, c) for (a, b), c in zip(pending, counts)]
 
 
+def _runs(text: str, words: list[tuple[int, int]], budget: int, count: Count):
+    """Words joined into runs of about a sixteenth of the budget: a line of a million words
+    would otherwise become a million pieces for the packer. Runs stay small enough to be
+    overlap; a word over the budget stays alone (the char level cuts it)."""
+    limit = max(budget // 16, 1)
+    out: list[tuple[int, int]] = []
+    size = 0
+    for (a, b), n in zip(words, count([text[a:b] for a, b in words])):
+        if out and size + n + 1 <= limit and n <= budget:
+            out[-1] = (out[-1][0], b)
+            size += n + 1
+        else:
+            out.append((a, b))
+            size = n
+    return out
+
+
 def _chars(text: str, a: int, b: int, budget: int, count: Count) -> list[tuple[int, int]]:
-    """Last resort: cut between characters, each piece as long as fits (bisection), and only
-    between grapheme clusters: never inside a base letter and its marks, a Hangul syllable
-    spelled in jamo, or an emoji sequence (modifiers, ZWJ, flags)."""
+    """Last resort: cut between characters, each piece as long as fits, and only between
+    grapheme clusters: never inside a base letter and its marks, a Hangul syllable spelled
+    in jamo, or an emoji sequence (modifiers, ZWJ, flags). The length is found by doubling
+    from a guess, then bisection, so a piece costs about its own length (bisecting over the
+    whole rest of a 30 MB word would be quadratic)."""
     bounds = graphemes(text, a, b)
     out = []
+    fits = max(budget, 1)
+    last = len(bounds) - 1
     i = 0  # index into bounds of the current piece's start
-    while i < len(bounds) - 1:
-        lo, hi = i + 1, len(bounds) - 1
+    while i < last:
+        lo, hi = i + 1, min(last, i + fits * 8)
+        while hi < last and count([text[bounds[i] : bounds[hi]]])[0] <= fits:
+            lo, hi = hi, min(last, i + (hi - i) * 2)
         while lo < hi:
             mid = (lo + hi + 1) // 2
-            if count([text[bounds[i] : bounds[mid]]])[0] <= max(budget, 1):
+            if count([text[bounds[i] : bounds[mid]]])[0] <= fits:
                 lo = mid
             else:
                 hi = mid - 1

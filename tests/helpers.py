@@ -39,3 +39,25 @@ _LETTERS = str.maketrans("0123456789", "abcdefghij")
 
 def sentences(n: int, words_each: int = 10, start: int = 0) -> str:
     return " ".join(f"S{start + i:03d} {words(words_each - 1, start * 7 + i)}." for i in range(n))
+
+
+def misbehave(items: list[tuple[str, object]]) -> list:
+    """A work item for the worker-pool tests: each (what, value) pair returns value, or
+    crashes the worker, sleeps, eats memory or raises, as ``what`` says."""
+    import ctypes
+    import time
+
+    out = []
+    for what, value in items:
+        if what == "segfault":
+            ctypes.string_at(0)
+        elif what == "sleep":
+            time.sleep(value)
+        elif what == "memory":
+            hog = b"x" * (value * 2**20)  # bytes are written, so they are resident
+            time.sleep(10)
+            del hog
+        elif what == "raise":
+            raise ValueError(value)
+        out.append(value)
+    return out
