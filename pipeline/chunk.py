@@ -31,6 +31,7 @@ from mdchunk.pipeline.section import (
     sections_of,
     units_of,
 )
+from mdchunk.pipeline.split import gap
 from mdchunk.pipeline.tokens import BIAS_DIVISORS, EstimateCounter, TokenCounter, make_counter
 
 _BLOCK_COLS = [
@@ -48,8 +49,10 @@ _BLOCK_COLS = [
     "item_starts",
     "est_tokens",
 ]
-MAX_REPACKS = 6
+MAX_REPACKS = 16
+FLOOR = 8  # tokens: the smallest budget a repack squeezes a unit to
 _EOL = re.compile(r"\r\n|\r|\n")
+_NONSPACE = re.compile(r"\S")
 
 
 class Counting:
@@ -92,14 +95,14 @@ def chunks(
             continue
         try:
             rows.extend(chunk_document(doc, part.to_dicts(), policy, counting))
-        except OverCapError as exc:
+        except Exception as exc:  # noqa: BLE001 - a bug on one document must not end the run
             rejects.append(
                 {
                     "path": doc["path"],
                     "doc_id": doc["doc_id"],
                     "stage": "chunks",
-                    "reason": "over_cap",
-                    "detail": str(exc),
+                    "reason": "internal_error",
+                    "detail": f"{type(exc).__name__}: {exc} (a bug in mdchunk: please report it)",
                     "n_bytes": None,
                 }
             )
@@ -107,10 +110,6 @@ def chunks(
         pa.Table.from_pylist(rows, schema=schemas.CHUNKS),
         pa.Table.from_pylist(rejects, schema=schemas.REJECTS),
     )
-
-
-class OverCapError(Exception):
-    pass
 
 
 def pick_strategy(doc: dict, blocks: list[dict], policy: Policy) -> str:
@@ -131,18 +130,22 @@ def chunk_document(doc: dict, blocks: list[dict], policy: Policy, counting: Coun
         return []
     depth = policy.heading_depth if strategy == "markdown" else None
     numbers, sections = sections_of(blocks, depth)
-    cap = caps(blocks, numbers, policy.max_tokens, policy.breadcrumb_prefix, counting.counter.count)
+    cap, limits = caps(
+        blocks, numbers, policy.max_tokens, policy.breadcrumb_prefix, counting.counter.count
+    )
     text_kind = {"recursive": "text", "fixed": "fixed"}.get(strategy)
     # With a real tokenizer the sum of unit counts can under-count the joined text: pack the
     # sections whose chunks came out over the cap again, tighter. Other sections are untouched,
-    # so their chunk ids do not depend on this.
+    # so their chunk ids do not depend on this. After half the attempts the squeeze doubles,
+    # down to units of FLOOR tokens, which fit beside any breadcrumb prefix (a quarter of the
+    # cap at most): a document is never rejected for its size.
     shrink = dict.fromkeys(cap, 0)
-    for _ in range(MAX_REPACKS):
-        tight = {s: max(c - shrink[s], 8) for s, c in cap.items()}
+    for attempt in range(MAX_REPACKS):
+        tight = {s: max(c - shrink[s], FLOOR) for s, c in cap.items()}
         target = policy.target_tokens
         units = units_of(blocks, numbers, tight, target, counting.for_kind, text_kind)
         groups = pack(pack_arrays(units), tight, target, policy.min_tokens, policy.overlap_tokens)
-        rows = assemble(doc, blocks, units, groups, sections, policy, strategy)
+        rows = assemble(doc, blocks, units, groups, sections, policy, strategy, limits)
         _count(rows, groups, counting)
         over: dict[int, int] = {}
         for row, g in zip(rows, groups):
@@ -152,10 +155,9 @@ def chunk_document(doc: dict, blocks: list[dict], policy: Policy, counting: Coun
             return rows
         for sec, excess in over.items():
             shrink[sec] += max(excess, policy.max_tokens // 20)
-    raise OverCapError(
-        f"could not fit every chunk within {policy.max_tokens} tokens after {MAX_REPACKS} "
-        f"attempts (largest over by {max(over.values())})"
-    )
+            if attempt >= MAX_REPACKS // 2:
+                shrink[sec] *= 2
+    raise RuntimeError(f"chunks over {policy.max_tokens} tokens even at {FLOOR}-token units")
 
 
 def _whole_body(doc: dict, blocks: list[dict], counting: Counting) -> list[dict]:
@@ -204,7 +206,11 @@ def assemble(
     sections: list[Section],
     policy: Policy,
     strategy: str,
+    limits: dict[int, int] | None = None,
 ) -> list[dict]:
+    """The chunk rows of one document's groups; ``limits``: characters of the breadcrumb
+    prefix per section (see ``section.caps``)."""
+    limits = limits or {}
     text = doc["text"]
     breaks: list[int] = []
 
@@ -248,7 +254,11 @@ def assemble(
                 "section_title": section.title,
                 "headings": [u.heading_path[-1] for u in us if u.kind == "heading"],
                 "text": body,
-                "embed_text": f"{breadcrumb_line(breadcrumb)}\n\n{body}" if prefixed else body,
+                "embed_text": (
+                    f"{breadcrumb_line(breadcrumb, limits.get(g.section))}\n\n{body}"
+                    if prefixed
+                    else body
+                ),
                 "n_tokens": 0,
                 "token_source": "",
                 "overlap_tokens": sum(units[k].tokens for k in g.units[: g.overlap]),
@@ -303,8 +313,8 @@ def _join(text: str, us: list[Unit]) -> str:
     out = [us[0].text]
     for prev, u in zip(us, us[1:]):
         a, b = prev.spans[-1][1], u.spans[0][0]
-        gap = text[a:b] if a <= b else ""
-        out.append(gap if gap and not gap.strip() else "\n\n")
+        adjacent = a < b and not _NONSPACE.search(text, a, b)
+        out.append(gap(text, a, b, u.gap_limit) if adjacent else "\n\n")
         out.append(u.text)
     return "".join(out)
 

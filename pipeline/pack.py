@@ -22,6 +22,7 @@ Rules (README "Packing rules" states them for users):
 
 from __future__ import annotations
 
+from collections import deque
 from dataclasses import dataclass, field
 
 SEP = 1  # tokens charged for the blank line between two units
@@ -43,7 +44,12 @@ class Group:
     section: int
     overlap: int = 0  # leading units repeated from the previous group
     image: bool = False
-    tokens: int = 0
+    tokens: int = 0  # size of units, kept up to date as units come and go
+    texts: int = 0  # units that are not headings (overlap units never are)
+
+    def empty(self) -> bool:
+        """Only headings of its own: an empty section."""
+        return self.texts == self.overlap
 
 
 @dataclass
@@ -98,16 +104,10 @@ class Packer:
         cost = u.tokens[i] + (SEP if cur.units else 0)
         target = min(self.target, cap)
         if has_own and total + cost > target:
-            only_headings = all(u.heading[k] for k in self._own(cur))
             keeps_title = u.heading[cur.units[-1]] and u.atomic[i]
-            if not ((only_headings or keeps_title) and total + cost <= cap):
+            if not ((cur.empty() or keeps_title) and total + cost <= cap):
                 cur = self._close(cur, i)
-        elif (
-            has_own
-            and u.heading[i]
-            and total >= self.min_tokens
-            and not all(u.heading[k] for k in self._own(cur))
-        ):
+        elif has_own and u.heading[i] and total >= self.min_tokens and not cur.empty():
             nxt = u.tokens[i + 1] + SEP if i + 1 < n and u.section[i + 1] == cur.section else 0
             if total + cost + nxt > target:
                 cur = self._close(cur, None)
@@ -115,11 +115,13 @@ class Packer:
             first = cur.units.pop(0)
             cur.tokens -= u.tokens[first] + (SEP if cur.units else 0)
             cur.overlap -= 1
+            cur.texts -= 1
         self._append(cur, i)
         return cur
 
     def _append(self, cur: Group, i: int) -> None:
         cur.tokens += self.u.tokens[i] + (SEP if cur.units else 0)
+        cur.texts += not self.u.heading[i]
         cur.units.append(i)
 
     def _close(self, cur: Group, nxt: int | None) -> Group:
@@ -138,37 +140,49 @@ class Packer:
             suffix.insert(0, k)
             acc += self.u.tokens[k] + SEP
         new.units, new.overlap, new.tokens = suffix, len(suffix), self.size(suffix)
+        new.texts = len(suffix)
         return new
 
     def _merge(self) -> None:
-        """Rule 6: empty sections merge forward (else back); small chunks merge in-section."""
-        text = [g for g in self.groups if not g.image]
-        i = 0
-        while i < len(text):
-            g = text[i]
-            empty = all(self.u.heading[k] for k in self._own(g))
-            if empty or self.size(g.units) < self.min_tokens:
-                if i + 1 < len(text) and self._absorb(g, text[i + 1], empty, forward=True):
-                    del text[i]
+        """Rule 6: empty sections merge forward (else back); small chunks merge in-section.
+        ``done`` holds the chunks before the one looked at, ``rest`` it and those after (a
+        chunk that grew is looked at again); no list is copied or cut per merge."""
+        done: list[Group] = []
+        rest = deque(g for g in self.groups if not g.image)
+        while rest:
+            g = rest[0]
+            empty = g.empty()
+            if empty or g.tokens < self.min_tokens:
+                if len(rest) > 1 and self._absorb(g, rest[1], empty, forward=True):
+                    rest.popleft()
                     continue
-                if i > 0 and self._absorb(g, text[i - 1], empty, forward=False):
-                    del text[i]
-                    i -= 1  # look at the grown chunk again
+                if done and self._absorb(g, done[-1], empty, forward=False):
+                    rest.popleft()
+                    rest.appendleft(done.pop())  # look at the grown chunk again
                     continue
-            i += 1
-        self.groups = text + [g for g in self.groups if g.image]
+            done.append(rest.popleft())
+        self.groups = done + [g for g in self.groups if g.image]
+
+    def _own_size(self, g: Group) -> int:
+        """Size of g's own units (g.tokens less its overlap and the separator after it)."""
+        if not g.overlap:
+            return g.tokens
+        return g.tokens - self.size(g.units[: g.overlap]) - SEP
 
     def _absorb(self, g: Group, other: Group, any_section: bool, forward: bool) -> bool:
         """Move g's units into its neighbour ``other`` when allowed and within the cap."""
         if not (any_section or other.section == g.section):
             return False
-        if forward:
-            merged = g.units + self._own(other)  # other's overlap repeated g's tail: drop it
+        if forward:  # other's overlap repeated g's tail: drop it
+            first, second = g, other
         else:
-            merged = other.units + self._own(g)
-        if self.size(merged) > self.cap[other.section]:
+            first, second = other, g
+        tokens = first.tokens + self._own_size(second) + SEP
+        if tokens > self.cap[other.section]:
             return False
-        other.units, other.tokens = merged, self.size(merged)
+        texts = first.texts + second.texts - second.overlap
+        other.units = first.units + self._own(second)
+        other.tokens, other.texts = tokens, texts
         if forward:
             other.overlap = g.overlap
         return True

@@ -18,7 +18,12 @@ from markdown_it.common.utils import unescapeAll
 from mdchunk.pipeline import fence, frontmatter, mdx
 
 # Bumped whenever the blocks of the same document may change (documents too: front matter).
-PARSER_VERSION = "blocks-1"
+PARSER_VERSION = "blocks-2"  # 2: capped heading titles, ISO front matter dates, bounded MDX
+# A heading's title (breadcrumbs, section names) is read from at most this much of its
+# source and shortened to TITLE_CHARS: inline parsing is quadratic on some inputs (200,000
+# '<' or '_'), and a title is a name, not content (the heading's text stays in the chunk).
+TITLE_SOURCE_CHARS = 2_000
+TITLE_CHARS = 200
 
 _EOL = re.compile(r"\r\n|\r|\n")
 _BLOCK_MD = MarkdownIt("commonmark").enable("table").disable(["inline", "text_join"])
@@ -123,7 +128,7 @@ def _parse_md(text: str, lines: Lines, a: int, b: int) -> list[Block]:
                 current.info = unescapeAll(tok.info).strip() if tok.type == "fence" else None
             elif kind == "heading":
                 current.level = int(tok.tag[1])
-                current.title = plain_text(tokens[i + 1].content, env)
+                current.title = heading_title(tokens[i + 1].content, env)
             elif kind == "paragraph":
                 current.alt = _only_image(tokens[i + 1].content, env)
                 if current.alt is not None:
@@ -164,6 +169,12 @@ def _fill_gaps(
     return out
 
 
+def heading_title(inline_source: str, env: dict | None = None) -> str:
+    """The plain text of a heading, read from a bounded prefix and shortened."""
+    title = plain_text(inline_source[:TITLE_SOURCE_CHARS], env)
+    return title if len(title) <= TITLE_CHARS else title[: TITLE_CHARS - 1].rstrip() + "…"
+
+
 def plain_text(inline_source: str, env: dict | None = None) -> str:
     """Inline markdown reduced to its text: emphasis, links and HTML tags dropped."""
     if not any(c in inline_source for c in "*_`[<&\\!\n"):
@@ -188,6 +199,8 @@ def _only_image(inline_source: str, env: dict) -> str | None:
     """Alt text if the paragraph is exactly one image (optionally wrapped in a link)."""
     s = inline_source.strip()
     if not (s.startswith("![") or s.startswith("[![")):
+        return None
+    if s.count("[") > 32:  # not one image; and parsing many brackets is quadratic
         return None
     children = _INLINE_MD.parseInline(s, env)[0].children or []
     kinds = [t.type for t in children if not (t.type == "text" and not t.content.strip())]

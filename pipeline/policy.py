@@ -14,7 +14,10 @@ from pathlib import Path
 BIASES = ("balanced", "code", "prose")
 
 # Bumped whenever the output for the same input and policy changes.
-CHUNKER_VERSION = "mdchunk-2"  # 2: split parts count the whitespace between pieces
+# 2: split parts count the whitespace between pieces
+# 3: nothing rejected for size (long titles and breadcrumb prefixes cut, huge fences
+#    re-opened short, long whitespace shortened, words packed in runs), ISO dates
+CHUNKER_VERSION = "mdchunk-3"
 
 CHOICES = {
     "front_matter": ("metadata", "include", "strip"),

@@ -29,6 +29,7 @@ class Unit:
     heading_path: list[str]
     section: int
     alt: str | None = None
+    gap_limit: int = split.MAX_GAP  # whitespace before it is shortened past this (split.gap)
 
 
 @dataclass(frozen=True)
@@ -38,8 +39,18 @@ class Section:
     path: list[str]
 
 
-def breadcrumb_line(path: list[str]) -> str:
-    return BREADCRUMB_SEP.join(path)
+PREFIX_SHARE = 4  # a breadcrumb prefix may take at most a quarter of max_tokens
+
+
+def breadcrumb_line(path: list[str], limit: int | None = None) -> str:
+    """``A > B > C``; longer than ``limit`` characters, each title is shortened to an equal
+    share (then the line itself), so a chunk under an enormous heading still fits."""
+    line = BREADCRUMB_SEP.join(path)
+    if limit is None or len(line) <= limit:
+        return line
+    share = max((limit - len(BREADCRUMB_SEP) * (len(path) - 1)) // len(path), 1)
+    line = BREADCRUMB_SEP.join(t if len(t) <= share else t[: share - 1] + "…" for t in path)
+    return line if len(line) <= limit else line[: max(limit - 1, 0)] + "…"
 
 
 def sections_of(blocks: list[dict], depth: int | None) -> tuple[list[int], list[Section]]:
@@ -63,17 +74,30 @@ def caps(
     max_tokens: int,
     prefix: bool,
     count: Callable[[list[str]], list[int]],
-) -> dict[int, int]:
-    """Per section: max_tokens less the room its longest breadcrumb prefix needs."""
-    longest: dict[int, str] = {}
-    for b, sec in zip(blocks, numbers):
-        line = breadcrumb_line(b["heading_path"]) if prefix else ""
-        if len(line) > len(longest.get(sec, "")):
-            longest[sec] = line
+) -> tuple[dict[int, int], dict[int, int]]:
+    """Per section: max_tokens less the room its longest breadcrumb prefix needs, and the
+    length (characters) its breadcrumb lines are cut to so that the prefix takes at most a
+    quarter of max_tokens (max_tokens characters is about a quarter with the estimate)."""
     secs = sorted(set(numbers))
-    lines = [longest.get(s, "") for s in secs]
-    reserve = count(lines) if any(lines) else [0] * len(secs)
-    return {s: max_tokens - (r + SEP if line else 0) for s, r, line in zip(secs, reserve, lines)}
+    paths: dict[int, set[tuple[str, ...]]] = {s: set() for s in secs}
+    if prefix:
+        for b, sec in zip(blocks, numbers):
+            paths[sec].add(tuple(b["heading_path"]))
+    limit = dict.fromkeys(secs, max_tokens)
+    most = max_tokens // PREFIX_SHARE
+    for _ in range(4):  # shorten until the prefix fits its share (a real tokenizer may need it)
+        lines = [
+            max((breadcrumb_line(list(p), limit[s]) for p in paths[s]), key=len, default="")
+            for s in secs
+        ]
+        reserve = count(lines) if any(lines) else [0] * len(secs)
+        over = [(s, r) for s, r in zip(secs, reserve) if r > most]
+        if not over:
+            break
+        for s, r in over:
+            limit[s] = max(limit[s] * most // r, 1)
+    cap = {s: max_tokens - (r + SEP if line else 0) for s, r, line in zip(secs, reserve, lines)}
+    return cap, limit
 
 
 def units_of(
@@ -93,6 +117,7 @@ def units_of(
             level=b["level"],
             heading_path=b["heading_path"],
             section=sec,
+            gap_limit=split.gap_limit(cap[sec]),
         )
         if b["tokens"] <= cap[sec] or b["kind"] == "image":
             text, tokens = _closed(b["text"], b["tokens"], count_for(b["kind"]))
