@@ -15,6 +15,7 @@ results come back in submission order, so the output never depends on the worker
 
 from __future__ import annotations
 
+import atexit
 import importlib
 import os
 import resource
@@ -232,6 +233,8 @@ class Supervisor:
         for w in self.workers:
             clean = exc_type is None and w.task is None and w.ready and w.alive()
             if clean and len(parked) < 2 * default_workers():
+                if not _PARKED_EVER:
+                    _PARKED_EVER.append(atexit.register(shutdown))
                 parked.append(w)
             else:
                 w.stop(kill=True)
@@ -365,6 +368,7 @@ class Supervisor:
 
 _END = object()
 _PARKED: dict[int, list[_Worker]] = {}  # idle workers between runs, by memory limit
+_PARKED_EVER: list = []  # the exit hook that stops them, once registered
 
 
 def shutdown() -> None:

@@ -38,7 +38,8 @@ _BLOCK_COLS = [
     "item_starts",
     "est_tokens",
 ]
-MAX_REPACKS = 6
+MAX_REPACKS = 16
+FLOOR = 8  # tokens: the smallest budget a repack squeezes a unit to
 
 
 class Counting:
@@ -125,10 +126,12 @@ def chunk_document(doc: dict, blocks: list[dict], policy: Policy, counting: Coun
     text_kind = {"recursive": "text", "fixed": "fixed"}.get(strategy)
     # With a real tokenizer the sum of unit counts can under-count the joined text: pack the
     # sections whose chunks came out over the cap again, tighter. Other sections are untouched,
-    # so their chunk ids do not depend on this.
+    # so their chunk ids do not depend on this. After half the attempts the squeeze doubles,
+    # down to units of FLOOR tokens, which fit beside any context header (clipped to a share
+    # of the cap): a document is not rejected for its size.
     shrink = dict.fromkeys(cap, 0)
-    for _ in range(MAX_REPACKS):
-        tight = {s: max(c - shrink[s], 8) for s, c in cap.items()}
+    for attempt in range(MAX_REPACKS):
+        tight = {s: max(c - shrink[s], FLOOR) for s, c in cap.items()}
         target, low, lap = policy.target_tokens, policy.min_tokens, policy.overlap_tokens
         units = units_of(blocks, numbers, tight, target, counting.for_kind, text_kind)
         groups = pack(pack_arrays(units), tight, target, low, lap, siblings)
@@ -143,6 +146,8 @@ def chunk_document(doc: dict, blocks: list[dict], policy: Policy, counting: Coun
             return rows
         for sec, excess in over.items():
             shrink[sec] += max(excess, policy.max_tokens // 20)
+            if attempt >= MAX_REPACKS // 2:
+                shrink[sec] *= 2
     raise OverCapError(
         f"could not fit every chunk within {policy.max_tokens} tokens after {MAX_REPACKS} "
         f"attempts (largest over by {max(over.values())})"

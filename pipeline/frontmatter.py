@@ -10,6 +10,7 @@ import json
 import re
 import tomllib
 from dataclasses import dataclass
+from datetime import date, time
 
 import yaml
 
@@ -67,7 +68,13 @@ def _parse(fmt: str, body: str) -> tuple[dict[str, str] | None, str | None]:
     if len(body) > MAX_FRONT_MATTER_CHARS:
         return None, f"front matter larger than {MAX_FRONT_MATTER_CHARS} characters, not parsed"
     try:
-        value = yaml.load(body, Loader=_YAML_LOADER) if fmt == "yaml" else tomllib.loads(body)
+        if fmt == "yaml":
+            refused = _yaml_refusal(body)
+            if refused:
+                return None, f"YAML front matter not parsed: {refused}"
+            value = yaml.load(body, Loader=_YAML_LOADER)
+        else:
+            value = tomllib.loads(body)
     except (yaml.YAMLError, tomllib.TOMLDecodeError, ValueError, RecursionError) as exc:
         first = str(exc).strip().splitlines()
         return None, f"invalid {fmt.upper()} front matter: {' '.join(first)}"
@@ -75,11 +82,61 @@ def _parse(fmt: str, body: str) -> tuple[dict[str, str] | None, str | None]:
         return {}, None
     if not isinstance(value, dict):
         return None, f"{fmt.upper()} front matter is a {type(value).__name__}, not a mapping"
-    return {str(k): _as_text(v) for k, v in value.items()}, None
+    try:
+        return {str(k): _as_text(v) for k, v in value.items()}, None
+    except (ValueError, RecursionError) as exc:  # a TOML value nested deeper than JSON goes
+        return None, f"{fmt.upper()} front matter not stored: {exc}"
+
+
+MAX_DEPTH = 64  # nesting of sequences and mappings
+MAX_EXPANSION = 10_000  # nodes that aliases may add ("billion laughs" adds 387 million)
+_OPENS = (yaml.SequenceStartEvent, yaml.MappingStartEvent)
+_CLOSES = (yaml.SequenceEndEvent, yaml.MappingEndEvent)
+
+
+def _yaml_refusal(body: str) -> str | None:
+    """Why this YAML must not be built, or None. Reads the parser's events (libyaml's parser
+    keeps its own stack, so depth cannot crash it), counting nesting and the nodes that
+    aliases would add, before the composer (which recurses) or our JSON encoding (which
+    expands every alias) sees it."""
+    sizes: dict[str, int] = {}  # anchor -> nodes of its value, aliases expanded
+    stack: list[list] = [[0, None]]  # per open collection: [nodes so far, anchor]
+    added = 0
+    for event in yaml.parse(body, Loader=_YAML_LOADER):
+        if isinstance(event, _OPENS):
+            if len(stack) > MAX_DEPTH:
+                return f"nested deeper than {MAX_DEPTH} levels"
+            stack.append([1, event.anchor])
+        elif isinstance(event, _CLOSES):
+            size, anchor = stack.pop()
+            stack[-1][0] += size
+            if anchor:
+                sizes[anchor] = size
+        elif isinstance(event, yaml.AliasEvent):
+            if event.anchor not in sizes:
+                open_anchors = {a for _, a in stack}
+                why = "recursive" if event.anchor in open_anchors else "undefined"
+                return f"{why} alias *{event.anchor}"
+            added += sizes[event.anchor]
+            stack[-1][0] += sizes[event.anchor]
+            if added > MAX_EXPANSION:
+                return f"aliases expand to more than {MAX_EXPANSION} values"
+        elif isinstance(event, yaml.ScalarEvent):
+            stack[-1][0] += 1
+            if event.anchor:
+                sizes[event.anchor] = 1
+    return None
 
 
 def _as_text(value: object) -> str:
-    """Strings stay as they are; everything else becomes canonical JSON."""
+    """Strings stay as they are, dates and times become ISO 8601 text (so that a filter on
+    ``created=2024-12-23`` matches); everything else becomes canonical JSON."""
     if isinstance(value, str):
         return value
-    return json.dumps(value, default=str, ensure_ascii=False, sort_keys=True)
+    if isinstance(value, date | time):
+        return value.isoformat()
+    return json.dumps(value, default=_json_default, ensure_ascii=False, sort_keys=True)
+
+
+def _json_default(value: object) -> str:
+    return value.isoformat() if isinstance(value, date | time) else str(value)

@@ -21,6 +21,8 @@ BIASES = ("balanced", "code", "prose")
 #    of chunk_id.
 # 3 (also): script-aware estimate, sentence ends outside English, cuts between grapheme
 #    clusters, room for headings before a split block (issue 12).
+# 3 (also): nothing rejected for size (long titles and breadcrumb prefixes cut, huge fences
+#    re-opened short, long whitespace shortened, words packed in runs), ISO dates (issue 13).
 CHUNKER_VERSION = "mdchunk-3"
 
 CHOICES = {

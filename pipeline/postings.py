@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import polars as pl
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from mdchunk.pipeline import schemas
 
@@ -49,8 +50,23 @@ def terms(frame: pl.DataFrame, text: str = "text", key: str = "key") -> pl.DataF
     return runs.select(pl.col(key), term.otherwise(pl.col("run")).alias("term"))
 
 
+SLICE_CHARS = 4_000_000  # of embed_text per step: a term row per word costs ~20x the text
+
+
 def postings(chunks: pa.Table) -> pa.Table:
-    """The stage, vectorised: one row per distinct term of every chunk's embed_text."""
+    """The stage, vectorised: one row per distinct term of every chunk's embed_text. Runs
+    over slices of chunks (rows never span chunks, so the result is the same), so that a
+    30 MB document does not explode into millions of term rows at once."""
+    lengths = pc.cumulative_sum(pc.utf8_length(chunks["embed_text"])).to_pylist()
+    parts, start = [], 0
+    for i, total in enumerate(lengths):
+        if total - (lengths[start - 1] if start else 0) >= SLICE_CHARS or i == len(lengths) - 1:
+            parts.append(_postings(chunks.slice(start, i + 1 - start)))
+            start = i + 1
+    return pa.concat_tables(parts) if parts else _postings(chunks)
+
+
+def _postings(chunks: pa.Table) -> pa.Table:
     frame = pl.from_arrow(chunks.select(["chunk_id", "embed_text"]))
     found = terms(frame, "embed_text", "chunk_id")
     lengths = found.group_by("chunk_id", maintain_order=True).agg(doc_len=pl.len().cast(pl.Int32))

@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from itertools import islice
 
 from mdchunk.pipeline.fence import LINE_END as _LINE_END
 from mdchunk.pipeline.fence import closes_fence, fence_prefix, opens_fence
@@ -87,11 +88,19 @@ LEVELS = {"line": _lines, "sentence": _sentences, "word": _words}
 
 
 def fine_spans(
-    text: str, s: int, e: int, levels: tuple[str, ...], budget: int, count: Count
+    text: str,
+    s: int,
+    e: int,
+    levels: tuple[str, ...],
+    budget: int,
+    count: Count,
+    limit: int | None = None,
 ) -> list[tuple[int, int, int]]:
     """(start, end, tokens) pieces of text[s:e], in order. Cuts are decided on the pieces
     themselves (each within budget); the tokens returned also count the whitespace before
-    each piece (indentation, blank lines), which is in the text once pieces are joined."""
+    each piece (indentation, blank lines), which is in the text once pieces are joined
+    (``gap`` with ``limit``, by default gap_limit(budget))."""
+    limit = gap_limit(budget) if limit is None else limit
     first = _trim(text, s, e)
     if first is None:
         return []
@@ -107,30 +116,57 @@ def fine_spans(
             elif level == "char":
                 nxt.extend(_chars(text, a, b, budget, count))
             elif level == "word":
-                nxt.extend(_runs(text, _words(text, a, b), budget, count) or [(a, b)])
+                nxt.extend(_runs(text, a, b, budget, count) or [(a, b)])
             else:
                 nxt.extend(LEVELS[level](text, a, b) or [(a, b)])
         pending = nxt
         counts = count([text[a:b] for a, b in pending])
     before = [s] + [b for _, b in pending[:-1]]
-    counts = count([text[p:b] for p, (_, b) in zip(before, pending)])
+    counts = count([gap(text, p, a, limit) + text[a:b] for p, (a, b) in zip(before, pending)])
     return [(a, b, c) for (a, b), c in zip(pending, counts)]
 
 
-def _runs(text: str, words: list[tuple[int, int]], budget: int, count: Count):
-    """Words joined into runs of about a sixteenth of the budget: a line of a million words
-    would otherwise become a million pieces for the packer. Runs stay small enough to be
-    overlap; a word over the budget stays alone (the char level cuts it)."""
+MAX_GAP = 256
+
+
+def gap_limit(budget: int) -> int:
+    """Whitespace longer than this many characters is shortened between pieces (``gap``):
+    MAX_GAP, or less under a small cap (about a quarter of it with the estimate)."""
+    return min(MAX_GAP, max(budget, 16))
+
+
+def gap(text: str, a: int, b: int, limit: int = MAX_GAP) -> str:
+    """The whitespace text[a:b] between two pieces as a chunk holds it: verbatim, unless it
+    is longer than ``limit`` characters (thousands of blank lines, the indentation of a
+    list nested 2,000 deep); then it keeps its first two line breaks and the last limit/2
+    characters of its last line, since a piece must fit the cap with the whitespace before
+    it."""
+    if b - a <= limit:
+        return text[a:b]
+    breaks = _LINE_END.findall(text, a, b)
+    if not breaks:
+        return text[b - limit // 2 : b]
+    last = max(text.rfind("\n", a, b), text.rfind("\r", a, b)) + 1
+    return "".join(breaks[:2]) + text[max(last, b - limit // 2) : b]
+
+
+def _runs(text: str, a: int, b: int, budget: int, count: Count) -> list[tuple[int, int]]:
+    """The words of text[a:b] joined into runs of about a sixteenth of the budget: a line of
+    a million words would otherwise become a million pieces for the packer. Runs stay small
+    enough to be overlap; a word over the budget stays alone (the char level cuts it).
+    Words are read and counted 4,096 at a time, so memory follows the runs, not the words."""
     limit = max(budget // 16, 1)
     out: list[tuple[int, int]] = []
     size = 0
-    for (a, b), n in zip(words, count([text[a:b] for a, b in words])):
-        if out and size + n + 1 <= limit and n <= budget:
-            out[-1] = (out[-1][0], b)
-            size += n + 1
-        else:
-            out.append((a, b))
-            size = n
+    words = _WORD.finditer(text, a, b)
+    while batch := [m.span() for m in islice(words, 4096)]:
+        for (x, y), n in zip(batch, count([text[x:y] for x, y in batch])):
+            if out and size + n + 1 <= limit and n <= budget:
+                out[-1] = (out[-1][0], y)
+                size += n + 1
+            else:
+                out.append((x, y))
+                size = n
     return out
 
 
@@ -197,15 +233,15 @@ def _wrapped(
     """Body lines grouped into parts, each wrapped as head + body + tail."""
     overhead = sum(count([head, tail])) + 2
     room = max(budget - overhead, 1)
-    lines = fine_spans(text, body_s, body_e, body_levels, room, count)
+    limit = gap_limit(budget)
+    lines = fine_spans(text, body_s, body_e, body_levels, room, count, limit)
     if not lines:
         return [Piece(text, ((0, len(text)),), count([text])[0])]
     groups = group(lines, max(min(group_tokens, budget) - overhead, 1))
     eol = "\n"
     parts_text = []
     for g in groups:
-        body = text[_line_start(text, g[0][0]) : g[-1][1]]
-        parts_text.append(eol.join(x for x in (head, body, tail) if x))
+        parts_text.append(eol.join(x for x in (head, _body(text, g, limit), tail) if x))
     counts = count(parts_text)
     out = []
     for i, (g, t, c) in enumerate(zip(groups, parts_text, counts)):
@@ -213,6 +249,16 @@ def _wrapped(
         e = last_e if i == len(groups) - 1 else g[-1][1]
         out.append(Piece(t, ((s, e),), c))
     return out
+
+
+def _body(text: str, pieces: list[tuple[int, int, int]], limit: int) -> str:
+    """The source from the first piece's line start to the last piece's end: verbatim, but
+    for whitespace runs longer than ``limit`` (see ``gap``)."""
+    first, end, _ = pieces[0]
+    out = [gap(text, _line_start(text, first), first, limit), text[first:end]]
+    for (_, prev_end, _), (a, b, _) in zip(pieces, pieces[1:]):
+        out += [gap(text, prev_end, a, limit), text[a:b]]
+    return "".join(out)
 
 
 def _line_start(text: str, pos: int) -> int:
@@ -235,9 +281,12 @@ def _code(text, budget, group_tokens, count, levels, item_starts):
     close_line = lines[-1] if closed else fence_prefix(lines[0]).replace(">", " ") + run
     open_end = len(lines[0])
     body_s = open_end + (2 if text[open_end : open_end + 2] == "\r\n" else 1)
+    head = lines[0]
+    if sum(count([head, close_line])) > budget // 4:  # repeated in every part: keep it small
+        head, close_line = _short_fence(lines, run, closed, budget, count)
     return _wrapped(
         text,
-        lines[0],
+        head,
         close_line,
         body_s,
         body_e,
@@ -248,6 +297,27 @@ def _code(text, budget, group_tokens, count, levels, item_starts):
         count,
         ("line", "word"),
     )
+
+
+def _short_fence(lines: list[str], run: str, closed: bool, budget: int, count: Count):
+    """Opening and closing lines for the parts of code whose fence is huge (10,000
+    backticks, or an info string of 100 kB): the shortest run that nothing inside closes,
+    and the info string cut (dropped if even that is too long)."""
+    body = lines[1:-1] if closed else lines[1:]
+    inner = 0
+    for line in body:
+        stripped = line.lstrip(" \t>")
+        n = len(stripped) - len(stripped.lstrip(run[0]))
+        if n and not stripped[n:].strip():
+            inner = max(inner, n)
+    fence = run[0] * max(3, inner + 1)
+    prefix = fence_prefix(lines[0])
+    info = lines[0][len(prefix) + len(run) :].strip()[:40]
+    head = f"{prefix}{fence}{info}"
+    if sum(count([head])) > budget // 4:
+        head = prefix + fence
+    indent = "".join(" " if c in ">-*+.)" or c.isdigit() else c for c in prefix)
+    return head, indent + fence
 
 
 def _table(text, budget, group_tokens, count, levels, item_starts):

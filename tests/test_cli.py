@@ -159,7 +159,7 @@ def test_chunk_stage_rejects_are_recorded(tmp_path, monkeypatch, same_folder):
 
     def refuse_index(doc, *args):
         if doc["path"] == "index.md":
-            raise chunk.OverCapError("forced for the test")
+            raise RuntimeError("forced for the test")
         return real(doc, *args)
 
     monkeypatch.setattr(chunk, "chunk_document", refuse_index)
@@ -168,7 +168,7 @@ def test_chunk_stage_rejects_are_recorded(tmp_path, monkeypatch, same_folder):
     rejects = pl.read_parquet(out / "rejects.parquet")
     assert sorted(zip(rejects["path"], rejects["reason"])) == [
         ("binary.md", "binary"),
-        ("index.md", "over_cap"),
+        ("index.md", "internal_error"),
     ]
     docs = pl.read_parquet(out / "documents.parquet")
     assert "index.md" not in docs["path"].to_list() and docs.height == 10

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import hashlib
 
+import pytest
+
 from mdchunk.pipeline import frontmatter
 from mdchunk.pipeline.document import RawDocument, decode, make_doc_id
 
@@ -69,8 +71,54 @@ def test_format_and_mdx_from_extension():
 def test_yaml_front_matter_values():
     _, row = _doc(b"---\ntitle: Hi\ntags: [a, b]\nn: 3\ndate: 2024-01-02\n---\n# Body\n")
     fm = dict(row["front_matter"])
-    assert fm == {"title": "Hi", "tags": '["a", "b"]', "n": "3", "date": '"2024-01-02"'}
+    # a date is ISO text, not JSON-quoted: --meta date=2024-01-02 must match it
+    assert fm == {"title": "Hi", "tags": '["a", "b"]', "n": "3", "date": "2024-01-02"}
     assert row["front_matter_format"] == "yaml" and row["front_matter_error"] is None
+
+
+def test_front_matter_dates_and_times_are_iso_text():
+    _, row = _doc(
+        b"---\nat: 2024-12-23T10:30:00Z\nlocal: 2024-12-23 10:30:00\nl: [2024-01-02]\n---\nx\n"
+    )
+    fm = dict(row["front_matter"])
+    assert fm == {
+        "at": "2024-12-23T10:30:00+00:00",
+        "local": "2024-12-23T10:30:00",
+        "l": '["2024-01-02"]',
+    }
+    _, row = _doc(b"+++\nday = 2024-12-23\nat = 07:32:00\n+++\nx\n")
+    assert dict(row["front_matter"]) == {"day": "2024-12-23", "at": "07:32:00"}
+
+
+@pytest.mark.parametrize(
+    ("body", "error"),
+    [
+        # "billion laughs": 9 levels of 9 aliases would expand to 387 million values
+        (
+            "a: &a [x, x, x, x, x, x, x, x, x]\n"
+            + "\n".join(
+                f"{c}: &{c} [{', '.join(['*' + p] * 9)}]" for p, c in zip("abcdefgh", "bcdefghi")
+            ),
+            "aliases expand to more than 10000 values",
+        ),
+        ("k: " + "[" * 20_000 + "]" * 20_000, "nested deeper than 64 levels"),  # segfaulted
+        ("k:\n" + "- " * 3_000 + "x", "nested deeper than 64 levels"),
+        ("a: &a [1, *a]", "recursive alias *a"),
+        ("a: *nowhere", "undefined alias *nowhere"),
+    ],
+)
+def test_hostile_yaml_is_refused_and_the_document_goes_on(body, error):
+    kind, row = _doc(f"---\n{body}\n---\n# Body\n\ntext\n".encode())
+    assert kind == "document" and row["front_matter"] is None
+    assert row["front_matter_error"] == f"YAML front matter not parsed: {error}"
+    assert row["text"].startswith("---\n")  # the raw text is kept
+
+
+def test_yaml_within_the_budgets_still_parses():
+    body = "base: &b {x: 1}\nuse: [*b, *b]\n" + "d: " + "[" * 60 + "]" * 60
+    _, row = _doc(f"---\n{body}\n---\nx\n".encode())
+    assert row["front_matter_error"] is None
+    assert dict(row["front_matter"])["use"] == '[{"x": 1}, {"x": 1}]'
 
 
 def test_toml_front_matter():

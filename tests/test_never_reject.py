@@ -1,0 +1,138 @@
+"""Never reject for size (issue 13): a heading, fence, word, line or indentation longer than
+the cap is cut, breadcrumb titles are shortened, and every readable document yields chunks
+within the cap, covering all of its text."""
+
+from __future__ import annotations
+
+import base64
+import random
+
+import pytest
+
+from mdchunk.pipeline import mdx
+from mdchunk.pipeline.parse import TITLE_CHARS, parse
+from mdchunk.pipeline.policy import Policy
+from mdchunk.pipeline.quality import unbalanced_fence
+from mdchunk.pipeline.section import breadcrumb_line
+from tests.helpers import chunk_text, sentences
+
+DEFAULT = Policy()
+TINY = Policy(target_tokens=12, max_tokens=16, min_tokens=0, overlap_tokens=0)
+
+
+def covered(text: str, chunks: list[dict]) -> None:
+    """Every non-whitespace character of ``text`` lies in some chunk span."""
+    marks = bytearray(len(text))
+    for c in chunks:
+        for s in c["spans"]:
+            marks[s["start"] : s["end"]] = b"\x01" * (s["end"] - s["start"])
+    lost = [i for i, ch in enumerate(text) if not marks[i] and not ch.isspace()]
+    assert not lost, f"{len(lost)} characters lost, first at {lost[0]}"
+
+
+def check(text: str, policy: Policy = DEFAULT, path: str = "doc.md") -> list[dict]:
+    chunks = chunk_text(text, policy, path)  # asserts there is no reject
+    assert chunks
+    assert max(c["n_tokens"] for c in chunks) <= policy.max_tokens
+    assert not any(unbalanced_fence(c["text"]) for c in chunks)
+    covered(text, chunks)
+    return chunks
+
+
+RNG = random.Random(13)
+BASE64 = base64.b64encode(RNG.randbytes(37_500)).decode()
+
+
+@pytest.mark.parametrize(
+    "doc",
+    [
+        "# " + "<" * 20_000 + "\n\nText.\n",  # was over_cap (and 4 GB at 200,000)
+        "# " + "_" * 20_000 + "\n\nText.\n",
+        "# Data " + BASE64 + "\n\nText under the heading.\n",  # a 50 kB heading
+        "# " + sentences(400) + "\n\nText.\n\n## Next\n\nMore.\n",  # a heading over the cap
+        # a paragraph followed by --- is a setext heading: the whole paragraph is its title
+        sentences(120).replace(". ", ".\n") + "\n---\n\n" + sentences(300) + "\n",
+    ],
+    ids=["lt", "underscore", "base64", "prose", "setext"],
+)
+def test_a_heading_longer_than_the_cap_is_cut_and_its_title_shortened(doc):
+    chunks = check(doc)
+    titles = [t for c in chunks for t in c["breadcrumb"]]
+    assert titles and max(map(len, titles)) <= TITLE_CHARS
+    assert any(t.endswith("…") for t in titles)
+
+
+def test_breadcrumb_prefix_takes_at_most_a_quarter_of_a_small_cap():
+    doc = "".join(f"{'#' * d} Level {d} " + "long title words " * 8 + "\n\n" for d in (1, 2, 3))
+    chunks = check(doc + sentences(30), TINY)
+    prefixed = [c for c in chunks if c["embed_text"] != c["text"]]
+    assert prefixed
+    for c in prefixed:
+        line = c["embed_text"].split("\n\n", 1)[0]
+        assert len(line) <= TINY.max_tokens and line.endswith("…")
+    # the line is cut per title first, so every level still shows
+    assert breadcrumb_line(["aaaa", "bbbb", "cccc"], 15).count(" > ") == 2
+
+
+@pytest.mark.parametrize("closed", [True, False])
+def test_a_fence_of_ten_thousand_backticks_is_reopened_short(closed):
+    run = "`" * 10_000
+    body = "".join(f"line {i}\n```\n" for i in range(400))  # ``` alone: closes a 3-run
+    doc = f"# Code\n\n{run}python\n{body}" + (f"{run}\n" if closed else "")
+    chunks = check(doc)
+    parts = [c for c in chunks if c["is_split"]]
+    assert len(parts) > 2
+    for c in parts:  # each part: a short fence, longer than any backtick run inside
+        lines = c["text"].splitlines()
+        opening = next(ln for ln in lines if ln.startswith("````"))
+        assert opening == "````python" and lines[-1] == "````"
+
+
+def test_a_fence_info_string_of_100_kb():
+    doc = "```" + "x" * 100_000 + "\nprint(1)\n```\n"
+    chunks = check(doc)
+    assert "print(1)" in chunks[0]["text"] and len(chunks[0]["text"]) < 100
+
+
+@pytest.mark.parametrize(
+    "doc",
+    [
+        "# Word\n\n" + "x" * 200_000 + "\n",  # one word: cut by characters
+        "# Line\n\n" + "word " * 40_000 + "\n",  # one line of words
+        "".join("  " * i + "- item\n" + "  " * i + "  more\n" for i in range(800)),  # indent
+        "# Gap\n\nfirst\n" + "\n" * 50_000 + "second\n",
+        "a\u0301" * 20_000 + "\n",
+        "| a | b |\n|---|---|\n| " + "cell " * 5_000 + "| x |\n",
+    ],
+    ids=["word", "line", "deep-list", "blank-lines", "combining", "table-row"],
+)
+def test_long_words_lines_and_indentation_fit(doc):
+    check(doc)
+    check(doc, TINY)
+
+
+def test_cl100k_cap_holds_on_a_huge_heading():
+    pytest.importorskip("tiktoken", reason="tokenizers extra not installed")
+    policy = Policy(
+        tokenizer="tiktoken:cl100k_base",
+        target_tokens=200,
+        max_tokens=256,
+        min_tokens=20,
+        overlap_tokens=20,
+    )
+    check("# Data " + BASE64[:20_000] + "\n\nText.\n\n## " + "字" * 3_000 + "\n\nMore.\n", policy)
+
+
+def test_mdx_look_ahead_is_bounded(monkeypatch):
+    """Thousands of tags never closed: each would read to the end of the document. Past the
+    budget an element is taken as never closed and ends at the next blank line."""
+    lines = ["<Note>", "", "text", "", "<Note>", "", "more", "", "</Note>", ""]
+    unbounded = mdx.segments(lines, 0)
+    assert ("mdx_jsx", 4, 9) in unbounded
+    monkeypatch.setattr(mdx, "SCAN_BUDGET_FLOOR", 0)
+    monkeypatch.setattr(mdx, "SCAN_BUDGET_PER_CHAR", 0)
+    bounded = mdx.segments(lines, 0)
+    assert ("mdx_jsx", 0, 1) in bounded and ("mdx_jsx", 4, 5) in bounded
+    doc = "".join(f"<Note{i % 3}>\n\nText {i}.\n\n" for i in range(3_000))
+    _, blocks = parse(doc, is_mdx=True)
+    assert sum(b.kind == "mdx_jsx" for b in blocks) == 3_000
