@@ -10,6 +10,7 @@ folder's name for ``index``/``_index``/``README`` files).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import string
 from dataclasses import dataclass
@@ -17,6 +18,7 @@ from pathlib import PurePosixPath
 from urllib.parse import quote
 
 from mdchunk.pipeline.heading import INLINE_MD, Anchors, clean, references, source
+from mdchunk.pipeline.parse import TITLE_CHARS, TITLE_SOURCE_CHARS
 
 SEP = " > "
 MAX_ELEMENT_CHARS = 120  # one title or heading in a header
@@ -167,7 +169,11 @@ def prepare(doc: dict, blocks: list[dict], policy) -> tuple[list[dict], DocConte
     texts: dict[int, str] = {}
     anchors: dict[int, str] = {}
     for b in headings:
-        h = clean(source(b["text"]), env)
+        # a bounded prefix of the source, and a bounded title: a 50 kB heading is still a
+        # breadcrumb element (inline parsing is quadratic on some inputs)
+        h = clean(source(b["text"])[:TITLE_SOURCE_CHARS], env)
+        if len(h.text) > TITLE_CHARS:
+            h = dataclasses.replace(h, text=h.text[: TITLE_CHARS - 1].rstrip() + "…")
         texts[b["block_index"]] = h.text
         anchors[b["block_index"]] = number(h)
     out, stack = [], []

@@ -30,6 +30,10 @@ DEFAULT_BACKEND = "pyromark"
 REFERENCE_BACKEND = "markdown-it"
 
 EOL = fence.LINE_END  # the one definition of a line end
+# Heading titles: read from at most TITLE_SOURCE_CHARS of the heading's inline source (inline
+# parsing is quadratic on some inputs, 200,000 '<' say) and shortened to TITLE_CHARS.
+TITLE_SOURCE_CHARS = 2_000
+TITLE_CHARS = 200
 _EOL_BYTES = re.compile(rb"\r\n|\r|\n")
 
 
@@ -144,10 +148,15 @@ def _blocks(text: str, lines: Lines, markdown: bool, is_mdx: bool, impl) -> list
 
 
 def _parse_md(text: str, lines: Lines, a: int, b: int, impl) -> list[Block]:
-    """Blocks of lines [a, b), parsed as a document of their own."""
+    """Blocks of lines [a, b), parsed as a document of their own; heading titles shortened
+    to TITLE_CHARS (a title is a breadcrumb element, not a place for 50 kB of base64)."""
     if a >= b:
         return []
-    return impl.parse_lines(text, lines, a, b)
+    blocks = impl.parse_lines(text, lines, a, b)
+    for block in blocks:
+        if block.title is not None and len(block.title) > TITLE_CHARS:
+            block.title = block.title[: TITLE_CHARS - 1].rstrip() + "…"
+    return blocks
 
 
 def _fill_gaps(

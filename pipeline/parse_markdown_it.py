@@ -10,7 +10,7 @@ from __future__ import annotations
 from markdown_it import MarkdownIt
 from markdown_it.common.utils import unescapeAll
 
-from mdchunk.pipeline.parse import Block, Lines
+from mdchunk.pipeline.parse import TITLE_SOURCE_CHARS, Block, Lines
 
 _BLOCK_MD = MarkdownIt("commonmark").enable("table").disable(["inline", "text_join"])
 _INLINE_MD = MarkdownIt("commonmark")
@@ -46,7 +46,7 @@ def parse_lines(text: str, lines: Lines, first: int, end: int) -> list[Block]:
                 current.info = unescapeAll(tok.info).strip() if tok.type == "fence" else None
             elif kind == "heading":
                 current.level = int(tok.tag[1])
-                current.title = plain_text(tokens[i + 1].content, env)
+                current.title = plain_text(tokens[i + 1].content[:TITLE_SOURCE_CHARS], env)
             elif kind == "paragraph":
                 current.alt = _only_image(tokens[i + 1].content, env)
                 if current.alt is not None:

@@ -116,6 +116,13 @@ def class_exprs(text: pl.Expr) -> dict[str, pl.Expr]:
     return counts
 
 
+# A floor of tokens per ASCII letter, whatever the fitted weights say: the code weights count
+# a word of letters as one unit (identifiers are short), which would count a 100 kB run of
+# letters (a blob, a minified name) as one token; real BPE vocabularies hold at most about
+# 8 letters of such a run per token.
+LETTER_FLOOR = 0.125
+
+
 def _weighted(counts: dict, w: dict[str, float]):
     """sum of count * weight, added in the order of WEIGHTED (the same float operations for
     polars expressions and Python numbers, so both paths give the same result)."""
@@ -131,6 +138,7 @@ def estimate_expr(bias: str, text: pl.Expr, kind: pl.Expr) -> pl.Expr:
     prose = _weighted(counts, weights(bias, "prose"))
     code = _weighted(counts, weights(bias, "code"))
     value = pl.when(kind.is_in(sorted(CODE_LIKE))).then(code).otherwise(prose)
+    value = pl.max_horizontal(value, counts["letters"] * LETTER_FLOOR)
     return value.ceil().cast(pl.Int32)
 
 
@@ -185,7 +193,7 @@ def class_counts(text: str) -> dict[str, int]:
 
 def estimate(text: str, bias: str = "balanced", group: str = "prose") -> int:
     counts = {k: float(v) for k, v in class_counts(text).items()}
-    return math.ceil(_weighted(counts, weights(bias, group)))
+    return math.ceil(max(_weighted(counts, weights(bias, group)), counts["letters"] * LETTER_FLOOR))
 
 
 class TokenCounter(Protocol):

@@ -13,7 +13,6 @@ from mdchunk.pipeline import mdx
 from mdchunk.pipeline.parse import TITLE_CHARS, parse
 from mdchunk.pipeline.policy import Policy
 from mdchunk.pipeline.quality import unbalanced_fence
-from mdchunk.pipeline.section import breadcrumb_line
 from tests.helpers import chunk_text, sentences
 
 DEFAULT = Policy()
@@ -70,8 +69,6 @@ def test_breadcrumb_prefix_takes_at_most_a_quarter_of_a_small_cap():
     for c in prefixed:
         line = c["embed_text"].split("\n\n", 1)[0]
         assert len(line) <= TINY.max_tokens and line.endswith("…")
-    # the line is cut per title first, so every level still shows
-    assert breadcrumb_line(["aaaa", "bbbb", "cccc"], 15).count(" > ") == 2
 
 
 @pytest.mark.parametrize("closed", [True, False])
