@@ -191,8 +191,32 @@ def _chars(text: str, a: int, b: int, budget: int, count: Count) -> list[tuple[i
                 lo = mid
             else:
                 hi = mid - 1
-        out.append((bounds[i], bounds[lo]))
+        if lo == i + 1 and count([text[bounds[i] : bounds[lo]]])[0] > fits:
+            # one cluster longer than the budget (a letter with a million combining marks):
+            # only here is a cluster cut, between code points, so nothing is rejected
+            out.extend(_code_points(text, bounds[i], bounds[lo], fits, count))
+        else:
+            out.append((bounds[i], bounds[lo]))
         i = lo
+    return out
+
+
+def _code_points(text: str, a: int, b: int, fits: int, count: Count) -> list[tuple[int, int]]:
+    """Cut [a, b) between code points, each piece as long as fits (doubling, then bisection:
+    a piece costs about its own length)."""
+    out = []
+    while a < b:
+        lo, hi = 1, min(b - a, fits * 8)
+        while hi < b - a and count([text[a : a + hi]])[0] <= fits:
+            lo, hi = hi, min(b - a, hi * 2)
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if count([text[a : a + mid]])[0] <= fits:
+                lo = mid
+            else:
+                hi = mid - 1
+        out.append((a, a + lo))
+        a += lo
     return out
 
 
