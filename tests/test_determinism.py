@@ -28,9 +28,13 @@ def test_two_runs_are_byte_identical(tmp_path):
 
 def test_chunk_id_recipe_and_policy_change(tmp_path):
     chunks = pl.read_parquet(_run(tmp_path / "a") / "chunks.parquet")
-    row = chunks.row(0, named=True)
-    payload = "\x1f".join([row["doc_id"], CHUNKER_VERSION, *row["block_ids"], Policy().policy_hash])
-    assert row["chunk_id"] == hashlib.sha256(payload.encode()).hexdigest()[:32]
+    for row in chunks.head(20).iter_rows(named=True):
+        embed, text = row["embed_text"], row["text"]
+        prefix = embed[: len(embed) - len(text) - 2] if embed != text else ""  # the header
+        assert embed == (f"{prefix}\n\n{text}" if prefix else text)
+        recipe = [row["doc_id"], CHUNKER_VERSION, *row["block_ids"], Policy().policy_hash]
+        payload = "\x1f".join([*recipe, prefix, row["anchor"] or ""])
+        assert row["chunk_id"] == hashlib.sha256(payload.encode()).hexdigest()[:32]
     assert chunks["chunk_id"].n_unique() == chunks.height
     other = pl.read_parquet(_run(tmp_path / "b", "--max-tokens", "900") / "chunks.parquet")
     assert set(other["policy_hash"]) != set(chunks["policy_hash"])

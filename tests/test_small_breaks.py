@@ -69,23 +69,20 @@ def _rejects(out):
 
 
 def test_incremental_rejects_equal_full_in_input_order(tmp_path):
-    """Chunk-stage rejects of reused and re-read documents come out in input order."""
+    """Rejects of reused and re-read documents come out in input order, the same for an
+    incremental run and a --full run. (Chunk-stage over_cap rejects, which this test used
+    to make, no longer happen: nothing is rejected for its size.)"""
     src = tmp_path / "src"
     src.mkdir()
-    long_heading = "Long heading words " * 30  # a breadcrumb longer than the small cap
     for name in ("a", "b", "c"):
-        (src / f"{name}.md").write_text(
-            f"# {long_heading}\n\n## {long_heading}\n\n{sentences(40, start=ord(name))}\n"
-        )
-    (src / "z.md").write_text("# Z\n\nA document every policy can chunk.\n")
-    small = ["--max-tokens", "100", "--target-tokens", "60", "--min-tokens", "10"]
-    small += ["--overlap-tokens", "5"]
+        (src / f"{name}.md").write_text(f"# {name}\n\n{sentences(40, start=ord(name))}\n")
+    (src / "z.md").write_text("# Z\n\nA document every run can read.\n")
     inc, full = tmp_path / "inc", tmp_path / "full"
-    _run(src, inc)  # the default cap fits them all
+    _run(src, inc)  # the default --max-bytes reads them all
     (src / "b.md").write_text((src / "b.md").read_text() + "\nOne more line.\n")
-    _run(src, inc, *small)  # a and c re-packed from stored blocks, b parsed again
-    _run(src, full, *small, "--full")
+    _run(src, inc, "--max-bytes", "1000")  # a and c reused, b read again: all too large
+    _run(src, full, "--max-bytes", "1000", "--full")
     got = pl.read_parquet(runstore.resolve(inc) / "rejects.parquet")
     assert got["path"].to_list() == ["a.md", "b.md", "c.md"]
-    assert set(got["reason"]) == {"over_cap"}
+    assert set(got["reason"]) == {"too_large"}
     assert _rejects(inc) == _rejects(full)
