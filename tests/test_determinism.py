@@ -29,7 +29,11 @@ def test_two_runs_are_byte_identical(tmp_path):
 def test_chunk_id_recipe_and_policy_change(tmp_path):
     chunks = pl.read_parquet(_run(tmp_path / "a") / "chunks.parquet")
     row = chunks.row(0, named=True)
-    payload = "\x1f".join([row["doc_id"], CHUNKER_VERSION, *row["block_ids"], Policy().policy_hash])
+    # the context header (what embed_text adds before text) and the anchor are in the id
+    context = row["embed_text"][: len(row["embed_text"]) - len(row["text"])].removesuffix("\n\n")
+    assert row["embed_text"] == (f"{context}\n\n" if context else "") + row["text"]
+    parts = [row["doc_id"], CHUNKER_VERSION, *row["block_ids"], Policy().policy_hash]
+    payload = "\x1f".join([*parts, context, row["anchor"] or ""])
     assert row["chunk_id"] == hashlib.sha256(payload.encode()).hexdigest()[:32]
     assert chunks["chunk_id"].n_unique() == chunks.height
     other = pl.read_parquet(_run(tmp_path / "b", "--max-tokens", "900") / "chunks.parquet")
