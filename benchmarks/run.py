@@ -9,7 +9,17 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks import compare, estimate_cap, integrity, linear, memory, nightly, search  # noqa: E402
+from benchmarks import (  # noqa: E402
+    compare,
+    estimate_cap,
+    integrity,
+    linear,
+    memory,
+    nightly,
+    retrieval,
+    search,
+    sections,
+)
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
@@ -31,6 +41,10 @@ def main() -> None:
     out["estimate_cap"] = estimate_cap.main([])
     print("== memory: peak RSS of a cold run at 1x and 4x the corpora ==")
     out["memory"] = memory.main()
+    print("== sections: chunk counts, tiny chunks and SC-001 per corpus (default policy) ==")
+    out["sections"] = sections.main()
+    print("== retrieval: the development questions, mdchunk and the anchors at 512 tokens ==")
+    out["retrieval"] = retrieval.main()
     (RESULTS / "latest.json").write_text(json.dumps(out, indent=1))
     print(f"results written to {RESULTS / 'latest.json'}")
 

@@ -41,21 +41,9 @@ def names_its_section(embed_text: str, text: str, section_title: str | None, tit
     return header.split(" > ")[-1].casefold() == (named or "").casefold()
 
 
-def best_possible_share(
-    sections: list[list[int]], cap: int, n_chunks: int | None = None, cut: int | None = None
-) -> float:
-    """The best share of chunks that can start with a heading or hold a whole section, given
-    each section's size in tokens (one list per document): a section over the cap needs
-    ceil(size / cap) chunks, or ceil(size / cut) when long sections are cut toward ``cut``
-    tokens (the policy's target: packing rule 3), and all but its first can start with
-    neither. ``n_chunks``: how many chunks the packing made (default: the fewest possible,
-    one per small section; packing small sections together makes fewer chunks, so fewer
-    good ones)."""
-
-    def parts(size: int) -> int:
-        return 1 if size <= cap else math.ceil(size / (cut or cap))
-
-    fewest = sum(parts(s) for doc in sections for s in doc)
-    unavoidable = sum(parts(s) - 1 for doc in sections for s in doc)
-    n = n_chunks if n_chunks is not None else fewest
-    return 1 - unavoidable / max(n, 1)
+def best_possible_share(sections: list[list[int]], cap: int) -> float:
+    """Sections / the fewest chunks any packing could use, given each section's size in
+    tokens (one list per document): a section over the cap needs ceil(size / cap) chunks."""
+    n_sections = sum(len(doc) for doc in sections)
+    n_chunks = sum(max(1, math.ceil(s / cap)) for doc in sections for s in doc)
+    return n_sections / max(n_chunks, 1)
