@@ -137,7 +137,9 @@ def chunk_document(doc: dict, blocks: list[dict], policy: Policy, counting: Coun
     for _ in range(MAX_REPACKS):
         tight = {s: max(c - shrink[s], 8) for s, c in cap.items()}
         target = policy.target_tokens
-        units = units_of(blocks, numbers, tight, target, counting.for_kind, text_kind)
+        units = units_of(
+            blocks, numbers, tight, target, counting.for_kind, text_kind, policy.min_tokens
+        )
         groups = pack(pack_arrays(units), tight, target, policy.min_tokens, policy.overlap_tokens)
         rows = assemble(doc, blocks, units, groups, sections, policy, strategy)
         _count(rows, groups, counting)
