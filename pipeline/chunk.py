@@ -133,7 +133,7 @@ def chunk_document(doc: dict, blocks: list[dict], policy: Policy, counting: Coun
     for attempt in range(MAX_REPACKS):
         tight = {s: max(c - shrink[s], FLOOR) for s, c in cap.items()}
         target, low, lap = policy.target_tokens, policy.min_tokens, policy.overlap_tokens
-        units = units_of(blocks, numbers, tight, target, counting.for_kind, text_kind)
+        units = units_of(blocks, numbers, tight, target, counting.for_kind, text_kind, low)
         groups = pack(pack_arrays(units), tight, target, low, lap, siblings)
         packed = Packed(units, groups, sections, strategy)
         rows = assemble(doc, blocks, packed, ctx, policy, limits)

@@ -76,15 +76,17 @@ def units_of(
     target: int,
     count_for: Callable[[str], Callable],
     text_kind: str | None = None,
+    small: int = 0,
 ) -> list[Unit]:
     """Whole blocks, or the pieces of blocks that alone exceed their section's cap.
 
-    A block that must be cut and comes right after headings is cut with a budget that
-    leaves room for those headings, so its first piece fits in one chunk with them: a
-    heading is never left alone in a chunk because its first paragraph was split."""
+    A heading is never left alone (or with less than ``small`` tokens of content) because
+    the block after it did not fit with it: a block that must be cut and comes right after
+    a heading (and less than ``small`` tokens of content) is cut with a budget that leaves
+    room for them, and a paragraph, list or quote that fits the cap alone but not with them
+    is cut too, so its first pieces go into one chunk with its heading."""
     out: list[Unit] = []
-    lead = _heading_lead(blocks)
-    for b, sec, room in zip(blocks, numbers, lead):
+    for b, sec, room in zip(blocks, numbers, _leads(blocks, numbers, small)):
         base = dict(
             block_index=b["block_index"],
             kind=b["kind"],
@@ -92,7 +94,9 @@ def units_of(
             heading_path=b["heading_path"],
             section=sec,
         )
-        if b["tokens"] <= cap[sec] or b["kind"] == "image":
+        budget = max(cap[sec] - room, cap[sec] // 2)
+        crowded = room and b["kind"] in CUTTABLE and b["tokens"] > budget
+        if (b["tokens"] <= cap[sec] and not crowded) or b["kind"] == "image":
             text, tokens = _closed(b["text"], b["tokens"], count_for(b["kind"]))
             out.append(
                 Unit(
@@ -106,7 +110,6 @@ def units_of(
             )
             continue
         kind = text_kind or b["kind"]
-        budget = max(cap[sec] - room, cap[sec] // 2)
         pieces = split.split_block(
             kind, b["text"], budget, target, count_for(b["kind"]), b["item_starts"]
         )
@@ -125,18 +128,31 @@ def units_of(
     return out
 
 
-def _heading_lead(blocks: list[dict]) -> list[int]:
-    """Per block: tokens of the headings right before it (with the blank line after each),
-    0 for headings and for blocks after content. Headings of empty sections before it count
-    too: they merge forward into its first chunk."""
-    out, room = [], 0
-    for b in blocks:
+# Kinds cut to keep their heading company even when they fit the cap alone (never atomic
+# kinds: a code block or table that fits is never cut).
+CUTTABLE = frozenset({"paragraph", "list", "blockquote"})
+
+
+def _leads(blocks: list[dict], numbers: list[int], small: int) -> list[int]:
+    """Per block: the tokens before it (blank lines included) in the chunk its heading
+    opens: the headings right before it, headings of empty sections before those (they
+    merge forward), and content after the heading while that stays under ``small``. 0 for
+    headings and where no heading leads."""
+    out, lead, headed, content, prev = [], 0, False, False, None
+    for b, sec in zip(blocks, numbers):
+        if sec != prev and content:  # a new section after content: no lead carries over
+            lead, headed, content = 0, False, False
+        prev = sec
         if b["kind"] == "heading":
+            if content:  # a deeper heading after content starts its own lead
+                lead, content = 0, False
             out.append(0)
-            room += b["tokens"] + SEP
-        else:
-            out.append(room)
-            room = 0
+            lead, headed = lead + b["tokens"] + SEP, True
+            continue
+        out.append(lead if headed else 0)
+        lead, content = lead + b["tokens"] + SEP, True
+        if lead >= small:
+            lead, headed, content = 0, False, False
     return out
 
 
