@@ -81,14 +81,16 @@ def chunks(
             continue
         try:
             rows.extend(chunk_document(doc, part.to_dicts(), policy, counting))
-        except OverCapError as exc:
+        except Exception as exc:  # noqa: BLE001 - a bug on one document must not end the run
+            over = isinstance(exc, OverCapError)
+            detail = str(exc) if over else f"{type(exc).__name__}: {exc} (a bug in mdchunk)"
             rejects.append(
                 {
                     "path": doc["path"],
                     "doc_id": doc["doc_id"],
                     "stage": "chunks",
-                    "reason": "over_cap",
-                    "detail": str(exc),
+                    "reason": "over_cap" if over else "internal_error",
+                    "detail": detail,
                     "n_bytes": None,
                 }
             )
