@@ -9,7 +9,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks import compare, linear, memory, nightly, search  # noqa: E402
+from benchmarks import compare, linear, memory, nightly, poison, search  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
@@ -27,6 +27,8 @@ def main() -> None:
     out["compare"] = compare.main()
     print("== memory: peak RSS of a cold run at 1x and 4x the corpora ==")
     out["memory"] = memory.main()
+    print("== poison: 44 kinds of poison documents at full size beside 100 ordinary ones ==")
+    out["poison"] = poison.main()
     (RESULTS / "latest.json").write_text(json.dumps(out, indent=1))
     print(f"results written to {RESULTS / 'latest.json'}")
 

@@ -15,6 +15,9 @@ from mdchunk.pipeline import batch as batch_stages
 from mdchunk.pipeline import document, sources, store
 
 BATCH_DOCS = 256  # documents per batch; one Parquet row group per batch and table
+# ... and at most this many bytes (a batch holds at least one document): big documents go
+# in batches of their own, so workers share them and a batch's time stays near its size.
+BATCH_BYTES = 4 * 1024 * 1024
 
 
 @dataclass
@@ -48,6 +51,25 @@ class BlocksSummary:
 def batched(items: Iterable, n: int) -> Iterator[list]:
     it = iter(items)
     while batch := list(islice(it, n)):
+        yield batch
+
+
+def batched_by_size(
+    items: Iterable, size: Callable[[object], int], n: int = BATCH_DOCS, limit: int = BATCH_BYTES
+) -> Iterator[list]:
+    """Batches of at most ``n`` items and ``limit`` bytes (by ``size``), in order. They
+    depend only on the items and their sizes, so a cold run and an incremental run of the
+    same input cut the same batches (and write the same row groups)."""
+    batch: list = []
+    total = 0
+    for item in items:
+        nbytes = size(item)
+        if batch and (len(batch) == n or total + nbytes > limit):
+            yield batch
+            batch, total = [], 0
+        batch.append(item)
+        total += nbytes
+    if batch:
         yield batch
 
 

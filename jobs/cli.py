@@ -277,6 +277,31 @@ def main() -> None:
     help="Likewise for a worker whose resident memory grows past MB (too_much_memory); "
     "a worker that dies (a crash) rejects its document as crashed.",
 )
+@click.option(
+    "--dry-run",
+    is_flag=True,
+    help="Do all the work and print what would change; publish nothing.",
+)
+@click.option(
+    "--allow-mass-delete",
+    is_flag=True,
+    help="Publish even a run that read no document, or that removes more than "
+    "--max-removed of the published chunks (refused otherwise, exit 1 or 4).",
+)
+@click.option(
+    "--max-removed",
+    type=click.FloatRange(0, 1),
+    default=0.5,
+    show_default=True,
+    metavar="SHARE",
+    help="Share of the published chunks a run may remove before it is refused.",
+)
+@click.option(
+    "--new-policy",
+    is_flag=True,
+    help="Accept a policy (or mdchunk version) that differs from the published run's; "
+    "it changes every chunk id. Refused otherwise (exit 4), naming the fields.",
+)
 def run_cmd(
     inputs,
     out,
@@ -295,6 +320,10 @@ def run_cmd(
     workers,
     doc_timeout,
     doc_memory,
+    dry_run,
+    allow_mass_delete,
+    max_removed,
+    new_policy,
     **flags,
 ):
     """Read, parse and chunk INPUT into a new run of DIR, then publish it.
@@ -315,6 +344,7 @@ def run_cmd(
     """
     from mdchunk import api
     from mdchunk.jobs import ray_job
+    from mdchunk.jobs.guards import Refused
     from mdchunk.jobs.runlog import RunLog
     from mdchunk.pipeline import runstore
 
@@ -336,6 +366,10 @@ def run_cmd(
                 max_bytes=max_bytes,
                 doc_timeout=doc_timeout,
                 doc_memory=doc_memory,
+                allow_mass_delete=allow_mass_delete,
+                max_removed=max_removed,
+                new_policy=new_policy,
+                dry_run=dry_run,
                 engine=engine,
                 ray_address=ray_address,
                 progress=bar,
@@ -344,20 +378,25 @@ def run_cmd(
         except runstore.LockedError as exc:
             click.echo(f"mdchunk run: refused: {exc}", err=True)
             sys.exit(3)
+        except Refused as exc:
+            click.echo(f"mdchunk run: refused: {exc}", err=True)
+            sys.exit(exc.code)
         except ray_job.EngineError as exc:
             raise click.UsageError(str(exc)) from exc
         finally:
             bar.close()
     r = result.record
+    verb = "dry run, nothing published" if result.dry_run else "published"
     lines = [
         result.blocks.line(out),
         f"{result.chunks.line()} (policy {policy.policy_hash})",
-        f"run {r['run_id']} published: documents +{r['documents_added']} "
+        f"run {r['run_id']} {verb}: documents +{r['documents_added']} "
         f"~{r['documents_changed']} ={r['documents_unchanged']} -{r['documents_deleted']}, "
         f"chunks +{r['chunks_added']} -{r['chunks_removed']} ={r['chunks_kept']}, "
         f"parsed {r['documents_parsed']}, {r['seconds']['total']:.2f} s",
     ]
-    _finish("run", lines, r["documents_added"] + r["documents_changed"] + r["documents_unchanged"])
+    for line in lines:
+        click.echo(f"mdchunk run: {line}", err=True)
 
 
 @main.command("runs")
@@ -391,6 +430,106 @@ def runs_cmd(out, as_json):
             f"{'' if total is None else f'{total:.2f} s'}"
             f"{'  ' + r['error'] if r['error'] else ''}"
         )
+
+
+@main.command("changes")
+@click.argument("out", metavar="DIR", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option(
+    "--since",
+    required=True,
+    metavar="RUN_ID",
+    help="The last run you applied (any run published in DIR, also one pruned since).",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["jsonl", "parquet"]),
+    default="jsonl",
+    show_default=True,
+)
+@click.option(
+    "--out",
+    "output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write to FILE (needed for parquet); jsonl goes to stdout without it.",
+)
+def changes_cmd(out, since, fmt, output):
+    """What changed between run RUN_ID and the published run of DIR: the chunks to embed
+    (op add, whole rows) and the chunk ids to delete (op remove).
+
+    \b
+    The consumer pattern (an embedding job that may miss nights or crash):
+      mdchunk changes out/ --since "$(cat applied)" --format parquet --out todo.parquet
+      # upsert the adds and delete the removes (both idempotent), then store the run
+      # they bring you to (footer key mdchunk.until; also printed on stderr):
+      duckdb -noheader -list -c "SELECT value FROM parquet_kv_metadata('todo.parquet')
+               WHERE key = 'mdchunk.until'" > applied
+    After a crash, ask again since the same run. DIR/ledger.parquet keeps the chunk ids of
+    every publication, so this works after the runs you saw were pruned.
+    """
+    import pyarrow.parquet as pq
+
+    from mdchunk.pipeline import ledger
+
+    try:
+        table = ledger.changes(out, since)
+    except ledger.LedgerError as exc:
+        raise click.UsageError(str(exc)) from exc
+    if fmt == "parquet":
+        if output is None:
+            raise click.UsageError("--format parquet needs --out FILE")
+        pq.write_table(table, output, compression="zstd")
+    else:
+        import json
+
+        lines = (json.dumps(row, default=str, ensure_ascii=False) for row in table.to_pylist())
+        text = "".join(line + "\n" for line in lines)
+        if output is None:
+            click.echo(text, nl=False)
+        else:
+            output.write_text(text, encoding="utf-8")
+    ops = table.column("op").to_pylist()
+    until = table.schema.metadata[b"mdchunk.until"].decode()
+    click.echo(
+        f"mdchunk changes: {ops.count('add')} to add, {ops.count('remove')} to remove, "
+        f"from {since} to the published run {until}",
+        err=True,
+    )
+
+
+@main.command("publish")
+@click.argument("out", metavar="DIR", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.argument("run_id", metavar="RUN_ID")
+def publish_cmd(out, run_id):
+    """Publish run RUN_ID of DIR again: a rollback to a run still on disk.
+
+    \b
+    Example:
+      mdchunk runs out/                      # the runs, * marks the published one
+      mdchunk publish out/ 20250101T020000Z-1a2b3c
+
+    Its changes.parquet is rewritten relative to the run published until now (so
+    `SELECT ... FROM changes` undoes what the newer run did) and the ledger records it, so
+    `mdchunk changes --since` stays right. The next `mdchunk run` builds on it.
+    """
+    from mdchunk.jobs import rollback
+    from mdchunk.pipeline import runstore
+
+    try:
+        counts = rollback.publish(out, run_id)
+    except rollback.RollbackError as exc:
+        raise click.UsageError(str(exc)) from exc
+    except runstore.LockedError as exc:
+        click.echo(f"mdchunk publish: refused: {exc}", err=True)
+        sys.exit(3)
+    if counts["unchanged"]:
+        click.echo(f"mdchunk publish: {run_id} is already the published run", err=True)
+        return
+    click.echo(
+        f"mdchunk publish: {run_id} published; changes.parquet: {counts['added']} to add, "
+        f"{counts['removed']} to remove",
+        err=True,
+    )
 
 
 @main.command("chunks")

@@ -26,8 +26,9 @@ import pyarrow.parquet as pq
 
 from mdchunk.jobs import blocks_job, pool
 from mdchunk.jobs.chunks_job import ChunksSummary, run_metadata
+from mdchunk.jobs.guards import Guards, Refused, check_policy, check_result, policy_differences
 from mdchunk.jobs.runlog import RunLog
-from mdchunk.pipeline import batch, runstore, schemas, sources, store
+from mdchunk.pipeline import batch, ledger, runstore, schemas, sources, store
 from mdchunk.pipeline.batch import Batch, DocRows, Reused
 from mdchunk.pipeline.block import with_estimates
 from mdchunk.pipeline.document import make_doc_id
@@ -49,13 +50,20 @@ class Previous:
     folder: Path
     run: dict
     hashes: dict[str, str]
+    sizes: dict[str, int] = field(default_factory=dict)  # n_bytes of each document
     tables: dict[str, DocRows] = field(default_factory=dict)
 
     @classmethod
     def load(cls, folder: Path, run: dict) -> Previous:
-        docs = pq.read_table(folder / "documents.parquet", columns=["doc_id", "content_hash"])
+        docs = pq.read_table(
+            folder / "documents.parquet", columns=["doc_id", "content_hash", "n_bytes"]
+        )
+        ids = docs["doc_id"].to_pylist()
         return cls(
-            folder, run, dict(zip(docs["doc_id"].to_pylist(), docs["content_hash"].to_pylist()))
+            folder,
+            run,
+            dict(zip(ids, docs["content_hash"].to_pylist())),
+            dict(zip(ids, docs["n_bytes"].to_pylist())),
         )
 
     def table(self, name: str) -> DocRows:
@@ -122,12 +130,13 @@ def _link_previous(prev: Previous, folder: Path) -> None:
             dst.write_bytes(src.read_bytes())
 
 
-def _changes(prev: Previous | None, folder: Path) -> Counter:
-    """Write changes.parquet: chunk ids added (with their rows) and removed relative to the
-    previous run. Streams the new chunks by row group, so memory does not grow with them."""
+def write_changes(old_folder: Path | None, folder: Path) -> Counter:
+    """Write folder/changes.parquet: chunk ids added (with their rows) and removed relative
+    to the run in ``old_folder``. Streams the new chunks by row group, so memory does not
+    grow with them."""
     old_ids: set[str] = set()
-    if prev is not None:
-        old = pq.read_table(prev.folder / "chunks.parquet", columns=["chunk_id"])
+    if old_folder is not None:
+        old = pq.read_table(old_folder / "chunks.parquet", columns=["chunk_id"])
         old_ids = set(old["chunk_id"].to_pylist())
     old_set = pa.array(sorted(old_ids), pa.string())
     counts: Counter = Counter()
@@ -145,7 +154,7 @@ def _changes(prev: Previous | None, folder: Path) -> Counter:
         removed = sorted(old_ids - new_ids)
         if removed:
             old = pq.read_table(
-                prev.folder / "chunks.parquet", columns=["chunk_id", "doc_id", "path"]
+                old_folder / "chunks.parquet", columns=["chunk_id", "doc_id", "path"]
             )
             old = old.filter(pc.is_in(old["chunk_id"], value_set=pa.array(removed)))
             rows = [{"op": "remove", **r} for r in old.sort_by("chunk_id").to_pylist()]
@@ -170,6 +179,7 @@ class RunSummary:
     chunks: ChunksSummary
     blocks: blocks_job.BlocksSummary
     folder: Path
+    dry_run: bool = False  # computed and reported, not published (the folder is gone)
 
 
 @dataclass
@@ -187,6 +197,7 @@ class RunJob:
     engine: str = "local"  # local (process pool) | ray (Ray Data; recomputes every document)
     ray_address: str | None = None
     limits: pool.Limits = field(default_factory=pool.Limits)
+    guards: Guards = field(default_factory=Guards)
     progress: Callable[[int], None] = lambda n: None
     log: RunLog = field(default_factory=RunLog)
     supervisor: pool.Supervisor | None = None  # the watched workers of a local run
@@ -217,9 +228,15 @@ class RunJob:
                 self.ray_address,
                 self.workers,
             )
+
+        def size(item) -> int:  # the same for a document's bytes, read or reused
+            if isinstance(item, Reused):
+                return prev.sizes.get(item.doc_id) or 0
+            return len(item.data or b"")
+
         batches = (
             prepare(b, prev, self.policy, reuse_chunks)
-            for b in blocks_job.batched(items, BATCH_DOCS)
+            for b in blocks_job.batched_by_size(items, size)
         )
         step = partial(batch.process, policy=self.policy, max_bytes=self.max_bytes)
         return self.supervisor.map(step, batches)
@@ -233,39 +250,113 @@ def run(
     max_bytes: int,
     **options,
 ) -> RunSummary:
-    """One nightly run over ``plan`` into the run folder ``root``; publishes on success.
-    Options: full, keep, workers, progress, log (see RunJob)."""
+    """One nightly run over ``plan`` into the run folder ``root``; publishes on success,
+    unless a guard refuses (Refused: recorded as ``refused``, nothing published) or
+    it is a dry run. Options: full, keep, workers, limits, guards, progress, log (RunJob)."""
     job = RunJob(plan, Path(root), selection, policy, max_bytes, **options)
-    if job.engine == "local" and len(plan) <= BATCH_DOCS and not any(s.is_table for s in plan):
-        job.workers = 1  # a single batch: starting worker processes would only cost time
+    if job.engine == "local" and _one_batch(plan):
+        job.workers = 1  # a single batch: one worker is enough
+    dry = job.guards.dry_run
     with runstore.Lock(job.root):
         history = runstore.history(job.root)
-        runstore.clean_abandoned(job.root, history)
+        if not dry:
+            runstore.clean_abandoned(job.root, history)
+        last = published_record(job.root, history)
         run_id = runstore.new_run_id()
-        folder = runstore.run_dir(job.root, run_id)
-        folder.mkdir(parents=True)
         record = runstore.new_record(run_id, plan, job.full, policy, parse_key(policy))
+        folder = runstore.run_dir(job.root, run_id)
         try:
+            differences = _check_policy(job, last)
+            folder.mkdir(parents=True)
             if job.engine == "local":  # workers start now: their imports overlap our reading
                 with job.watched() as job.supervisor:
-                    result = _execute(job, folder, history, record)
+                    result = _execute(job, folder, last, record)
             else:
-                result = _execute(job, folder, history, record)
+                result = _execute(job, folder, last, record)
+            _check_result(job, result, last, differences)
         except BaseException as exc:
-            record.update(status="failed", error=f"{type(exc).__name__}: {exc}")
-            runstore.finish(job.root, history, record, succeeded=False)
+            refused = isinstance(exc, Refused)
+            record.update(
+                status="refused" if refused else "failed",
+                error=str(exc) if refused else f"{type(exc).__name__}: {exc}",
+            )
+            if not dry:
+                runstore.finish(job.root, history, record, succeeded=False)
             runstore.remove_run(job.root, run_id)
             raise
+        if dry:
+            runstore.remove_run(job.root, run_id)
+            job.log.stage("dry-run", run=run_id, published=False, seconds=record["seconds"])
+            result.dry_run = True
+            return result
+        ledger.record(job.root, run_id, folder / "chunks.parquet")
         runstore.finish(job.root, history, record, succeeded=True)
         runstore.prune(job.root, history + [record], job.keep)
         job.log.stage("publish", run=run_id, folder=str(folder), seconds=record["seconds"])
         return result
 
 
-def _execute(job: RunJob, folder: Path, history: list[dict], record: dict) -> RunSummary:
+def _one_batch(plan: list[sources.Source]) -> bool:
+    """Whether the plan surely fits one batch (local files only: their sizes are known)."""
+    if len(plan) > BATCH_DOCS or any(s.is_table or s.scheme for s in plan):
+        return False
+    try:
+        return sum(os.stat(s.path).st_size for s in plan) <= blocks_job.BATCH_BYTES
+    except OSError:
+        return False
+
+
+def published_record(root: Path, history: list[dict]) -> dict | None:
+    """The runs-table row of the run DIR/CURRENT points to (after a rollback that is not
+    the last run published), or None when nothing is published."""
+    folder = runstore.published(root)
+    if folder is None:
+        return None
+    rows = [r for r in history if r["run_id"] == folder.name and r["status"] == "published"]
+    return rows[-1] if rows else runstore.last_published(history)
+
+
+def _published_chunks(root: Path) -> int:
+    folder = runstore.published(root)
+    if folder is None or not (folder / "chunks.parquet").exists():
+        return 0
+    return pq.read_metadata(folder / "chunks.parquet").num_rows
+
+
+def _check_policy(job: RunJob, last: dict | None) -> list[str]:
+    """Refuse, before any work, a policy that would change every published chunk id."""
+    if last is None:
+        return []
+    differences = policy_differences(last, job.policy.canonical_json(), CHUNKER_VERSION)
+    check_policy(last, differences, _published_chunks(job.root), job.guards)
+    return differences
+
+
+def _check_result(job: RunJob, result: RunSummary, last: dict | None, changed: list[str]):
+    """Refuse to publish a run that read nothing or would remove too much. After an
+    accepted policy change every id changes: then only chunks of vanished documents count."""
+    published = _published_chunks(job.root) if last is not None else 0
+    removed = result.record["chunks_removed"]
+    if changed and published:
+        removed = _chunks_of_vanished_documents(runstore.published(job.root), result.folder)
+    check_result(
+        result.blocks.documents,
+        sum(job.selection.skipped.values()),
+        removed,
+        published,
+        job.guards,
+    )
+
+
+def _chunks_of_vanished_documents(old: Path, new: Path) -> int:
+    before = pl.read_parquet(old / "chunks.parquet", columns=["doc_id"])
+    after = pl.read_parquet(new / "chunks.parquet", columns=["doc_id"])
+    return before.filter(~pl.col("doc_id").is_in(after["doc_id"].unique().implode())).height
+
+
+def _execute(job: RunJob, folder: Path, last: dict | None, record: dict) -> RunSummary:
     t_start = time.perf_counter()
     policy, log = job.policy, job.log
-    last = runstore.last_published(history)
     prev_folder = runstore.published(job.root)
     prev = None  # the change set is always relative to it, even with --full
     if prev_folder is not None and last is not None:
@@ -325,7 +416,7 @@ def _execute(job: RunJob, folder: Path, history: list[dict], record: dict) -> Ru
             seconds=work.seconds["chunk"],
         )
     t_changes = time.perf_counter()
-    counts = _changes(prev, folder)
+    counts = write_changes(prev.folder if prev else None, folder)
     work.seconds["changes"] = time.perf_counter() - t_changes
     log.stage(
         "changes",

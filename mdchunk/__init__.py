@@ -24,7 +24,9 @@ __all__ = [
     "Policy",
     "PolicyError",
     "RejectedError",
+    "Refused",
     "RunSummary",
+    "changes",
     "chunk_table",
     "chunk_text",
     "connect",
@@ -37,12 +39,14 @@ _HOMES = {
     "Policy": "mdchunk.pipeline.policy",
     "PolicyError": "mdchunk.pipeline.policy",
     "RunSummary": "mdchunk.jobs.run_job",
+    "Refused": "mdchunk.jobs.guards",
 }
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and editors only
     from mdchunk.api import (
         Chunk,
         RejectedError,
+        changes,
         chunk_table,
         chunk_text,
         connect,
@@ -50,6 +54,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and editors only
         search,
         stats,
     )
+    from mdchunk.jobs.guards import Refused
     from mdchunk.jobs.run_job import RunSummary
     from mdchunk.pipeline.policy import Policy, PolicyError
 

@@ -200,6 +200,10 @@ def run(
     max_bytes: int = DEFAULT_MAX_BYTES,
     doc_timeout: float = DEFAULT_DOC_TIMEOUT,
     doc_memory: int = DEFAULT_DOC_MEMORY_MB,
+    allow_mass_delete: bool = False,
+    max_removed: float = 0.5,
+    new_policy: bool = False,
+    dry_run: bool = False,
     engine: str = "local",
     ray_address: str | None = None,
     progress: Callable[[int, int], None] | None = None,
@@ -214,12 +218,20 @@ def run(
     one worker): one whose worker works on it longer than ``doc_timeout`` seconds, grows
     past ``doc_memory`` MB or dies becomes a reject (timeout, too_much_memory, crashed).
     Idle workers stay for the next run of this process (``mdchunk.jobs.pool.shutdown()``
-    ends them). Raises ``mdchunk.pipeline.sources.InputError`` for an unusable
+    ends them).
+
+    Guards (``mdchunk.jobs.guards``): a run that reads no document, or would remove more
+    than ``max_removed`` of the published chunks, publishes nothing unless
+    ``allow_mass_delete``; a policy (or chunker version) other than the published one is
+    refused unless ``new_policy``; these raise ``Refused`` (its ``code`` is the exit code).
+    ``dry_run`` does the work, reports it (``summary.dry_run``) and publishes nothing.
+    Raises ``mdchunk.pipeline.sources.InputError`` for an unusable
     input, ``mdchunk.pipeline.runstore.LockedError`` when another run holds ``out``.
     """
     import os
 
     from mdchunk.jobs import pool, run_job
+    from mdchunk.jobs.guards import Guards
     from mdchunk.jobs.runlog import RunLog
     from mdchunk.pipeline import sources
 
@@ -246,11 +258,22 @@ def run(
         keep=keep,
         workers=workers or pool.default_workers(),
         limits=pool.Limits(doc_timeout, doc_memory),
+        guards=Guards(allow_mass_delete, max_removed, new_policy, dry_run),
         engine=engine,
         ray_address=ray_address or os.environ.get("RAY_ADDRESS"),
         progress=advance,
         log=log or RunLog(),
     )
+
+
+def changes(out: str | Path, since: str) -> pa.Table:
+    """The change set from run ``since`` to the published run of ``out``, as
+    ``mdchunk changes``: op add (whole chunk rows) and op remove (ids), schema
+    ``schemas.CHANGES``; ``table.schema.metadata[b"mdchunk.until"]`` is the run it brings
+    you to. Works after the runs in between were pruned (DIR/ledger.parquet)."""
+    from mdchunk.pipeline import ledger
+
+    return ledger.changes(Path(out), since)
 
 
 def connect(out: str | Path) -> duckdb.DuckDBPyConnection:

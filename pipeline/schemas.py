@@ -158,6 +158,18 @@ RUNS = pa.schema(
     ]
 )
 
+# The ledger of an output folder (pipeline/ledger.py): the publications each chunk id was
+# part of, as numbered stretches [added, removed).
+LEDGER = pa.schema(
+    [
+        ("chunk_id", pa.string()),
+        ("doc_id", pa.string()),
+        ("path", pa.string()),
+        ("added", pa.int64()),  # the publication that first held it
+        ("removed", pa.int64()),  # the first publication without it; null while held
+    ]
+)
+
 TABLES: dict[str, pa.Schema] = {
     "documents": DOCUMENTS,
     "blocks": BLOCKS,
