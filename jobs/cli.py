@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from contextlib import contextmanager
 from pathlib import Path
 
 import click
 
-from mdchunk.jobs import query_cli
+from mdchunk.jobs import errors, query_cli
 from mdchunk.pipeline.limits import DEFAULT_DOC_MEMORY_MB, DEFAULT_DOC_TIMEOUT, DEFAULT_MAX_BYTES
 from mdchunk.pipeline.policy import BIASES, CHOICES, PolicyError
 
@@ -87,9 +88,17 @@ def input_options(f):
         click.option(
             "--mdx",
             type=click.Choice(["auto", "on", "off"]),
-            default="auto",
-            show_default=True,
-            help="Parse MDX import/export and JSX blocks: auto = for .mdx files only.",
+            default=None,
+            help="Parse MDX import/export and JSX blocks: auto = for .mdx files only "
+            "[auto, or mdx: in --policy FILE].",
+        ),
+        click.option(
+            "--name",
+            multiple=True,
+            metavar="LABEL=PATH",
+            help="With several INPUTs, paths and doc ids start with each input's label "
+            "(by default its folder's name; duplicates are refused): name INPUT PATH "
+            "LABEL instead. Repeatable. With one INPUT, paths are as before unless it is named.",
         ),
         click.option(
             "--text-column",
@@ -190,9 +199,18 @@ def _policy(policy_file, mdx=None, **flags):
         raise click.BadParameter(str(exc), param_hint="policy") from exc
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.group(
+    cls=errors.Main,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+)
 @click.version_option(package_name="mdchunk")
-def main() -> None:
+@click.option(
+    "--debug",
+    is_flag=True,
+    help="Show the Python traceback of an unexpected error (also MDCHUNK_DEBUG=1), and "
+    "let worker processes write to stderr.",
+)
+def main(debug: bool) -> None:
     """mdchunk turns markdown corpora into retrieval-ready chunks.
 
     \b
@@ -214,7 +232,16 @@ def main() -> None:
     with one document per row; local, or a URI pyarrow reads (s3://, gs://, file://).
     Bad documents never stop a run: they land in rejects.parquet with a reason. Query the
     output with DuckDB or polars directly.
+
+    Errors are one line naming the thing and the cause; exit 2 for usage and configuration
+    errors, 1 for a run that read no document or an unexpected error, 3 when DIR is locked,
+    4 when a publish guard refused a run, 130 after Ctrl-C.
     """
+    if debug:
+        from mdchunk.jobs import pool
+
+        errors.STATE["debug"] = True
+        pool.WORKER_STDERR = None
 
 
 @main.command("run")
@@ -308,6 +335,7 @@ def run_cmd(
     include,
     exclude,
     mdx,
+    name,
     text_column,
     id_column,
     max_bytes,
@@ -348,8 +376,12 @@ def run_cmd(
     from mdchunk.jobs.runlog import RunLog
     from mdchunk.pipeline import runstore
 
+    if log_json:
+        errors.json_mode()
     policy = _policy(policy_file, mdx=mdx, **flags)
-    bar = _Progress("run")
+    _writable(out)
+    log = RunLog(as_json=log_json)
+    bar = None if log_json else _Progress("run")  # a bar label is not a JSON line
     with _input_errors():
         try:
             result = api.run(
@@ -373,19 +405,35 @@ def run_cmd(
                 engine=engine,
                 ray_address=ray_address,
                 progress=bar,
-                log=RunLog(as_json=log_json),
+                log=log,
+                names=_names(name, inputs),
             )
         except runstore.LockedError as exc:
-            click.echo(f"mdchunk run: refused: {exc}", err=True)
-            sys.exit(3)
+            errors.finish("run", f"refused: {exc}", 3, status="refused")
         except Refused as exc:
-            click.echo(f"mdchunk run: refused: {exc}", err=True)
-            sys.exit(exc.code)
+            errors.finish("run", f"refused: {exc}", exc.code, status="refused")
         except ray_job.EngineError as exc:
             raise click.UsageError(str(exc)) from exc
         finally:
-            bar.close()
+            if bar is not None:
+                bar.close()
     r = result.record
+    status = "dry-run" if result.dry_run else "published"
+    if log_json:
+        log.stage(
+            "summary",
+            status=status,
+            run=r["run_id"],
+            documents=result.blocks.documents,
+            blocks=result.blocks.blocks,
+            rejects=dict(result.blocks.rejects + result.chunks.rejects),
+            skipped=dict(result.blocks.skipped),
+            chunks=result.chunks.chunks,
+            **{k: r[k] for k in SUMMARY_COUNTS},
+            policy=policy.policy_hash,
+            seconds=r["seconds"]["total"],
+        )
+        return
     verb = "dry run, nothing published" if result.dry_run else "published"
     lines = [
         result.blocks.line(out),
@@ -397,6 +445,45 @@ def run_cmd(
     ]
     for line in lines:
         click.echo(f"mdchunk run: {line}", err=True)
+
+
+SUMMARY_COUNTS = [
+    "documents_added",
+    "documents_changed",
+    "documents_unchanged",
+    "documents_deleted",
+    "documents_parsed",
+    "chunks_added",
+    "chunks_removed",
+    "chunks_kept",
+    "chunks_total",
+]
+
+
+def _writable(out: Path) -> None:
+    """--out must be a folder we can create and write in: say so in one line if not."""
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        probe = out / f".mdchunk-write-test.{os.getpid()}"
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as exc:
+        raise click.UsageError(f"--out {out}: cannot write there: {exc.strerror or exc}") from exc
+
+
+def _names(pairs: tuple[str, ...], inputs: tuple[str, ...]) -> dict[str, str]:
+    """--name LABEL=PATH options as {PATH: LABEL}; PATH must be one of the INPUTs."""
+    out: dict[str, str] = {}
+    for pair in pairs:
+        label, sep, path = pair.partition("=")
+        if not sep or not label or not path:
+            raise click.BadParameter(f"{pair!r}: use LABEL=PATH", param_hint="--name")
+        if path not in inputs:
+            raise click.BadParameter(
+                f"{path!r} is not one of the INPUTs ({', '.join(inputs)})", param_hint="--name"
+            )
+        out[path] = label
+    return out
 
 
 @main.command("runs")
@@ -575,7 +662,7 @@ def chunks_cmd(blocks_dir, out, policy_file, **flags):
     help="Token-estimate preset: characters per token for prose and code blocks "
     "(balanced 4.0/2.75, prose 4.4/3.0, code 3.6/2.4).",
 )
-def blocks_cmd(inputs, out, include, exclude, mdx, text_column, id_column, max_bytes, bias):
+def blocks_cmd(inputs, out, include, exclude, mdx, name, text_column, id_column, max_bytes, bias):
     """Read documents and explode them into structural blocks.
 
     \b
@@ -591,13 +678,16 @@ def blocks_cmd(inputs, out, include, exclude, mdx, text_column, id_column, max_b
     """
     from mdchunk.jobs import blocks_job
     from mdchunk.pipeline import sources
+    from mdchunk.pipeline.labels import input_labels
 
+    _writable(out)
     selection = sources.Selection(include, exclude, text_column, id_column)
     with _input_errors():
-        plan = sources.plan(list(inputs), selection)
+        labels = input_labels(list(inputs), _names(name, inputs))
+        plan = sources.plan(list(inputs), selection, labels)
         with _progress(len(plan), "blocks") as bar:
             summary = blocks_job.run(
-                plan, out, selection, mdx, bias, max_bytes, progress=bar.update
+                plan, out, selection, mdx or "auto", bias, max_bytes, progress=bar.update
             )
     _finish("blocks", [summary.line(out)], summary.documents)
 

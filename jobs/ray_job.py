@@ -11,6 +11,7 @@ folder, its change set and its runs table are the same.
 from __future__ import annotations
 
 import os
+import socket
 from collections import Counter
 from collections.abc import Iterator
 
@@ -71,7 +72,7 @@ def _items(plan: list[sources.Source], selection: sources.Selection) -> list[dic
             rows.append(
                 {
                     "uri": src.uri,
-                    "path": src.path.relative_to(src.root).as_posix(),
+                    "path": src.rel,
                     "source": src.root_uri,
                     "data": None,
                     "error": None,
@@ -92,14 +93,34 @@ def start(address: str | None, cpus: int):
         raise EngineError(INSTALL_HINT) from exc
     if not ray.is_initialized():
         options = dict(include_dashboard=False, log_to_driver=False, logging_level="WARNING")
-        if address:
-            ray.init(address=address, **options)
-        else:
-            ray.init(num_cpus=cpus, **options)
+        try:
+            if address:
+                _reachable(address)
+                ray.init(address=address, **options)
+            else:
+                ray.init(num_cpus=cpus, **options)
+        except (Exception, SystemExit) as exc:  # ray exits the process when it gives up
+            if isinstance(exc, EngineError):
+                raise
+            raise EngineError(f"cannot start Ray at {address or 'a local Ray'}: {exc}") from exc
     context = ray.data.DataContext.get_current()
     context.execution_options.preserve_order = True  # outputs in input order
     context.enable_progress_bars = False
     return ray
+
+
+def _reachable(address: str) -> None:
+    """Fail in seconds, in one line, for an address nobody answers at: Ray itself retries
+    for minutes, prints to stderr, then exits the process."""
+    if address in ("auto", "local"):
+        return
+    host, _, port = address.split("://", 1)[-1].rstrip("/").rpartition(":")
+    if not host or not port.isdigit():
+        raise EngineError(f"--ray-address {address!r}: expected HOST:PORT, ray://HOST:PORT or auto")
+    try:
+        socket.create_connection((host, int(port)), timeout=3).close()
+    except OSError as exc:
+        raise EngineError(f"cannot reach Ray at {address}: {exc.strerror or exc}") from exc
 
 
 def ordered_results(

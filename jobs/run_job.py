@@ -110,13 +110,16 @@ def prepare(items: list, prev: Previous | None, policy: Policy, reuse_chunks: bo
     )
 
 
-def _hash_inputs(raws, prev: Previous, work: Work) -> list:
-    """Fresh RawDocuments for new or changed bytes, Reused ids for the rest, in order."""
+def _hash_inputs(raws, prev: Previous, work: Work, max_bytes: int) -> list:
+    """Fresh RawDocuments for new or changed bytes, Reused ids for the rest, in order. A
+    document over --max-bytes is never reused: the documents stage rejects it (too_large),
+    as a cold run would, also when the limit was lowered since the last run."""
     items = []
     for raw in raws:
         work.bytes_read += len(raw.data or b"")
         doc_id = make_doc_id(raw.path)
-        digest = hashlib.sha256(raw.data).hexdigest() if raw.data is not None else None
+        fits = raw.data is not None and len(raw.data) <= max_bytes
+        digest = hashlib.sha256(raw.data).hexdigest() if fits else None
         items.append(Reused(doc_id) if digest and prev.hashes.get(doc_id) == digest else raw)
     return items
 
@@ -258,14 +261,15 @@ def run(
         job.workers = 1  # a single batch: one worker is enough
     dry = job.guards.dry_run
     with runstore.Lock(job.root):
-        history = runstore.history(job.root)
-        if not dry:
-            runstore.clean_abandoned(job.root, history)
-        last = published_record(job.root, history)
         run_id = runstore.new_run_id()
         record = runstore.new_record(run_id, plan, job.full, policy, parse_key(policy))
         folder = runstore.run_dir(job.root, run_id)
-        try:
+        history = None
+        try:  # from here on, a failure or Ctrl-C is recorded in the runs table
+            history = runstore.history(job.root)
+            if not dry:
+                runstore.clean_abandoned(job.root, history)
+            last = published_record(job.root, history)
             differences = _check_policy(job, last)
             folder.mkdir(parents=True)
             if job.engine == "local":  # workers start now: their imports overlap our reading
@@ -281,8 +285,12 @@ def run(
                 error=str(exc) if refused else f"{type(exc).__name__}: {exc}",
             )
             if not dry:
+                if history is None:
+                    history = runstore.history(job.root)
                 runstore.finish(job.root, history, record, succeeded=False)
             runstore.remove_run(job.root, run_id)
+            if isinstance(exc, KeyboardInterrupt):
+                job.log.stage("interrupted", run=run_id, status=record["status"], published=False)
             raise
         if dry:
             runstore.remove_run(job.root, run_id)
@@ -375,7 +383,7 @@ def _execute(job: RunJob, folder: Path, last: dict | None, record: dict) -> RunS
     )
     work = Work()
     raws = sources.read(job.plan, job.selection) if job.engine == "local" else iter(())
-    items = _hash_inputs(raws, prev, work) if reuse_blocks else raws
+    items = _hash_inputs(raws, prev, work, job.max_bytes) if reuse_blocks else raws
     bsum, csum = blocks_job.BlocksSummary(), ChunksSummary()
     seen: set[str] = set()
     if reuse_blocks:

@@ -106,8 +106,10 @@ def resolve_policy(policy: PolicyLike = None, **overrides) -> Policy:
 
     try:
         make_counter(resolved.tokenizer, resolved.bias)
-    except (ValueError, ImportError, OSError) as exc:
-        raise PolicyError(f"tokenizer {resolved.tokenizer!r}: {exc}") from exc
+    except Exception as exc:  # noqa: BLE001 - tokenizers raise plain Exception on a bad file
+        raise PolicyError(
+            f"tokenizer {resolved.tokenizer!r}: {' '.join(str(exc).split())}"
+        ) from exc
     return resolved
 
 
@@ -208,6 +210,7 @@ def run(
     ray_address: str | None = None,
     progress: Callable[[int, int], None] | None = None,
     log: RunLog | None = None,
+    names: dict[str, str] | None = None,
 ) -> RunSummary:
     """One nightly run of ``inputs`` into the output folder ``out``, exactly as
     ``mdchunk run``: incremental against the published run, published atomically.
@@ -225,6 +228,8 @@ def run(
     ``allow_mass_delete``; a policy (or chunker version) other than the published one is
     refused unless ``new_policy``; these raise ``Refused`` (its ``code`` is the exit code).
     ``dry_run`` does the work, reports it (``summary.dry_run``) and publishes nothing.
+    With several inputs, document paths start with each input's label: ``names``
+    ({input: label}) or its folder's name; duplicate labels raise ``InputError``.
     Raises ``mdchunk.pipeline.sources.InputError`` for an unusable
     input, ``mdchunk.pipeline.runstore.LockedError`` when another run holds ``out``.
     """
@@ -234,12 +239,16 @@ def run(
     from mdchunk.jobs.guards import Guards
     from mdchunk.jobs.runlog import RunLog
     from mdchunk.pipeline import sources
+    from mdchunk.pipeline.labels import input_labels
 
     resolved = resolve_policy(policy)
     if isinstance(inputs, str | Path):
         inputs = [inputs]
-    selection = sources.Selection(tuple(include), tuple(exclude), text_column, id_column)
-    plan = sources.plan([str(i) for i in inputs], selection)
+    selection = sources.Selection(
+        tuple(include), tuple(exclude), text_column, id_column, out=Path(out)
+    )
+    inputs = [str(i) for i in inputs]
+    plan = sources.plan(inputs, selection, input_labels(inputs, names))
     done = 0
 
     def advance(n: int) -> None:

@@ -10,7 +10,7 @@ import fnmatch
 import os
 from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePath, PurePosixPath
 
 from mdchunk.pipeline.document import RawDocument, doc_format
@@ -30,7 +30,10 @@ class Selection:
     exclude: tuple[str, ...] = ()
     text_column: str | None = None
     id_column: str | None = None
-    skipped: Counter = field(default_factory=Counter)  # suffix -> files not read
+    out: Path | None = None  # the output folder: never read, even inside INPUT
+    # why entries were not read -> how many: not markdown (files), hidden (folders),
+    # symlink (linked folders are not followed), inside --out
+    skipped: Counter = field(default_factory=Counter)
 
     def wants(self, rel: str) -> bool:
         if self.include and not any(fnmatch.fnmatch(rel, g) for g in self.include):
@@ -47,6 +50,13 @@ class Source:
     path: PurePath
     is_table: bool = False
     scheme: str | None = None
+    label: str | None = None  # with several INPUTs: the first part of every path
+
+    @property
+    def rel(self) -> str:
+        """The document's path: relative to its root, after its input's label if any."""
+        rel = self.path.relative_to(self.root).as_posix()
+        return f"{self.label}/{rel}" if self.label else rel
 
     @property
     def uri(self) -> str:
@@ -57,29 +67,33 @@ class Source:
         return f"{self.scheme}{self.root}" if self.scheme else str(self.root)
 
 
-def plan(inputs: list[str], selection: Selection) -> list[Source]:
-    """Everything INPUT names, in a deterministic order; counts what is skipped."""
+def plan(
+    inputs: list[str], selection: Selection, labels: dict[str, str | None] | None = None
+) -> list[Source]:
+    """Everything INPUT names, in a deterministic order; counts what is skipped. ``labels``
+    (pipeline.labels) prefixes the paths of each input's documents."""
     out: list[Source] = []
     for item in inputs:
+        label = (labels or {}).get(item)
         if "://" in item:
-            out.extend(_plan_uri(item, selection))
+            out.extend(replace(s, label=label) for s in _plan_uri(item, selection))
             continue
         path = Path(item)
         if not path.exists():
             raise InputError(f"{item}: no such file or folder")
         if path.is_dir():
-            for file in list_files(path):
+            for file in list_files(path, selection.skipped, selection.out):
                 rel = file.relative_to(path).as_posix()
                 if not selection.wants(rel):
                     continue
                 if doc_format(rel) is None:
-                    selection.skipped[file.suffix.lower() or "(none)"] += 1
+                    selection.skipped["not markdown"] += 1
                     continue
-                out.append(Source(path, file))
+                out.append(Source(path, file, label=label))
         elif path.suffix.lower() in TABLE_SUFFIXES:
-            out.append(Source(path.parent, path, is_table=True))
+            out.append(Source(path.parent, path, is_table=True, label=label))
         else:
-            out.append(Source(path.parent, path))
+            out.append(Source(path.parent, path, label=label))
     return out
 
 
@@ -103,10 +117,13 @@ def _plan_uri(item: str, selection: Selection) -> list[Source]:
     found = filesystem.get_file_info(fs.FileSelector(root, recursive=True))
     for f in sorted((f for f in found if f.type == fs.FileType.File), key=lambda f: f.path):
         rel = PurePosixPath(f.path).relative_to(base)
-        if any(part.startswith(".") for part in rel.parts[:-1]) or not selection.wants(str(rel)):
+        if any(part.startswith(".") for part in rel.parts[:-1]):
+            selection.skipped["hidden"] += 1
+            continue
+        if not selection.wants(str(rel)):
             continue
         if doc_format(str(rel)) is None:
-            selection.skipped[rel.suffix.lower() or "(none)"] += 1
+            selection.skipped["not markdown"] += 1
             continue
         out.append(Source(base, PurePosixPath(f.path), False, scheme))
     return out
@@ -135,20 +152,33 @@ def read(sources: list[Source], selection: Selection) -> Iterator[RawDocument]:
             yield _read_file(src)
 
 
-def list_files(root: Path) -> list[Path]:
-    """Every file below root, skipping hidden folders (.git, .cache, ...), sorted by path
-    (the same order as a listing through pyarrow's filesystems)."""
+def list_files(root: Path, skipped: Counter | None = None, out: Path | None = None) -> list[Path]:
+    """Every file below root, sorted by path (the same order as a listing through pyarrow's
+    filesystems). Hidden folders (.git, .cache, ...), linked folders and the output folder
+    ``out`` are not entered; ``skipped`` counts them by reason."""
+    skipped = Counter() if skipped is None else skipped
+    out = Path(os.path.realpath(out)) if out is not None else None
     found: list[Path] = []
     for folder, dirs, files in os.walk(root):
-        dirs[:] = [d for d in dirs if not d.startswith(".")]
+        keep = []
+        for d in dirs:
+            full = Path(folder) / d
+            if d.startswith("."):
+                skipped["hidden"] += 1
+            elif full.is_symlink():
+                skipped["symlink"] += 1
+            elif out is not None and Path(os.path.realpath(full)) == out:
+                skipped["inside --out"] += 1
+            else:
+                keep.append(d)
+        dirs[:] = keep
         found.extend(Path(folder) / f for f in files)
     return sorted(found, key=lambda p: p.as_posix())
 
 
 def _read_file(src: Source) -> RawDocument:
     data, error = fetch(src.uri)
-    rel = src.path.relative_to(src.root).as_posix()
-    return RawDocument(path=rel, source=src.root_uri, data=data, error=error)
+    return RawDocument(path=src.rel, source=src.root_uri, data=data, error=error)
 
 
 def _pick(columns: list[str], wanted: str | None, candidates: tuple[str, ...], what: str, src):
@@ -184,10 +214,12 @@ def _read_table(src: Source, selection: Selection) -> Iterator[RawDocument]:
         )
     except Exception as exc:  # noqa: BLE001 - any reader failure is an unusable input
         raise InputError(f"{path}: could not read table: {exc}") from exc
-    yield from table_documents(table, selection, path)
+    yield from table_documents(table, selection, path, src.label)
 
 
-def table_documents(table, selection: Selection, source: str) -> Iterator[RawDocument]:
+def table_documents(
+    table, selection: Selection, source: str, label: str | None = None
+) -> Iterator[RawDocument]:
     """One RawDocument per row of an Arrow table of documents (a table file's rows, or a
     table handed to the Python API): the text column, the id column (else ``row-N``), every
     other column as metadata."""
@@ -198,6 +230,7 @@ def table_documents(table, selection: Selection, source: str) -> Iterator[RawDoc
         key = str(row[id_col]) if id_col and row[id_col] is not None else f"row-{i}"
         if not selection.wants(key):
             continue
+        key = f"{label}/{key}" if label else key
         text = row[text_col]
         meta = {c: str(row[c]) for c in others if row[c] is not None}
         if text is None:
