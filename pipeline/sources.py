@@ -135,6 +135,17 @@ def read(sources: list[Source], selection: Selection) -> Iterator[RawDocument]:
             yield _read_file(src)
 
 
+def stat(src: Source) -> os.stat_result | None:
+    """The stat of a local file (taken before reading it, to stamp it: pipeline/stamps.py);
+    None for tables, URIs and files that cannot be stat'ed."""
+    if src.is_table or src.scheme:
+        return None
+    try:
+        return os.stat(src.path)
+    except OSError:
+        return None
+
+
 def list_files(root: Path) -> list[Path]:
     """Every file below root, skipping hidden folders (.git, .cache, ...), sorted by path
     (the same order as a listing through pyarrow's filesystems)."""
