@@ -242,6 +242,13 @@ def main() -> None:
     "nothing from the previous run (the change set is still relative to it).",
 )
 @click.option(
+    "--verify",
+    is_flag=True,
+    help="Read and hash every input file to find what changed. Without it, a file whose "
+    "size, mtime, ctime and inode are as the published run recorded them is taken as "
+    "unchanged without being read.",
+)
+@click.option(
     "--keep",
     default=3,
     show_default=True,
@@ -284,6 +291,7 @@ def run_cmd(
     max_bytes,
     policy_file,
     full,
+    verify,
     keep,
     log_json,
     engine,
@@ -322,6 +330,7 @@ def run_cmd(
                 policy=policy,
                 workers=workers,
                 full=full,
+                verify=verify,
                 keep=keep,
                 include=include,
                 exclude=exclude,

@@ -19,7 +19,6 @@ from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
-import polars as pl
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
@@ -27,11 +26,9 @@ import pyarrow.parquet as pq
 from mdchunk.jobs import blocks_job, pool
 from mdchunk.jobs.chunks_job import ChunksSummary, run_metadata
 from mdchunk.jobs.runlog import RunLog
-from mdchunk.pipeline import batch, runstore, schemas, sources, store
-from mdchunk.pipeline.batch import Batch, DocRows, Reused
-from mdchunk.pipeline.block import with_estimates
+from mdchunk.pipeline import batch, runstore, schemas, sources, stamps, store
+from mdchunk.pipeline.batch import DEFAULT_BACKEND, Batch, DocRows, Reused
 from mdchunk.pipeline.document import make_doc_id
-from mdchunk.pipeline.parse import DEFAULT_BACKEND, parser_key
 from mdchunk.pipeline.policy import CHUNKER_VERSION, Policy
 
 BATCH_DOCS = blocks_job.BATCH_DOCS
@@ -40,6 +37,8 @@ BATCH_DOCS = blocks_job.BATCH_DOCS
 def parse_key(policy: Policy, parser: str = DEFAULT_BACKEND) -> str:
     """What decides whether stored blocks can be reused: parser version, backend (with its
     version) and MDX mode."""
+    from mdchunk.pipeline.parse import parser_key
+
     return f"{parser_key(parser)}|mdx={policy.mdx}"
 
 
@@ -50,14 +49,14 @@ class Previous:
     folder: Path
     run: dict
     hashes: dict[str, str]
+    stamps: dict[str, stamps.Stamp] = field(default_factory=dict)  # uri -> file stamp
     tables: dict[str, DocRows] = field(default_factory=dict)
 
     @classmethod
     def load(cls, folder: Path, run: dict) -> Previous:
-        docs = pq.read_table(folder / "documents.parquet", columns=["doc_id", "content_hash"])
-        return cls(
-            folder, run, dict(zip(docs["doc_id"].to_pylist(), docs["content_hash"].to_pylist()))
-        )
+        docs = _read(folder / "documents.parquet", ["doc_id", "content_hash"])
+        hashes = dict(zip(docs["doc_id"].to_pylist(), docs["content_hash"].to_pylist()))
+        return cls(folder, run, hashes, stamps.load(folder))
 
     def table(self, name: str) -> DocRows:
         if name not in self.tables:
@@ -72,7 +71,17 @@ class Previous:
         t = self.take("blocks", doc_ids)
         if json.loads(self.run["policy"])["bias"] == bias or t.num_rows == 0:
             return t
+        import polars as pl
+
+        from mdchunk.pipeline.block import with_estimates
+
         return with_estimates(pl.from_arrow(t), bias).to_arrow().cast(schemas.BLOCKS)
+
+
+def _read(path: Path, columns: list[str]) -> pa.Table:
+    """Columns of one Parquet file (ParquetFile, not read_table: that one loads pyarrow's
+    dataset layer and pandas, a second of start-up for a run that may do nothing else)."""
+    return pq.ParquetFile(path).read(columns=columns)
 
 
 @dataclass
@@ -80,7 +89,9 @@ class Work:
     parsed: int = 0
     repacked: int = 0
     reused: int = 0  # documents whose bytes did not change
-    bytes_read: int = 0  # of documents only hashed (reused), not parsed
+    bytes_read: int = 0  # of documents only hashed or stamped (reused), not parsed
+    unread: int = 0  # documents reused on their file stamp alone, without reading them
+    stamped: list = field(default_factory=list)  # (uri, doc_id, stamp) of the files read
     seconds: Counter = field(default_factory=Counter)  # summed over workers for parse/chunk
 
     def add(self, counts: Counter) -> None:
@@ -103,15 +114,56 @@ def prepare(items: list, prev: Previous | None, policy: Policy, reuse_chunks: bo
     )
 
 
-def _hash_inputs(raws, prev: Previous, work: Work) -> list:
-    """Fresh RawDocuments for new or changed bytes, Reused ids for the rest, in order."""
+def _by_hash(raw, prev: Previous, work: Work):
+    """Reused when the bytes hash as in the previous run, else the RawDocument."""
+    work.bytes_read += len(raw.data or b"")
+    doc_id = make_doc_id(raw.path)
+    digest = hashlib.sha256(raw.data).hexdigest() if raw.data is not None else None
+    return Reused(doc_id) if digest and prev.hashes.get(doc_id) == digest else raw
+
+
+def _classify_inputs(plan, selection, prev: Previous, work: Work, verify: bool) -> list:
+    """Fresh RawDocuments for new or changed bytes, Reused ids for the rest, in order. A file
+    whose stamp (size, mtime, ctime, inode) is as the previous run recorded it is reused
+    without being read; the others are read and hashed (all of them with ``verify``)."""
     items = []
-    for raw in raws:
-        work.bytes_read += len(raw.data or b"")
-        doc_id = make_doc_id(raw.path)
-        digest = hashlib.sha256(raw.data).hexdigest() if raw.data is not None else None
-        items.append(Reused(doc_id) if digest and prev.hashes.get(doc_id) == digest else raw)
+    now = time.time_ns()
+    for src in plan:
+        if src.is_table:
+            items.extend(_by_hash(raw, prev, work) for raw in sources.read([src], selection))
+            continue
+        stamp = stamps.of(sources.stat(src), now)
+        doc_id = make_doc_id(_relative(src))
+        key = stamps.key(src)
+        if stamp and not verify and prev.stamps.get(key) == stamp and doc_id in prev.hashes:
+            items.append(Reused(doc_id))
+            work.unread += 1
+            work.bytes_read += stamp[0]
+        else:
+            items.append(_by_hash(next(sources.read([src], selection)), prev, work))
+        if stamp:
+            work.stamped.append((key, doc_id, stamp))
     return items
+
+
+def _relative(src: sources.Source) -> str:
+    """The path of a file source relative to its root, as its documents row names it
+    (string operations: pathlib's relative_to is slow over ten thousand files)."""
+    path, root = str(src.path), str(src.root).rstrip("/\\")
+    if path.startswith(root) and path[len(root) : len(root) + 1] in ("/", os.sep):
+        return path[len(root) + 1 :].replace(os.sep, "/")
+    return src.path.relative_to(src.root).as_posix()
+
+
+def _stamped(plan, selection, work: Work):
+    """The documents of ``plan`` as sources.read yields them, each file stamped first."""
+    now = time.time_ns()
+    for src in plan:
+        stamp = stamps.of(sources.stat(src), now)
+        if stamp:
+            doc_id = make_doc_id(_relative(src))
+            work.stamped.append((stamps.key(src), doc_id, stamp))
+        yield from sources.read([src], selection)
 
 
 def _link_previous(prev: Previous, folder: Path) -> None:
@@ -123,41 +175,46 @@ def _link_previous(prev: Previous, folder: Path) -> None:
             dst.write_bytes(src.read_bytes())
 
 
-def _changes(prev: Previous | None, folder: Path) -> Counter:
+def _changes(prev: Previous | None, folder: Path, nothing_changed: bool = False) -> Counter:
     """Write changes.parquet: chunk ids added (with their rows) and removed relative to the
-    previous run. Streams the new chunks by row group, so memory does not grow with them."""
-    old_ids: set[str] = set()
-    if prev is not None:
-        old = pq.read_table(prev.folder / "chunks.parquet", columns=["chunk_id"])
-        old_ids = set(old["chunk_id"].to_pylist())
-    old_set = pa.array(sorted(old_ids), pa.string())
-    counts: Counter = Counter()
-    new_ids: set[str] = set()
+    previous run. Only the chunk ids are read whole; the rows of added chunks are read row
+    group by row group, only from the groups that hold some, so memory does not grow with
+    the chunks and an unchanged run reads none."""
+    chunks = pq.ParquetFile(folder / "chunks.parquet")
+    counts: Counter = Counter(total=chunks.metadata.num_rows)
     writer = store.TableWriter(folder / "changes.parquet", schemas.CHANGES)
     try:
-        for part in pq.ParquetFile(folder / "chunks.parquet").iter_batches(batch_size=4096):
-            part = pa.Table.from_batches([part]).cast(schemas.CHUNKS)
-            new_ids.update(part["chunk_id"].to_pylist())
-            added = part.filter(pc.invert(pc.is_in(part["chunk_id"], value_set=old_set)))
-            ops = pa.array(["add"] * added.num_rows, pa.string())
-            writer.write(added.add_column(0, "op", ops).cast(schemas.CHANGES))
-            counts["added"] += added.num_rows
-            counts["total"] += part.num_rows
-        removed = sorted(old_ids - new_ids)
-        if removed:
-            old = pq.read_table(
-                prev.folder / "chunks.parquet", columns=["chunk_id", "doc_id", "path"]
-            )
-            old = old.filter(pc.is_in(old["chunk_id"], value_set=pa.array(removed)))
-            rows = [{"op": "remove", **r} for r in old.sort_by("chunk_id").to_pylist()]
-            writer.write(pa.Table.from_pylist(rows, schema=schemas.CHANGES))
+        if not nothing_changed:
+            _write_changes(prev, chunks, writer, counts)
     except BaseException:
         writer.abort()
         raise
     writer.close()
-    counts["removed"] = len(removed)
     counts["kept"] = counts["total"] - counts["added"]
     return counts
+
+
+def _write_changes(prev: Previous | None, chunks: pq.ParquetFile, writer, counts) -> None:
+    old = pa.table({"chunk_id": pa.array([], pa.string()), "doc_id": [], "path": []})
+    if prev is not None:
+        old = _read(prev.folder / "chunks.parquet", ["chunk_id", "doc_id", "path"])
+    old_ids = old["chunk_id"].combine_chunks()
+    new_ids = chunks.read(columns=["chunk_id"])["chunk_id"].combine_chunks()
+    added = pc.invert(pc.is_in(new_ids, value_set=old_ids))
+    start = 0
+    for group in range(chunks.num_row_groups):
+        n = chunks.metadata.row_group(group).num_rows
+        mask, start = added.slice(start, n), start + n
+        k = pc.sum(mask).as_py() or 0
+        if k:
+            part = chunks.read_row_group(group).cast(schemas.CHUNKS).filter(mask)
+            writer.write(part.add_column(0, "op", pa.array(["add"] * k, pa.string())))
+            counts["added"] += k
+    gone = old.filter(pc.invert(pc.is_in(old_ids, value_set=new_ids))).sort_by("chunk_id")
+    if gone.num_rows:
+        rows = [{"op": "remove", **r} for r in gone.to_pylist()]
+        writer.write(pa.Table.from_pylist(rows, schema=schemas.CHANGES))
+    counts["removed"] = gone.num_rows
 
 
 @dataclass
@@ -184,6 +241,7 @@ class RunJob:
     max_bytes: int
     parser: str = DEFAULT_BACKEND  # block parser backend (pipeline.parse.BACKENDS)
     full: bool = False
+    verify: bool = False  # hash every input file, trusting no file stamp
     keep: int = 3
     workers: int = 1
     engine: str = "local"  # local (process pool) | ray (Ray Data; recomputes every document)
@@ -270,15 +328,23 @@ def _execute(job: RunJob, folder: Path, history: list[dict], record: dict) -> Ru
         and prev.run["chunker_version"] == CHUNKER_VERSION
     )
     work = Work()
-    raws = sources.read(job.plan, job.selection) if job.engine == "local" else iter(())
-    items = _hash_inputs(raws, prev, work) if reuse_blocks else raws
+    if not reuse_blocks:  # read as parsing goes
+        items = _stamped(job.plan, job.selection, work) if job.engine == "local" else iter(())
+    else:
+        items = _classify_inputs(job.plan, job.selection, prev, work, job.verify)
     bsum, csum = blocks_job.BlocksSummary(), ChunksSummary()
     seen: set[str] = set()
     if reuse_blocks:
         work.seconds["read"] = time.perf_counter() - t_start
         seen = {x.doc_id if isinstance(x, Reused) else make_doc_id(x.path) for x in items}
         work.reused = sum(isinstance(x, Reused) for x in items)
-        log.stage("read", documents=len(items), unchanged=work.reused, seconds=work.seconds["read"])
+        log.stage(
+            "read",
+            documents=len(items),
+            unchanged=work.reused,
+            unread=work.unread,
+            seconds=work.seconds["read"],
+        )
     nothing_changed = reuse_chunks and work.reused == len(items) and seen == set(prev.hashes)
     if nothing_changed:
         _link_previous(prev, folder)
@@ -311,8 +377,9 @@ def _execute(job: RunJob, folder: Path, history: list[dict], record: dict) -> Ru
             strategies=dict(csum.strategies),
             seconds=work.seconds["chunk"],
         )
+    stamps.write(folder, work.stamped)
     t_changes = time.perf_counter()
-    counts = _changes(prev, folder)
+    counts = _changes(prev, folder, nothing_changed)
     work.seconds["changes"] = time.perf_counter() - t_changes
     log.stage(
         "changes",
@@ -323,9 +390,9 @@ def _execute(job: RunJob, folder: Path, history: list[dict], record: dict) -> Ru
     )
     _fill_record(record, prev, seen, folder, work, counts, t_start)
     if nothing_changed:  # the summaries come from the linked files
-        docs = pq.read_table(folder / "documents.parquet", columns=["doc_id"])
-        rejects = pq.read_table(folder / "rejects.parquet", schema=schemas.REJECTS)
-        chunks = pq.read_table(folder / "chunks.parquet", columns=["strategy", "n_tokens"])
+        docs = _read(folder / "documents.parquet", ["doc_id"])
+        rejects = _read(folder / "rejects.parquet", ["reason"])
+        chunks = _read(folder / "chunks.parquet", ["strategy", "n_tokens"])
         bsum.documents = docs.num_rows
         bsum.blocks = pq.read_metadata(folder / "blocks.parquet").num_rows
         csum.add(chunks, rejects, docs.num_rows)
@@ -337,7 +404,7 @@ def _execute(job: RunJob, folder: Path, history: list[dict], record: dict) -> Ru
 
 def _fill_record(record, prev, seen, folder, work, counts, t_start) -> None:
     """Counts for the runs table; document changes are judged by content hash."""
-    docs = pq.read_table(folder / "documents.parquet", columns=["doc_id", "content_hash"])
+    docs = _read(folder / "documents.parquet", ["doc_id", "content_hash"])
     hashes = dict(zip(docs["doc_id"].to_pylist(), docs["content_hash"].to_pylist()))
     rejects = pq.read_metadata(folder / "rejects.parquet").num_rows
     old = prev.hashes if prev else {}

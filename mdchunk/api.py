@@ -102,6 +102,8 @@ def resolve_policy(policy: PolicyLike = None, **overrides) -> Policy:
         resolved = policy.replace(**overrides)
     else:
         resolved = load_policy(policy, **overrides)
+    if resolved.tokenizer == "estimate":  # nothing to load (and no polars to import)
+        return resolved
     from mdchunk.pipeline.tokens import make_counter
 
     try:
@@ -192,6 +194,7 @@ def run(
     policy: PolicyLike = None,
     workers: int | None = None,
     full: bool = False,
+    verify: bool = False,
     keep: int = 3,
     include: Iterable[str] = (),
     exclude: Iterable[str] = (),
@@ -209,7 +212,8 @@ def run(
 
     ``inputs``: folders, files, Parquet/JSONL tables or URIs. ``workers`` defaults to the
     CPU count (the output is the same for any number). ``parser``: the block parser,
-    ``pyromark`` or ``markdown-it`` (the same blocks; see README, Method).
+    ``pyromark`` or ``markdown-it`` (the same blocks; see README, Method). ``verify``:
+    read and hash every file, trusting no file stamp (see README, Nightly runs).
     ``progress(done, total)`` is called as documents finish. Raises
     ``mdchunk.pipeline.sources.InputError`` for an unusable input,
     ``mdchunk.pipeline.runstore.LockedError`` when another run holds ``out``.
@@ -241,6 +245,7 @@ def run(
         max_bytes,
         parser=parser,
         full=full,
+        verify=verify,
         keep=keep,
         workers=workers or pool.default_workers(),
         engine=engine,

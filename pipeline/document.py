@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
-from pathlib import PurePosixPath
 
 import pyarrow as pa
 
@@ -39,7 +38,9 @@ class RawDocument:
 
 def doc_format(path: str) -> str | None:
     """``markdown``, ``text``, or None for a file type we do not read."""
-    suffix = PurePosixPath(path).suffix.lower()
+    name = path.rpartition("/")[2]
+    dot = name.rfind(".")  # the suffix as PurePosixPath gives it, without building one
+    suffix = name[dot:].lower() if 0 < dot < len(name) - 1 else ""
     if suffix in MARKDOWN_SUFFIXES:
         return "markdown"
     if suffix in TEXT_SUFFIXES:

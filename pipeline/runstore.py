@@ -186,9 +186,23 @@ def history(root: Path) -> list[dict]:
     path = Path(root) / HISTORY
     if not path.exists():
         return []
-    records = pq.read_table(path, schema=schemas.RUNS).to_pylist()
+    from datetime import UTC
+
+    import pyarrow as pa
+
+    # ParquetFile, not read_table, and times read without their zone, which is put back
+    # below: both would load pandas (a second of start-up) where it is installed.
+    table = pq.ParquetFile(path).read().cast(schemas.RUNS)
+    stamps = ("started_at", "ended_at")
+    for name in stamps:
+        table = table.set_column(
+            table.schema.get_field_index(name), name, table[name].cast(pa.timestamp("ms"))
+        )
+    records = table.to_pylist()
     for r in records:  # a map column reads back as a list of pairs
         r["seconds"] = dict(r["seconds"] or [])
+        for name in stamps:
+            r[name] = r[name] and r[name].replace(tzinfo=UTC)
     return records
 
 

@@ -251,6 +251,9 @@ def test_cli_offers_the_backends():
 
     assert list(PARSERS) == list(BACKENDS)
     assert PARSERS[0] == parse_mod.DEFAULT_BACKEND
+    from mdchunk.pipeline import batch
+
+    assert batch.DEFAULT_BACKEND == parse_mod.DEFAULT_BACKEND
 
 
 def test_switching_parser_reparses_and_keeps_every_chunk(tmp_path):
