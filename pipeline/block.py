@@ -75,12 +75,12 @@ def document_blocks(
     char_end = [ends[b.last] for b in found]
     bodies = [text[a:e] for a, e in zip(char_start, char_end)]
     kinds = [b.kind for b in found]
-    paths, levels = _heading_paths(found)
+    paths, levels, keys = _heading_paths(found)
     seen: dict[tuple, int] = {}
     cols = {
         "doc_id": [doc_id] * len(found),
         "block_index": list(range(len(found))),
-        "block_id": [_block_id(k, t, p, seen) for k, t, p in zip(kinds, bodies, paths)],
+        "block_id": [_block_id(k, t, p, seen) for k, t, p in zip(kinds, bodies, keys)],
         "kind": kinds,
         "level": [b.level for b in found],
         "heading_path": paths,
@@ -106,13 +106,15 @@ def document_blocks(
     return into
 
 
-def _heading_paths(found) -> tuple[list[list[str]], list[list[int]]]:
-    """The heading path (texts and levels) of every block: the headings above it, outermost
-    first, its own included. Blocks between two headings share one list."""
-    paths, levels = [], []
+def _heading_paths(found) -> tuple[list[list[str]], list[list[int]], list[str]]:
+    """The heading path of every block (texts, levels, and the texts joined for its id): the
+    headings above it, outermost first, its own included. Blocks between two headings share
+    one list."""
+    paths, levels, keys = [], [], []
     path: list[tuple[int, str]] = []
     titles: list[str] = []
     lvls: list[int] = []
+    key = ""
     for b in found:
         if b.kind == "heading":
             while path and path[-1][0] >= b.level:
@@ -120,18 +122,20 @@ def _heading_paths(found) -> tuple[list[list[str]], list[list[int]]]:
             path.append((b.level, b.title))
             titles = [t for _, t in path]
             lvls = [lvl for lvl, _ in path]
+            key = "\x1f".join(titles)
         paths.append(titles)
         levels.append(lvls)
-    return paths, levels
+        keys.append(key)
+    return paths, levels, keys
 
 
-def _block_id(kind: str, body: str, heading_path: list[str], seen: dict) -> str:
-    """Content-derived id: kind, text, heading path, and occurrence among identical blocks.
+def _block_id(kind: str, body: str, path: str, seen: dict) -> str:
+    """Content-derived id: kind, text, heading path (its texts joined by \\x1f), and
+    occurrence among identical blocks.
 
     Position is left out, so inserting text above a block does not change its id; the
     heading path is in, because it is part of what gets embedded (the breadcrumb).
     """
-    path = "\x1f".join(heading_path)
     key = (kind, body, path)
     n = seen.get(key, 0)
     seen[key] = n + 1

@@ -52,10 +52,16 @@ def make_doc_id(path: str) -> str:
     return hashlib.sha256(b"doc\x00" + path.encode("utf-8")).hexdigest()[:16]
 
 
-def newline_style(text: str) -> str:
+def _endings(text: str) -> tuple[int, int, int]:
+    """(CRLF, lone CR, lone LF) line endings of ``text``."""
+    if "\r" not in text:  # the common case: one scan
+        return 0, 0, text.count("\n")
     crlf = text.count("\r\n")
-    cr = text.count("\r") - crlf
-    lf = text.count("\n") - crlf
+    return crlf, text.count("\r") - crlf, text.count("\n") - crlf
+
+
+def newline_style(text: str, endings: tuple[int, int, int] | None = None) -> str:
+    crlf, cr, lf = endings or _endings(text)
     kinds = [name for name, n in (("crlf", crlf), ("cr", cr), ("lf", lf)) if n]
     if not kinds:
         return "none"
@@ -67,10 +73,11 @@ def line_breaks(text: str) -> int:
     return text.count("\n") + text.count("\r") - text.count("\r\n")
 
 
-def count_lines(text: str) -> int:
+def count_lines(text: str, endings: tuple[int, int, int] | None = None) -> int:
     if not text:
         return 0
-    return line_breaks(text) + (0 if text.endswith(("\n", "\r")) else 1)
+    breaks = sum(endings or _endings(text))
+    return breaks + (0 if text.endswith(("\n", "\r")) else 1)
 
 
 def decode(raw: RawDocument, mdx: str = "auto", max_bytes: int = DEFAULT_MAX_BYTES):
@@ -107,6 +114,7 @@ def decode(raw: RawDocument, mdx: str = "auto", max_bytes: int = DEFAULT_MAX_BYT
         mdx == "on" or (mdx == "auto" and raw.path.lower().endswith(".mdx"))
     )
     fm = frontmatter.detect(text) if fmt == "markdown" else None
+    endings = _endings(text)
     return "document", {
         "doc_id": doc_id,
         "path": raw.path,
@@ -116,8 +124,8 @@ def decode(raw: RawDocument, mdx: str = "auto", max_bytes: int = DEFAULT_MAX_BYT
         "content_hash": hashlib.sha256(raw.data).hexdigest(),
         "n_bytes": size,
         "n_chars": len(text),
-        "n_lines": count_lines(text),
-        "newline": newline_style(text),
+        "n_lines": count_lines(text, endings),
+        "newline": newline_style(text, endings),
         "had_bom": had_bom,
         "text": text,
         "front_matter": None if fm is None or fm.data is None else list(fm.data.items()),
