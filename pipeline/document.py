@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 import pyarrow as pa
 
-from mdchunk.pipeline import frontmatter, schemas
+from mdchunk.pipeline import schemas
 from mdchunk.pipeline.limits import DEFAULT_MAX_BYTES
 
 MARKDOWN_SUFFIXES = frozenset({".md", ".mdx", ".markdown"})
@@ -113,6 +113,8 @@ def decode(raw: RawDocument, mdx: str = "auto", max_bytes: int = DEFAULT_MAX_BYT
     is_mdx = fmt == "markdown" and (
         mdx == "on" or (mdx == "auto" and raw.path.lower().endswith(".mdx"))
     )
+    from mdchunk.pipeline import frontmatter  # here: a run that decodes nothing needs no YAML
+
     fm = frontmatter.detect(text) if fmt == "markdown" else None
     endings = _endings(text)
     return "document", {

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from importlib import import_module
 from itertools import accumulate
 
-from mdchunk.pipeline import fence, frontmatter, mdx
+from mdchunk.pipeline import fence, mdx
 
 # Bumped whenever the blocks of the same document may change (documents too: front matter).
 PARSER_VERSION = "blocks-1"
@@ -128,6 +128,8 @@ def _blocks(text: str, lines: Lines, markdown: bool, is_mdx: bool, impl) -> list
         return []
     blocks: list[Block] = []
     start = 0
+    from mdchunk.pipeline import frontmatter  # here: parser_key needs no YAML
+
     fm = frontmatter.locate(text)
     if fm is not None:
         last = len(EOL.findall(text, 0, fm[3]))
