@@ -49,7 +49,7 @@ class Previous:
     folder: Path
     run: dict
     hashes: dict[str, str]
-    stamps: dict[str, stamps.Stamp] = field(default_factory=dict)  # uri -> file stamp
+    stamps: dict[str, stamps.Stamp] = field(default_factory=dict)  # stamps.key -> stamp
     tables: dict[str, DocRows] = field(default_factory=dict)
 
     @classmethod
@@ -91,7 +91,7 @@ class Work:
     reused: int = 0  # documents whose bytes did not change
     bytes_read: int = 0  # of documents only hashed or stamped (reused), not parsed
     unread: int = 0  # documents reused on their file stamp alone, without reading them
-    stamped: list = field(default_factory=list)  # (uri, doc_id, stamp) of the files read
+    stamped: list = field(default_factory=list)  # (stamps.key, doc_id, stamp) to record
     seconds: Counter = field(default_factory=Counter)  # summed over workers for parse/chunk
 
     def add(self, counts: Counter) -> None:
@@ -195,6 +195,8 @@ def _changes(prev: Previous | None, folder: Path, nothing_changed: bool = False)
 
 
 def _write_changes(prev: Previous | None, chunks: pq.ParquetFile, writer, counts) -> None:
+    """The adds (new chunk ids, with their rows, in file order) and the removes (old ids
+    gone, sorted) of a run whose chunks are ``chunks``."""
     old = pa.table({"chunk_id": pa.array([], pa.string()), "doc_id": [], "path": []})
     if prev is not None:
         old = _read(prev.folder / "chunks.parquet", ["chunk_id", "doc_id", "path"])

@@ -9,7 +9,10 @@ reports a range differently, it is corrected here:
 
 - a list's range can run on over link reference definitions that follow it and into the
   indentation of the next line, so a list ends where its last item ends;
-- heading text follows markdown-it-py's plain-text rule (see ``_Heading.title``).
+- heading text follows markdown-it-py's plain-text rule (see ``_Heading.close``);
+- it mistakes lone CR line endings in places, and keeps a fence open when a tab follows
+  the closing run: line endings become LF and trailing tabs spaces before it parses (the
+  lines stay the same lines).
 """
 
 from __future__ import annotations
@@ -40,12 +43,12 @@ def parse_lines(text: str, lines: Lines, first: int, end: int) -> list[Block]:
     """Top-level blocks of lines [first, end) of ``text``, parsed as a document."""
     base = lines.starts[first]
     src = text[base : lines.ends[end - 1]]
-    plain = "\r" not in src and src.isascii()  # byte offsets are character offsets
-    if not plain:  # pulldown-cmark mistakes a lone CR in places; lines stay lines
+    same_offsets = "\r" not in src and src.isascii()  # a byte offset is a text offset
+    if "\r" in src:
         src = EOL.sub("\n", src)
-    if "\t" in src:  # pulldown-cmark keeps a fence open when a tab follows the closing run
+    if "\t" in src:  # same length: offsets do not move
         src = _TRAILING_TABS.sub(lambda m: " " * len(m.group()), src)
-    if plain:
+    if same_offsets:
         return _walk(src, lines.starts, base, 0)
     return _walk(src, byte_line_starts(src), 0, first)
 
