@@ -70,10 +70,11 @@ def check_result(
     if guards.allow_mass_delete:
         return
     if documents == 0:
+        loss = f", so this run would remove all {published_chunks} published chunks"
         raise Refused(
-            f"no document was read from INPUT ({skipped} files skipped), so this run would "
-            f"remove all {published_chunks} published chunks. Nothing was published. Check "
-            "INPUT and --include/--exclude, or run again with --allow-mass-delete.",
+            f"no document was read from INPUT ({skipped} skipped){loss if published_chunks else ''}"
+            ". Nothing was published. Check INPUT and --include/--exclude, or run again with "
+            "--allow-mass-delete.",
             EXIT_NO_DOCUMENTS,
         )
     if published_chunks and removed / published_chunks > guards.max_removed:

@@ -103,11 +103,11 @@ def test_poison_beside_ordinary_documents(tmp_path, clean_chunks, workers):
 
 def test_a_document_that_overruns_or_outgrows_its_worker_is_rejected(tmp_path):
     section = "## Part {i}\n\nSome words about part {i}, long enough.\n\n```py\nx = {i}\n```\n\n"
-    big = "".join(section.format(i=i) for i in range(60_000)).encode()  # ~5 MB, many chunks
+    big = "".join(section.format(i=i) for i in range(30_000)).encode()  # 2.5 MB, ~400 MB
     src = write(tmp_path / "src", {**ordinary(20), "big.md": big})
     for flags, reason in (
         (["--doc-timeout", "1.5"], "timeout"),
-        (["--doc-memory", "320", "--doc-timeout", "600"], "too_much_memory"),
+        (["--doc-memory", "260", "--doc-timeout", "600"], "too_much_memory"),
     ):
         out = tmp_path / reason
         run_measured(src, out, "--workers", "1", *flags)

@@ -226,7 +226,7 @@ def test_ctrl_c_stops_within_two_seconds_with_exit_130(tmp_path):
     src = tmp_path / "src"
     src.mkdir()
     para = "Words about the store, its log, its index and its compactor. " * 12
-    for i in range(2000):
+    for i in range(1200):
         body = "\n\n".join(f"## Part {j}\n\n{para}" for j in range(8))
         (src / f"doc{i:04d}.md").write_text(f"# Document {i}\n\n{body}\n")
     out = tmp_path / "out"

@@ -223,7 +223,7 @@ def test_log_json_one_line_per_stage(corpus, tmp_path):
     assert proc.returncode == 0, proc.stderr
     lines = [json.loads(line) for line in proc.stderr.splitlines() if line.startswith("{")]
     stages = [line["stage"] for line in lines]
-    assert stages == ["parse", "chunk", "changes", "publish"]
+    assert stages == ["parse", "chunk", "changes", "publish", "summary"]
     assert all("seconds" in line for line in lines)
     assert lines[1]["chunks"] > 0 and lines[1]["strategies"]
 
