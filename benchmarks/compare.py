@@ -63,7 +63,8 @@ def time_anchor(split, files: list[Path]) -> tuple[list[str], float]:
 
 
 def time_mdchunk(out: Path, policy: Policy, workers: int) -> tuple[list[str], float]:
-    _, seconds = nightly(CORPORA, out, policy, workers=workers)
+    # a re-pack into the same folder is a deliberate policy change (--new-policy)
+    _, seconds = nightly(CORPORA, out, policy, workers=workers, new_policy=True)
     chunks = pl.read_parquet(
         runstore.resolve(out) / "chunks.parquet", columns=["embed_text", "chunk_type"]
     )
