@@ -71,10 +71,11 @@ def plain_text(inline: str, env: dict | None = None) -> str:
     if not any(c in _MARKUP for c in inline):
         return " ".join(inline.split())
     tokens = INLINE_MD.parseInline(inline, dict(env or {}))
-    return " ".join(_text_of(tokens[0].children or []).split())
+    return " ".join(inline_text(tokens[0].children or []).split())
 
 
-def _text_of(children) -> str:
+def inline_text(children) -> str:
+    """The text of inline tokens: text and code, breaks as spaces, images by their alt."""
     parts = []
     for t in children:
         if t.type in ("text", "code_inline"):
@@ -82,7 +83,7 @@ def _text_of(children) -> str:
         elif t.type in ("softbreak", "hardbreak"):
             parts.append(" ")
         elif t.type == "image":
-            parts.append(_text_of(t.children or []))
+            parts.append(inline_text(t.children or []))
     return "".join(parts)
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from markdown_it import MarkdownIt
 from markdown_it.common.utils import unescapeAll
 
+from mdchunk.pipeline.heading import inline_text
 from mdchunk.pipeline.parse import TITLE_SOURCE_CHARS, Block, Lines
 
 _BLOCK_MD = MarkdownIt("commonmark").enable("table").disable(["inline", "text_join"])
@@ -68,19 +69,7 @@ def plain_text(inline_source: str, env: dict | None = None) -> str:
     if not any(c in inline_source for c in "*_`[<&\\!\n"):
         return inline_source.strip()
     tokens = _INLINE_MD.parseInline(inline_source, env)
-    return " ".join(_inline_text(tokens[0].children or []).split())
-
-
-def _inline_text(children) -> str:
-    parts = []
-    for t in children:
-        if t.type in ("text", "code_inline"):
-            parts.append(t.content)
-        elif t.type in ("softbreak", "hardbreak"):
-            parts.append(" ")
-        elif t.type == "image":
-            parts.append(_inline_text(t.children or []))
-    return "".join(parts)
+    return " ".join(inline_text(tokens[0].children or []).split())
 
 
 def _only_image(inline_source: str, env: dict) -> str | None:
@@ -93,4 +82,4 @@ def _only_image(inline_source: str, env: dict) -> str | None:
     if kinds not in (["image"], ["link_open", "image", "link_close"]):
         return None
     image = next(t for t in children if t.type == "image")
-    return " ".join(_inline_text(image.children or []).split())
+    return " ".join(inline_text(image.children or []).split())
