@@ -32,7 +32,9 @@ from mdchunk.pipeline.store import fsync_dir, write_atomic
 POINTER = "CURRENT"
 LINK = "published"
 RUNS = "runs"
-RUN_ID = re.compile(r"\d{8}T\d{6}Z-[0-9a-f]{6}")
+# UTC time to the millisecond, then 6 random hex digits. Ids sort in the order runs started
+# (pruning and the object store rely on it); ids of older versions lack the milliseconds.
+RUN_ID = re.compile(r"\d{8}T\d{6}(\d{3})?Z-[0-9a-f]{6}")
 # The steps of ``commit``, in order. ``checkpoint(step)`` runs after each (tests kill there).
 STEPS = ("files", "run_history", "manifest", "synced", "publishing", "pointer", "link", "done")
 
@@ -46,7 +48,9 @@ def checkpoint(step: str) -> None:
 
 
 def new_run_id() -> str:
-    return time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()) + "-" + os.urandom(3).hex()
+    now = time.time()
+    stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime(now)) + f"{int(now * 1000) % 1000:03d}Z"
+    return stamp + "-" + os.urandom(3).hex()
 
 
 def run_dir(root: Path, run_id: str) -> Path:
@@ -229,7 +233,7 @@ def start(root: Path) -> list[dict]:
         if r is not None and r["status"] == "published":
             continue  # an older published run, kept by --keep
         if r is None:
-            stamp = datetime.strptime(run_id.split("-")[0], "%Y%m%dT%H%M%SZ")
+            stamp = datetime.strptime(run_id[:15], "%Y%m%dT%H%M%S")
             records.append(_abandoned(run_id, stamp.replace(tzinfo=UTC)))
         remove_run(root, run_id)
     for tmp in root.glob(".*.tmp"):

@@ -187,6 +187,17 @@ def test_policy_change_repacks_without_parsing(corpus, tmp_path):
     assert blocks.equals(published_table(full, "blocks"))
 
 
+def test_run_ids_sort_in_the_order_runs_started():
+    # Runs that start within one second (CI made them) must still sort by start: pruning
+    # and the object store keep the last ids in sorted order.
+    ids = []
+    for _ in range(50):
+        ids.append(runstore.new_run_id())
+        time.sleep(0.002)
+    assert ids == sorted(ids) and len(set(ids)) == 50
+    assert all(runstore.RUN_ID.fullmatch(i) for i in [*ids, "20261122T112542Z-fdb96f"])
+
+
 def test_keep_prunes_old_runs_and_runs_lists_them(corpus, tmp_path):
     out = tmp_path / "out"
     for i in range(4):
