@@ -28,6 +28,7 @@ Rules (README "Packing rules" states them for users):
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 
 SEP = 1  # tokens charged for the blank line between two units
@@ -221,9 +222,10 @@ class Packer:
         """The sections of g in order, when g holds every non-image unit of each; else None."""
         if g.overlap:
             return None
+        held = Counter(self.u.section[k] for k in set(g.units) if not self.u.image[k])
         secs = sorted({self.u.section[k] for k in g.units})
-        held = set(g.units)
-        if all(set(self.members[s]) <= held for s in secs):
+        # a section's units are distinct, so holding as many of them as it has is holding all
+        if all(held[s] == len(self.members.get(s, ())) for s in secs):
             return secs
         return None
 

@@ -30,6 +30,10 @@ POLICIES = {
     "cl100k": Policy(tokenizer="tiktoken:cl100k_base"),
     "cl100k-small": Policy(tokenizer="tiktoken:cl100k_base", **SMALL),
 }
+# Counting with a real tokenizer is the slow part of the suite: the cl100k runs leave out
+# tldr_pages (7,400 short English pages of one shape; tldr_i18n keeps that shape in 30
+# scripts). The estimate's runs (default, small) cover every corpus.
+EXCLUDE = {"cl100k": ("tldr_pages/*",), "cl100k-small": ("tldr_pages/*",)}
 
 
 @pytest.fixture(scope="module")
@@ -43,7 +47,7 @@ def runs(tmp_path_factory):
                 pytest.importorskip("tiktoken", reason="tokenizers extra not installed")
             root = corpus_dir()
             out = tmp_path_factory.mktemp(f"chunks-{name}")
-            selection = sources.Selection()
+            selection = sources.Selection(exclude=EXCLUDE.get(name, ()))
             plan = sources.plan([str(root)], selection)
             run_job.run(
                 plan, out, selection, POLICIES[name], DEFAULT_MAX_BYTES, log=RunLog(quiet=True)
@@ -62,7 +66,7 @@ def _read(out, name):
 def test_no_unbalanced_fence_and_no_chunk_over_cap(runs, name):
     policy, out = runs(name)
     chunks = _read(out, "chunks")
-    assert chunks.height > 15_000
+    assert chunks.height > (8_000 if name in EXCLUDE else 15_000)
     assert chunks["n_tokens"].max() <= policy.max_tokens
     bad = [t[:200] for t in chunks["text"] if unbalanced_fence(t)]
     assert not bad, bad[:3]

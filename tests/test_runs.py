@@ -310,7 +310,9 @@ def test_killed_runs_leave_the_published_run_intact(tmp_path):
     )
     rng = random.Random(20)
     kills = left_folders = 0
-    for i in range(20):
+    # Random kill moments; the deterministic kill at every commit step is
+    # test_runstore.py's. Eight kills cover reading, workers and publishing.
+    for i in range(8):
         doc = src / f"doc{rng.randrange(400):04d}.md"
         doc.write_text(doc.read_text() + f"\n\nEdit number {i}.\n")
         proc = subprocess.Popen(
@@ -345,7 +347,7 @@ def test_killed_runs_leave_the_published_run_intact(tmp_path):
         assert runstore.unpublished(out) == [] or set(runstore.unpublished(out)) <= {
             r["run_id"] for r in runstore.history(out) if r["status"] == "published"
         }
-    assert kills >= 10  # most runs really were killed mid-way
+    assert kills >= 4  # most runs really were killed mid-way
     statuses = [r["status"] for r in runstore.history(out)]
     assert statuses.count("abandoned") == left_folders > 0
     assert not (out / runstore.LOCK).exists()
