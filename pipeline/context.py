@@ -176,13 +176,14 @@ def prepare(doc: dict, blocks: list[dict], policy) -> tuple[list[dict], DocConte
             h = dataclasses.replace(h, text=h.text[: TITLE_CHARS - 1].rstrip() + "…")
         texts[b["block_index"]] = h.text
         anchors[b["block_index"]] = number(h)
-    out, stack = [], []
+    out, stack, path = [], [], []
     for b in blocks:
         if b["kind"] == "heading":
             while stack and stack[-1][0] >= b["level"]:
                 stack.pop()
             stack.append((b["level"], texts[b["block_index"]]))
-        out.append({**b, "heading_path": [t for _, t in stack]})
+            path = [t for _, t in stack]  # shared by the blocks up to the next heading
+        out.append({**b, "heading_path": path})
     h1 = _top_heading(headings, texts)
     on = policy.breadcrumb_prefix
     fields = (

@@ -192,3 +192,17 @@ def test_sibling_sections_share_a_chunk_under_their_parent():
     a2 = tight[1]
     assert a2["embed_text"].startswith("Guide > A\n\n### A2")  # the header names the parent
     assert all(c["n_tokens"] <= 200 for c in packed + tight)
+
+
+def test_sc001_on_embed_text_counts_a_header_that_names_the_section_anywhere():
+    from mdchunk.pipeline.quality import names_its_section
+
+    body = "Some text of the Linux part."
+    # the chunk starts under a deeper heading inside its section: the section is named
+    # before it in the header
+    assert names_its_section(f"Guide > Install > Linux\n\n{body}", body, "Install", "Guide")
+    assert names_its_section(f"Guide > Install\n\n{body}", body, "Install", "Guide")
+    assert names_its_section(f"Guide\n\n{body}", body, None, "Guide")  # a preamble
+    assert not names_its_section(f"Guide > Usage\n\n{body}", body, "Install", "Guide")
+    assert not names_its_section(body, body, "Install", "Guide")  # no header at all
+    assert names_its_section("## Install\n\nx", "## Install\n\nx", "Install", "Guide")
