@@ -43,17 +43,32 @@ def title_of(doc: dict, h1: str | None, keys: tuple[str, ...]) -> str:
     return path.stem
 
 
-def _top_heading(headings: list[dict], texts: dict[int, str]) -> str | None:
+def _top_heading(headings: list[dict], texts: dict[int, str], opening: dict | None) -> str | None:
     """The first H1; else the first heading when no other has its level or a higher one
-    (a chapter that opens with its only ``##``, nothing above it)."""
+    (a chapter that opens with its only ``##``, nothing above it), or when the document
+    opens with it and no heading outranks it (a chapter that opens with ``## Name`` and
+    ends with ``## Summary``)."""
     for b in headings:
         if b["level"] == 1:
             return texts[b["block_index"]]
     if not headings:
         return None
     top = min(b["level"] for b in headings)
-    if headings[0]["level"] == top and sum(b["level"] == top for b in headings) == 1:
+    if headings[0]["level"] == top and (
+        sum(b["level"] == top for b in headings) == 1 or opening is headings[0]
+    ):
         return texts[headings[0]["block_index"]]
+    return None
+
+
+def _opening(blocks: list[dict]) -> dict | None:
+    """The first block that is not front matter, an MDX import or an HTML comment."""
+    for b in blocks:
+        if b["kind"] in ("front_matter", "mdx_esm"):
+            continue
+        if b["kind"] == "html" and b["text"].lstrip().startswith("<!--"):
+            continue
+        return b
     return None
 
 
@@ -184,7 +199,7 @@ def prepare(doc: dict, blocks: list[dict], policy) -> tuple[list[dict], DocConte
             stack.append((b["level"], texts[b["block_index"]]))
             path = [t for _, t in stack]  # shared by the blocks up to the next heading
         out.append({**b, "heading_path": path})
-    h1 = _top_heading(headings, texts)
+    h1 = _top_heading(headings, texts, _opening(blocks))
     on = policy.breadcrumb_prefix
     fields = (
         field_lines(doc, policy.context_keys) if on and policy.front_matter != "include" else []
