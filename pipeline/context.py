@@ -4,8 +4,9 @@ The context header is the first line of ``embed_text``: the document title and t
 path, ``Title > Guide > Install`` (an element equal to the one before it is not repeated).
 A document's first chunk also carries chosen front matter fields as ``key: value`` lines.
 The title is the first front matter key of ``title_keys`` with a value, else the first H1
-(or a first heading that no other heading equals or outranks), else the file stem (the
-folder's name for ``index``/``_index``/``README`` files).
+(or a first heading that no other heading outranks and that is the only one of its level or
+opens the document), else the file stem (the folder's name for ``index``/``_index``/
+``README`` files).
 """
 
 from __future__ import annotations
