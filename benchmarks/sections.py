@@ -8,7 +8,8 @@ starts with a heading or the chunk is a whole section; where 80 % is out of reac
 bound is the best share any packing could reach (sections over the cap need several
 chunks). Image chunks are left out; markdown documents only.
 
-``python benchmarks/sections.py`` runs the default policy over all shared corpora;
+``python benchmarks/sections.py`` runs the default policy over all shared corpora
+(``--no-pack-siblings``: without sibling packing, as the text-level test judges);
 ``--out DIR`` measures an existing run folder instead (to compare with an older build).
 """
 
@@ -90,10 +91,10 @@ def print_table(rows: dict[str, dict]) -> None:
         )
 
 
-def main(out: Path | None = None) -> dict:
+def main(out: Path | None = None, pack_siblings: bool = True) -> dict:
     from mdchunk.pipeline.policy import Policy
 
-    policy = Policy()
+    policy = Policy(pack_siblings=pack_siblings)
     if out is not None:
         rows = measure(out, policy.max_tokens, policy.heading_depth)
     elif not CORPORA.is_dir():
@@ -112,6 +113,9 @@ def main(out: Path | None = None) -> dict:
 
 if __name__ == "__main__":
     args = sys.argv[1:]
-    result = main(Path(args[args.index("--out") + 1]) if "--out" in args else None)
+    result = main(
+        Path(args[args.index("--out") + 1]) if "--out" in args else None,
+        pack_siblings="--no-pack-siblings" not in args,
+    )
     if "--json" in args:
         print(json.dumps(result, indent=1))

@@ -162,7 +162,11 @@ def _header_room(
     """Per section, the cap left for text once its longest context header is in; and, for
     a header that alone would take over a quarter of max_tokens, a character limit."""
     longest: dict[int, str] = {}
+    seen: set[tuple[int, int]] = set()
     for b, sec in zip(blocks, numbers):
+        if (id(b["heading_path"]), sec) in seen:  # blocks under one heading share the path
+            continue
+        seen.add((id(b["heading_path"]), sec))
         line = context.header_line(ctx.title, b["heading_path"]) if ctx.on else ""
         fields = ctx.fields if sec == numbers[0] else []
         head = "\n".join(x for x in [line, *fields] if x)

@@ -4,8 +4,9 @@ The context header is the first line of ``embed_text``: the document title and t
 path, ``Title > Guide > Install`` (an element equal to the one before it is not repeated).
 A document's first chunk also carries chosen front matter fields as ``key: value`` lines.
 The title is the first front matter key of ``title_keys`` with a value, else the first H1
-(or a first heading that no other heading equals or outranks), else the file stem (the
-folder's name for ``index``/``_index``/``README`` files).
+(or a first heading that no other heading outranks and that is the only one of its level or
+opens the document), else the file stem (the folder's name for ``index``/``_index``/
+``README`` files).
 """
 
 from __future__ import annotations
@@ -43,17 +44,32 @@ def title_of(doc: dict, h1: str | None, keys: tuple[str, ...]) -> str:
     return path.stem
 
 
-def _top_heading(headings: list[dict], texts: dict[int, str]) -> str | None:
+def _top_heading(headings: list[dict], texts: dict[int, str], opening: dict | None) -> str | None:
     """The first H1; else the first heading when no other has its level or a higher one
-    (a chapter that opens with its only ``##``, nothing above it)."""
+    (a chapter that opens with its only ``##``, nothing above it), or when the document
+    opens with it and no heading outranks it (a chapter that opens with ``## Name`` and
+    ends with ``## Summary``)."""
     for b in headings:
         if b["level"] == 1:
             return texts[b["block_index"]]
     if not headings:
         return None
     top = min(b["level"] for b in headings)
-    if headings[0]["level"] == top and sum(b["level"] == top for b in headings) == 1:
+    if headings[0]["level"] == top and (
+        sum(b["level"] == top for b in headings) == 1 or opening is headings[0]
+    ):
         return texts[headings[0]["block_index"]]
+    return None
+
+
+def _opening(blocks: list[dict]) -> dict | None:
+    """The first block that is not front matter, an MDX import or an HTML comment."""
+    for b in blocks:
+        if b["kind"] in ("front_matter", "mdx_esm"):
+            continue
+        if b["kind"] == "html" and b["text"].lstrip().startswith("<!--"):
+            continue
+        return b
     return None
 
 
@@ -176,14 +192,15 @@ def prepare(doc: dict, blocks: list[dict], policy) -> tuple[list[dict], DocConte
             h = dataclasses.replace(h, text=h.text[: TITLE_CHARS - 1].rstrip() + "…")
         texts[b["block_index"]] = h.text
         anchors[b["block_index"]] = number(h)
-    out, stack = [], []
+    out, stack, path = [], [], []
     for b in blocks:
         if b["kind"] == "heading":
             while stack and stack[-1][0] >= b["level"]:
                 stack.pop()
             stack.append((b["level"], texts[b["block_index"]]))
-        out.append({**b, "heading_path": [t for _, t in stack]})
-    h1 = _top_heading(headings, texts)
+            path = [t for _, t in stack]  # shared by the blocks up to the next heading
+        out.append({**b, "heading_path": path})
+    h1 = _top_heading(headings, texts, _opening(blocks))
     on = policy.breadcrumb_prefix
     fields = (
         field_lines(doc, policy.context_keys) if on and policy.front_matter != "include" else []

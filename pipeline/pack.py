@@ -9,7 +9,10 @@ Rules (README "Packing rules" states them for users):
    so far, or when the next unit is atomic and directly follows a heading (never orphan a
    table from its title).
 3. A deeper heading (not a section boundary) starts a new chunk when the current chunk is
-   already ``min_tokens`` or more and the heading with its first block would pass ``target``.
+   already ``min_tokens`` or more and the heading with its first block would pass ``target``,
+   or the heading with all its blocks (up to the next heading) would pass ``target`` here
+   but fits within it in a chunk of its own: a subsection is not cut between its intro and
+   the table or list after it when it could have stayed whole.
 4. When a chunk closes because of size, the next one starts with the largest suffix of the
    previous chunk's units (never all of them) that fits ``overlap`` and holds no heading,
    front matter or image; the suffix shrinks if needed to fit ``cap``.
@@ -69,6 +72,7 @@ class Packer:
     groups: list[Group] = field(default_factory=list)
     whole: set[int] = field(default_factory=set)  # sections that fit in one chunk
     members: dict[int, list[int]] = field(default_factory=dict)  # non-image units by section
+    runs: list[int] = field(default_factory=list)  # per unit: tokens up to the next heading
 
     def size(self, units: list[int]) -> int:
         return sum(self.u.tokens[i] for i in units) + SEP * max(len(units) - 1, 0)
@@ -81,6 +85,7 @@ class Packer:
             if not self.u.image[i]:
                 members.setdefault(self.u.section[i], []).append(i)
         self.whole = {s for s, m in members.items() if self.size(m) <= self.cap[s]}
+        self.runs = self._runs()
         for i in range(n):
             sec = self.u.section[i]
             if self.u.image[i]:
@@ -100,6 +105,17 @@ class Packer:
         for g in self.groups:
             g.tokens = 0 if g.image else self.size(g.units)
         return self.groups
+
+    def _runs(self) -> list[int]:
+        """Per unit, the tokens of the units after it up to the next heading or section (a
+        heading's own blocks), each with its separator: one pass from the end."""
+        u, n = self.u, len(self.u.tokens)
+        runs, acc = [0] * n, 0
+        for i in range(n - 1, -1, -1):
+            runs[i] = acc
+            same = i > 0 and u.section[i - 1] == u.section[i]
+            acc = acc + u.tokens[i] + SEP if same and not u.heading[i] else 0
+        return runs
 
     def _own(self, g: Group) -> list[int]:
         return g.units[g.overlap :]
@@ -125,7 +141,8 @@ class Packer:
             and not all(u.heading[k] for k in self._own(cur))
         ):
             nxt = u.tokens[i + 1] + SEP if i + 1 < n and u.section[i + 1] == cur.section else 0
-            if total + cost + nxt > target:
+            own = cost + self.runs[i]  # the heading with its blocks, up to the next heading
+            if total + cost + nxt > target or (total + own > target and own <= target):
                 cur = self._close(cur, None)
         while cur.overlap and cur.tokens + SEP + u.tokens[i] > cap:
             first = cur.units.pop(0)

@@ -30,15 +30,16 @@ def starts_with_heading(text: str) -> bool:
 def names_its_section(embed_text: str, text: str, section_title: str | None, title: str) -> bool:
     """SC-001 judged on what is embedded: after its context header (if any), ``embed_text``
     opens with a heading (the section's own, or the empty one merged in before it), or the
-    header itself ends by naming the section (the document title for a preamble)."""
+    header names the section (last, or followed by the deeper heading the chunk starts
+    under; the document title for a preamble)."""
     if starts_with_heading(text):
         return True
     prefix = embed_text[: len(embed_text) - len(text)] if embed_text.endswith(text) else ""
     if not prefix.strip():
         return False
     header = LINE_END.split(prefix.strip())[0]
-    named = section_title if section_title is not None else title
-    return header.split(" > ")[-1].casefold() == (named or "").casefold()
+    named = (section_title if section_title is not None else title) or ""
+    return named.casefold() in {e.casefold() for e in header.split(" > ")}
 
 
 def best_possible_share(sections: list[list[int]], cap: int) -> float:

@@ -98,6 +98,23 @@ def test_title_from_front_matter_keys_then_h1_then_stem():
     assert title_of({"path": "guide/install/_index.md"}, None, ("title",)) == "install"
 
 
+def test_title_from_the_heading_a_document_opens_with():
+    policy = Policy(target_tokens=100, max_tokens=150, min_tokens=0, overlap_tokens=0,
+                    pack_siblings=False)  # fmt: skip
+    # a chapter that opens with its `##` and ends with a `## Summary` of the same level
+    chapter = "## Hello, Cargo!\n\nText.\n\n### Build\n\nMore.\n\n## Summary\n\nDone.\n"
+    chunks = chunk_text(chapter, policy, path="src/ch01-03-hello-cargo.md")
+    assert {c["title"] for c in chunks} == {"Hello, Cargo!"}
+    assert chunks[-1]["embed_text"] == "Hello, Cargo!\n\n## Summary\n\nDone."
+    # an HTML comment before it does not count as an opening
+    assert chunk_text("<!-- note -->\n\n" + chapter, policy)[0]["title"] == "Hello, Cargo!"
+    # text before the first heading, or a heading outranked later: the file stem
+    assert chunk_text("Intro.\n\n" + chapter, policy, path="a/b.md")[0]["title"] == "b"
+    nested = "## A\n\nText.\n\n# B\n\nMore.\n"
+    assert chunk_text(nested, policy, path="a/c.md")[0]["title"] == "B"  # the first H1 wins
+    assert chunk_text("### A\n\nx\n\n## B\n\ny\n", policy, path="d.md")[0]["title"] == "d"
+
+
 def test_header_line_skips_a_repeated_element():
     assert header_line("Guide", ["Guide", "Install"]) == "Guide > Install"
     assert header_line("Release 2.0", []) == "Release 2.0"
@@ -192,3 +209,17 @@ def test_sibling_sections_share_a_chunk_under_their_parent():
     a2 = tight[1]
     assert a2["embed_text"].startswith("Guide > A\n\n### A2")  # the header names the parent
     assert all(c["n_tokens"] <= 200 for c in packed + tight)
+
+
+def test_sc001_on_embed_text_counts_a_header_that_names_the_section_anywhere():
+    from mdchunk.pipeline.quality import names_its_section
+
+    body = "Some text of the Linux part."
+    # the chunk starts under a deeper heading inside its section: the section is named
+    # before it in the header
+    assert names_its_section(f"Guide > Install > Linux\n\n{body}", body, "Install", "Guide")
+    assert names_its_section(f"Guide > Install\n\n{body}", body, "Install", "Guide")
+    assert names_its_section(f"Guide\n\n{body}", body, None, "Guide")  # a preamble
+    assert not names_its_section(f"Guide > Usage\n\n{body}", body, "Install", "Guide")
+    assert not names_its_section(body, body, "Install", "Guide")  # no header at all
+    assert names_its_section("## Install\n\nx", "## Install\n\nx", "Install", "Guide")

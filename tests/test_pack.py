@@ -83,3 +83,18 @@ def test_cap_is_never_exceeded():
         cap = {s: 100 for s in secs}
         for g in pack(u, cap, target=70, min_tokens=30, overlap=20):
             assert g.tokens <= 100
+
+
+def test_a_subsection_that_fits_a_chunk_of_its_own_is_not_cut_after_its_intro():
+    # section heading, 60-token paragraph, then a deeper heading (unit 2) with a 10-token
+    # intro and a 50-token table: heading and intro alone fit beside the paragraph
+    # (60 + 5 + 10 < 100), but the whole subsection (5 + 10 + 50 + separators) does not,
+    # and it fits a chunk of its own: the chunk closes before the deeper heading.
+    u = units([5, 60, 5, 10, 50], heading={0, 2}, atomic={4})
+    groups = pack(u, {0: 120}, target=100, min_tokens=20, overlap=0)
+    assert [g.units for g in groups] == [[0, 1], [2, 3, 4]]
+    # a subsection too long for a chunk of its own keeps the old rule: its heading and
+    # intro still join the current chunk
+    u = units([5, 60, 5, 10, 50, 50], heading={0, 2}, atomic={4, 5})
+    groups = pack(u, {0: 120}, target=100, min_tokens=20, overlap=0)
+    assert [g.units for g in groups][0] == [0, 1, 2, 3]
