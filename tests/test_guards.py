@@ -113,3 +113,25 @@ def test_dry_run_publishes_nothing(published):
     assert "documents +0 ~1" in result.output
     assert state(out) == (before, [before])
     assert runstore.history(out) == history
+
+
+def test_the_python_api_has_the_same_guards(published, tmp_path):
+    import mdchunk
+    from mdchunk.jobs.runlog import RunLog
+
+    src, out, before = published
+    quiet = dict(workers=1, log=RunLog(quiet=True))
+    small = mdchunk.Policy(target_tokens=60, max_tokens=100, min_tokens=20, overlap_tokens=10)
+    with pytest.raises(mdchunk.Refused) as refused:
+        mdchunk.run(src, out, **quiet)  # the default policy is not the published one
+    assert refused.value.code == 4 and "max_tokens 100 -> 1000" in str(refused.value)
+    with pytest.raises(mdchunk.Refused) as refused:
+        mdchunk.run(src, out, policy=small, include=["*.nothing"], **quiet)
+    assert refused.value.code == 1
+    (src / "index.md").write_text("# Changed\n\nAll new text.\n")
+    summary = mdchunk.run(src, out, policy=small, dry_run=True, **quiet)
+    assert summary.dry_run and summary.record["documents_changed"] == 1
+    assert state(out) == (before, [before])
+    summary = mdchunk.run(src, out, policy=small.replace(max_tokens=120), new_policy=True, **quiet)
+    assert runstore.published(out).name == summary.run_id != before
+    assert [r["status"] for r in runstore.history(out)][-3:] == ["refused", "refused", "published"]
