@@ -65,7 +65,8 @@ def time_anchor(split, files: list[Path]) -> tuple[list[str], float]:
 
 def time_mdchunk(out: Path, policy: Policy, workers: int) -> tuple[list[str], list[bool], float]:
     """embed_text of every text chunk, whether each names its section, and the seconds."""
-    _, seconds = nightly(CORPORA, out, policy, workers=workers)
+    # a re-pack into the same folder is a deliberate policy change (--new-policy)
+    _, seconds = nightly(CORPORA, out, policy, workers=workers, new_policy=True)
     cols = ["embed_text", "text", "section_title", "title", "chunk_type"]
     chunks = pl.read_parquet(runstore.resolve(out) / "chunks.parquet", columns=cols)
     chunks = chunks.filter(pl.col("chunk_type") != "image")

@@ -19,6 +19,7 @@ from pathlib import Path
 import polars as pl
 
 from mdchunk.jobs import pool, run_job
+from mdchunk.jobs.guards import Guards
 from mdchunk.jobs.runlog import RunLog
 from mdchunk.pipeline import runstore, sources
 from mdchunk.pipeline.document import DEFAULT_MAX_BYTES
@@ -29,9 +30,15 @@ CORPORA = Path(__file__).resolve().parent.parent.parent / "shared" / "corpora"
 
 
 def nightly(
-    src: Path, out: Path, policy: Policy, full: bool = False, workers: int | None = None
+    src: Path,
+    out: Path,
+    policy: Policy,
+    full: bool = False,
+    workers: int | None = None,
+    new_policy: bool = False,
 ) -> tuple[dict, float]:
-    """One `mdchunk run` of ``src`` into ``out``: its runs-table record and its seconds."""
+    """One `mdchunk run` of ``src`` into ``out``: its runs-table record and its seconds
+    (``new_policy``: as `--new-policy`, accepting a policy other than the published one)."""
     selection = sources.Selection()
     start = time.perf_counter()
     result = run_job.run(
@@ -42,6 +49,7 @@ def nightly(
         DEFAULT_MAX_BYTES,
         full=full,
         workers=workers or WORKERS,
+        guards=Guards(new_policy=new_policy),
         log=RunLog(quiet=True),
     )
     return result.record, time.perf_counter() - start
@@ -79,10 +87,11 @@ def main() -> dict:
         cold, t_cold = nightly(src, out, policy)
         again, t_again = nightly(src, out, policy)
         assert again["chunks_added"] == again["chunks_removed"] == 0
-        repack, t_repack = nightly(src, out, Policy(target_tokens=600, max_tokens=900))
+        changed = Policy(target_tokens=600, max_tokens=900)
+        repack, t_repack = nightly(src, out, changed, new_policy=True)
         assert repack["documents_parsed"] == 0
         assert repack["chunks_removed"] == cold["chunks_total"]
-        back, _ = nightly(src, out, policy)
+        back, _ = nightly(src, out, policy, new_policy=True)
         rng = random.Random(50)
         added, times = [], []
         for _ in range(50):

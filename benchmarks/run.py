@@ -16,6 +16,7 @@ from benchmarks import (  # noqa: E402
     linear,
     memory,
     nightly,
+    poison,
     retrieval,
     search,
     sections,
@@ -41,6 +42,8 @@ def main() -> None:
     out["estimate_cap"] = estimate_cap.main([])
     print("== memory: peak RSS of a cold run at 1x and 4x the corpora ==")
     out["memory"] = memory.main()
+    print("== poison: the poison kinds at full size beside 100 ordinary documents ==")
+    out["poison"] = poison.main()
     print("== sections: chunk counts, tiny chunks and SC-001 per corpus (default policy) ==")
     out["sections"] = sections.main()
     print("== retrieval: the development questions, mdchunk and the anchors at 512 tokens ==")

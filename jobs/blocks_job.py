@@ -37,10 +37,11 @@ class BlocksSummary:
         rate = mb / self.seconds if self.seconds else 0.0
         rej = ", ".join(f"{n} {r}" for r, n in sorted(self.rejects.items()))
         skip = sum(self.skipped.values())
+        why = ", ".join(f"{n} {r}" for r, n in sorted(self.skipped.items()))
         return (
             f"{self.documents} documents, {self.blocks} blocks, "
             f"{sum(self.rejects.values())} rejects{f' ({rej})' if rej else ''}, "
-            f"{skip} files skipped (not markdown or text), "
+            f"{skip} skipped{f' ({why})' if why else ''}, "
             f"{mb:.1f} MB in {self.seconds:.2f} s ({rate:.1f} MB/s) -> {out}"
         )
 

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from contextlib import contextmanager
 from pathlib import Path
 
 import click
 
-from mdchunk.jobs import query_cli, report_cli
+from mdchunk.jobs import consumer_cli, errors, query_cli, report_cli
 from mdchunk.pipeline.limits import DEFAULT_DOC_MEMORY_MB, DEFAULT_DOC_TIMEOUT, DEFAULT_MAX_BYTES
 from mdchunk.pipeline.policy import BIASES, CHOICES, PolicyError
 
@@ -102,14 +103,23 @@ def input_options(f):
             "--exclude",
             multiple=True,
             metavar="GLOB",
-            help="Skip paths matching GLOB; repeatable. Hidden folders are always skipped.",
+            help="Skip paths matching GLOB; repeatable. Hidden folders, links to folders and "
+            "--out inside INPUT are always skipped (counted by reason in the summary).",
         ),
         click.option(
             "--mdx",
             type=click.Choice(["auto", "on", "off"]),
-            default="auto",
-            show_default=True,
-            help="Parse MDX import/export and JSX blocks: auto = for .mdx files only.",
+            default=None,
+            help="Parse MDX import/export and JSX blocks: auto = for .mdx files only "
+            "[auto, or mdx: of --policy FILE].",
+        ),
+        click.option(
+            "--name",
+            multiple=True,
+            metavar="LABEL=PATH",
+            help="With several INPUTs, paths and doc ids start with each input's label "
+            "(by default its folder's name; two folders with one label are refused): label "
+            "INPUT PATH as LABEL instead. Repeatable. One INPUT keeps plain paths.",
         ),
         click.option(
             "--parser",
@@ -254,15 +264,26 @@ def _policy(policy_file, mdx=None, **flags):
         raise click.BadParameter(str(exc), param_hint="policy") from exc
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.group(
+    cls=errors.Main,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+)
 @click.version_option(package_name="mdchunk")
-def main() -> None:
+@click.option(
+    "--debug",
+    is_flag=True,
+    help="Show the Python traceback of an unexpected error (also MDCHUNK_DEBUG=1), and "
+    "let worker processes write to stderr.",
+)
+def main(debug: bool) -> None:
     """mdchunk turns markdown corpora into retrieval-ready chunks.
 
     \b
     Stages (each writes Parquet into --out):
       run     INPUT -> a new published run of DIR: all stages, incremental (nightly)
       runs    the runs of DIR
+      changes the chunks to embed and to delete since any run you applied
+      publish publish an earlier run of DIR again (rollback)
       blocks  INPUT -> documents.parquet, blocks.parquet, rejects.parquet
       chunks  BLOCKS_DIR -> chunks.parquet (re-pack with a new policy, no re-parsing)
 
@@ -279,7 +300,16 @@ def main() -> None:
     with one document per row; local, or a URI pyarrow reads (s3://, gs://, file://).
     Bad documents never stop a run: they land in rejects.parquet with a reason. Query the
     output with DuckDB or polars directly.
+
+    Errors are one line naming the thing and the cause; exit 2 for usage and configuration
+    errors, 1 for a run that read no document or an unexpected error, 3 when DIR is locked,
+    4 when a publish guard refused a run, 130 after Ctrl-C (143 after SIGTERM).
     """
+    if debug:
+        from mdchunk.jobs import worker
+
+        errors.STATE["debug"] = True
+        worker.STDERR = None
 
 
 @main.command("run")
@@ -300,7 +330,12 @@ def main() -> None:
     type=click.IntRange(1),
     help="Run folders to keep (the most recent published runs).",
 )
-@click.option("--log-json", is_flag=True, help="Log one JSON object per stage on stderr.")
+@click.option(
+    "--log-json",
+    is_flag=True,
+    help="Every line on stderr is one JSON object (stages, warnings, errors), the last one "
+    "the summary.",
+)
 @click.option(
     "--engine",
     type=click.Choice(["local", "ray"]),
@@ -342,12 +377,38 @@ def main() -> None:
     help="Likewise for a worker whose resident memory grows past MB (too_much_memory); "
     "a worker that dies (a crash) rejects its document as crashed.",
 )
+@click.option(
+    "--dry-run",
+    is_flag=True,
+    help="Do all the work and print what would change; publish and record nothing.",
+)
+@click.option(
+    "--allow-mass-delete",
+    is_flag=True,
+    help="Publish even a run that read no document (refused otherwise, exit 1), or that "
+    "removes more than --max-removed of the published chunks (refused otherwise, exit 4).",
+)
+@click.option(
+    "--max-removed",
+    type=click.FloatRange(0, 1),
+    default=0.5,
+    show_default=True,
+    metavar="SHARE",
+    help="Share of the published chunks a run may remove before it is refused.",
+)
+@click.option(
+    "--new-policy",
+    is_flag=True,
+    help="Accept a policy (or mdchunk chunker version) that differs from the published "
+    "run's: it changes every chunk id. Refused otherwise (exit 4), naming the fields.",
+)
 def run_cmd(
     inputs,
     out,
     include,
     exclude,
     mdx,
+    name,
     parser,
     text_column,
     id_column,
@@ -362,6 +423,10 @@ def run_cmd(
     workers,
     doc_timeout,
     doc_memory,
+    dry_run,
+    allow_mass_delete,
+    max_removed,
+    new_policy,
     **flags,
 ):
     """Read, parse and chunk INPUT into a new run of DIR, then publish it.
@@ -382,6 +447,14 @@ def run_cmd(
     to the published run. A second run on DIR while one is in progress is refused, exit 3
     (DIR/LOCK names its PID); a lock left by a killed run is taken over.
 
+    \b
+    Guards (nothing is published, the run is recorded as refused):
+      no document read (empty INPUT, a mistyped --include)          exit 1
+      more than --max-removed of the published chunks removed       exit 4
+      a policy or chunker version other than the published run's   exit 4
+    --allow-mass-delete and --new-policy accept the first two and the last; --dry-run
+    shows what a run would change and publishes nothing.
+
     
     Never read: pipes, devices and sockets (not_a_file), files over --max-bytes
     (too_large), links out of the input folder (outside_root), names that are not UTF-8
@@ -390,11 +463,17 @@ def run_cmd(
     """
     from mdchunk import api
     from mdchunk.jobs import ray_job
+    from mdchunk.jobs.guards import Refused
     from mdchunk.jobs.runlog import RunLog
     from mdchunk.pipeline import objectstore, runstore
 
+    if log_json:
+        errors.json_mode()
     policy = _policy(policy_file, mdx=mdx, **flags)
-    bar = _Progress("run")
+    if not objectstore.is_uri(out):
+        _writable(out)
+    log = RunLog(as_json=log_json)
+    bar = None if log_json else _Progress("run")  # a bar label is not a JSON line
     with _input_errors():
         try:
             result = api.run(
@@ -413,31 +492,98 @@ def run_cmd(
                 parser=parser,
                 doc_timeout=doc_timeout,
                 doc_memory=doc_memory,
+                allow_mass_delete=allow_mass_delete,
+                max_removed=max_removed,
+                new_policy=new_policy,
+                dry_run=dry_run,
                 engine=engine,
                 ray_address=ray_address,
                 progress=bar,
-                log=RunLog(as_json=log_json),
+                log=log,
+                names=_names(name, inputs),
             )
         except runstore.LockedError as exc:
-            click.echo(f"mdchunk run: refused: {exc}", err=True)
-            sys.exit(3)
+            errors.finish("run", f"refused: {exc}", 3, status="refused")
+        except Refused as exc:
+            errors.finish("run", f"refused: {exc}", exc.code, status="refused")
         except ray_job.EngineError as exc:
             raise click.UsageError(str(exc)) from exc
         except objectstore.ObjectStoreError as exc:
-            click.echo(f"mdchunk run: not published: {exc}", err=True)
-            sys.exit(1)
+            errors.finish("run", f"not published: {exc}", 1)
         finally:
-            bar.close()
+            if bar is not None:
+                bar.close()
+    _run_summary(result, out, policy, log)
+
+
+SUMMARY_COUNTS = [
+    "documents_added",
+    "documents_changed",
+    "documents_unchanged",
+    "documents_deleted",
+    "documents_parsed",
+    "chunks_added",
+    "chunks_removed",
+    "chunks_kept",
+    "chunks_total",
+]
+
+
+def _run_summary(result, out, policy, log) -> None:
+    """The closing lines of `mdchunk run` (with --log-json: one summary object)."""
     r = result.record
+    if log.as_json:
+        log.stage(
+            "summary",
+            status="dry-run" if result.dry_run else "published",
+            run=r["run_id"],
+            documents=result.blocks.documents,
+            blocks=result.blocks.blocks,
+            rejects=dict(result.blocks.rejects + result.chunks.rejects),
+            skipped=dict(result.blocks.skipped),
+            chunks=result.chunks.chunks,
+            **{k: r[k] for k in SUMMARY_COUNTS},
+            policy=policy.policy_hash,
+            seconds=r["seconds"]["total"],
+        )
+        return
+    verb = "dry run, nothing published" if result.dry_run else "published"
     lines = [
         result.blocks.line(out),
         f"{result.chunks.line()} (policy {policy.policy_hash})",
-        f"run {r['run_id']} published: documents +{r['documents_added']} "
+        f"run {r['run_id']} {verb}: documents +{r['documents_added']} "
         f"~{r['documents_changed']} ={r['documents_unchanged']} -{r['documents_deleted']}, "
         f"chunks +{r['chunks_added']} -{r['chunks_removed']} ={r['chunks_kept']}, "
         f"parsed {r['documents_parsed']}, {r['seconds']['total']:.2f} s",
     ]
-    _finish("run", lines, r["documents_added"] + r["documents_changed"] + r["documents_unchanged"])
+    for line in lines:
+        click.echo(f"mdchunk run: {line}", err=True)
+
+
+def _writable(out: Path) -> None:
+    """--out must be a folder we can create and write in: say so in one line if not."""
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        probe = out / f".mdchunk-write-test.{os.getpid()}"
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as exc:
+        raise click.UsageError(f"--out {out}: cannot write there: {exc.strerror or exc}") from exc
+
+
+def _names(pairs: tuple[str, ...], inputs: tuple[str, ...]) -> dict[str, str]:
+    """--name LABEL=PATH options as {PATH: LABEL}; PATH must be one of the INPUTs."""
+    out: dict[str, str] = {}
+    for pair in pairs:
+        label, sep, path = pair.partition("=")
+        if not sep or not label or not path:
+            raise click.BadParameter(f"{pair!r}: use LABEL=PATH", param_hint="--name")
+        if path not in inputs:
+            raise click.BadParameter(
+                f"{path!r} is not one of the INPUTs ({', '.join(inputs)})", param_hint="--name"
+            )
+        out[path] = label
+    return out
 
 
 @main.command("runs")
@@ -522,6 +668,7 @@ def blocks_cmd(
     include,
     exclude,
     mdx,
+    name,
     parser,
     text_column,
     id_column,
@@ -544,7 +691,9 @@ def blocks_cmd(
     """
     from mdchunk.jobs import blocks_job
     from mdchunk.pipeline import sources
+    from mdchunk.pipeline.labels import input_labels
 
+    _writable(out)
     selection = sources.Selection(
         include,
         exclude,
@@ -552,17 +701,19 @@ def blocks_cmd(
         id_column,
         max_bytes=max_bytes,
         follow_symlinks=follow_symlinks,
+        out=out,
     )
     with _input_errors():
-        plan = sources.plan(list(inputs), selection)
+        labels = input_labels(list(inputs), _names(name, inputs))
+        plan = sources.plan(list(inputs), selection, labels)
         with _progress(len(plan), "blocks") as bar:
             summary = blocks_job.run(
-                plan, out, selection, mdx, bias, max_bytes, parser, progress=bar.update
+                plan, out, selection, mdx or "auto", bias, max_bytes, parser, progress=bar.update
             )
     _finish("blocks", [summary.line(out)], summary.documents)
 
 
-for _command in query_cli.COMMANDS:
+for _command in query_cli.COMMANDS + consumer_cli.COMMANDS:
     main.add_command(_command)
 main.add_command(report_cli.report_cmd)
 

@@ -16,24 +16,18 @@ results come back in submission order, so the output never depends on the worker
 from __future__ import annotations
 
 import atexit
-import importlib
 import os
-import resource
 import signal
-import subprocess
-import sys
-import threading
 import time
-import traceback
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from multiprocessing.connection import Connection, wait
+from multiprocessing.connection import wait
 
+from mdchunk.jobs.worker import Worker, rss_mb
 from mdchunk.pipeline.limits import DEFAULT_DOC_MEMORY_MB, DEFAULT_DOC_TIMEOUT
 
 TICK = 0.05  # seconds between two looks of the watchdog
-WARM_MODULES = ("mdchunk.pipeline.batch",)  # imported by a worker before it says ready
 
 
 @dataclass(frozen=True)
@@ -52,136 +46,6 @@ class Failure:
 
 def default_workers() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-
-
-def _exit_with_parent(parent: int) -> None:
-    """Leave when the run that started us is gone (killed, say): nobody else would stop us."""
-
-    def watch() -> None:
-        while os.getppid() == parent:
-            time.sleep(0.2)
-        os._exit(1)
-
-    threading.Thread(target=watch, daemon=True).start()
-
-
-# A worker is a fresh interpreter started with subprocess, not multiprocessing: spawn would
-# run the caller's __main__ again in every worker (a plain script without a main guard
-# would start itself over), fork would copy the half-made thread pools of polars/pyarrow.
-# It gets the parent's sys.path, then talks over two inherited pipes.
-_BOOT = """
-import sys
-from multiprocessing.connection import Connection
-inbox = Connection(int(sys.argv[1]), writable=False)
-outbox = Connection(int(sys.argv[2]), readable=False)
-sys.path[:] = inbox.recv()
-from mdchunk.jobs.pool import _serve
-_serve(inbox, outbox, *inbox.recv())
-"""
-WORKER_STDERR = subprocess.DEVNULL  # None (inherit) with --debug
-
-
-def _serve(inbox, outbox, parent: int, memory_mb: int, init: Callable | None) -> None:
-    """A worker: take (seq, fn, item) messages, answer (seq, "ok", result) or (seq, "error",
-    text); None ends it. Ctrl-C is the parent's business: the parent stops its workers."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    _exit_with_parent(parent)
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # a crash leaves no core file behind
-    for name in WARM_MODULES:
-        importlib.import_module(name)
-    if init is not None:
-        init()
-    _limit_address_space(memory_mb)
-    outbox.send((None, "ready", os.getpid()))
-    while True:
-        msg = inbox.recv()
-        if msg is None:
-            return
-        seq, fn, item = msg
-        try:
-            outbox.send((seq, "ok", fn(item)))
-        except Exception as exc:  # noqa: BLE001 - a bug on one item must not end the run
-            outbox.send((seq, "error", _describe(exc)))
-
-
-def _describe(exc: Exception) -> str:
-    """One line: the exception and where it was raised (file:line of the last frame)."""
-    frames = traceback.extract_tb(exc.__traceback__)
-    where = f" at {os.path.basename(frames[-1].filename)}:{frames[-1].lineno}" if frames else ""
-    message = (str(exc).splitlines() or [""])[0][:200]
-    return f"internal error ({type(exc).__name__}: {message}){where}"
-
-
-def _limit_address_space(memory_mb: int) -> None:
-    """A backstop behind the watchdog's resident-memory check, for allocations too fast to
-    be seen: address space beyond what the warmed-up worker reserves (thread stacks and
-    allocator arenas make that much larger than what it uses) plus four times the limit."""
-    try:
-        size = int(open("/proc/self/statm").read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
-    except (OSError, ValueError):
-        return
-    cap = size + 4 * memory_mb * 2**20 + 2**31
-    resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
-
-
-def _rss_mb(pid: int) -> float:
-    try:
-        with open(f"/proc/{pid}/statm") as fh:
-            return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
-    except (OSError, ValueError, IndexError):
-        return 0.0
-
-
-@dataclass
-class _Worker:
-    process: subprocess.Popen
-    inbox: Connection  # we send tasks into it
-    conn: Connection  # results come out of it; end-of-file when the worker dies
-    ready: bool = False
-    task: tuple | None = None  # (key, item) in progress
-    since: float = 0.0
-
-    @classmethod
-    def start(cls, memory_mb: int, init: Callable | None) -> _Worker:
-        task_r, task_w = os.pipe()
-        result_r, result_w = os.pipe()
-        process = subprocess.Popen(
-            [sys.executable, "-c", _BOOT, str(task_r), str(result_w)],
-            pass_fds=(task_r, result_w),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=WORKER_STDERR,
-        )
-        os.close(task_r)
-        os.close(result_w)
-        w = cls(process, Connection(task_w, readable=False), Connection(result_r, writable=False))
-        w.send(list(sys.path))
-        w.send((os.getpid(), memory_mb, init))
-        return w
-
-    def send(self, msg) -> bool:
-        try:
-            self.inbox.send(msg)
-            return True
-        except OSError:  # it died: its pipe is broken; the watchdog will see it
-            return False
-
-    def reap(self) -> None:
-        try:
-            self.process.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
-
-    def alive(self) -> bool:
-        return self.process.poll() is None
-
-    def stop(self, kill: bool) -> None:
-        if kill and self.alive():
-            self.process.kill()
-        self.reap()
-        self.inbox.close()
-        self.conn.close()
 
 
 @dataclass
@@ -211,7 +75,7 @@ class Supervisor:
     ):
         self.n, self.limits, self.init = max(workers, 1), limits, init
         self.split, self.merge, self.on_fail = split, merge, on_fail
-        self.workers: list[_Worker] = []
+        self.workers: list[Worker] = []
         self.failures: list[Failure] = []
         self.start_failures = 0
 
@@ -240,8 +104,8 @@ class Supervisor:
                 w.stop(kill=True)
         self.workers = []
 
-    def _start(self) -> _Worker:
-        return _Worker.start(self.limits.memory_mb, self.init)
+    def _start(self) -> Worker:
+        return Worker.start(self.limits.memory_mb, self.init)
 
     def map(self, fn: Callable, items: Iterable, window: int | None = None) -> Iterator:
         window = window or 2 * self.n
@@ -312,7 +176,7 @@ class Supervisor:
             self._replace(i, kill=True)
         return out
 
-    def _check(self, w: _Worker) -> Failure | None:
+    def _check(self, w: Worker) -> Failure | None:
         """Why this worker must go now, or None."""
         code = w.process.poll()
         if code is not None:
@@ -322,16 +186,16 @@ class Supervisor:
             return None
         if time.monotonic() - w.since > self.limits.seconds:
             return Failure("timeout", f"took longer than {self.limits.seconds:g} s (--doc-timeout)")
-        if _rss_mb(w.process.pid) > self.limits.memory_mb:
+        if rss_mb(w.process.pid) > self.limits.memory_mb:
             return Failure(
                 "too_much_memory",
                 f"its worker grew past {self.limits.memory_mb} MB (--doc-memory)",
             )
         return None
 
-    def _too_big(self, w: _Worker) -> bool:
+    def _too_big(self, w: Worker) -> bool:
         """An idle worker holding most of the limit is recycled before its next task."""
-        return _rss_mb(w.process.pid) > 0.75 * self.limits.memory_mb
+        return rss_mb(w.process.pid) > 0.75 * self.limits.memory_mb
 
     def _replace(self, i: int, kill: bool) -> None:
         w = self.workers[i]
@@ -367,7 +231,7 @@ class Supervisor:
 
 
 _END = object()
-_PARKED: dict[int, list[_Worker]] = {}  # idle workers between runs, by memory limit
+_PARKED: dict[int, list[Worker]] = {}  # idle workers between runs, by memory limit
 _PARKED_EVER: list = []  # the exit hook that stops them, once registered
 
 

@@ -332,7 +332,7 @@ def sql_cmd(out, query, fmt, output):
             raise click.UsageError("--format parquet needs --output FILE")
         frame.write_parquet(output, compression="zstd")
     elif fmt == "csv":
-        text = frame.write_csv()
+        text = _flat(frame).write_csv()
     elif fmt == "json":
         text = json.dumps(_jsonable(frame), indent=1, ensure_ascii=False)
     else:
@@ -342,7 +342,25 @@ def sql_cmd(out, query, fmt, output):
         if output:
             output.write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
         else:
-            click.echo(text)
+            click.echo(text, nl=not text.endswith("\n"))
+
+
+def _flat(frame):
+    """CSV has no lists or structs: such cells become JSON text (breadcrumb, spans, ...)."""
+    import polars as pl
+
+    nested = [c for c, t in frame.schema.items() if t.is_nested()]
+    return frame.with_columns(
+        pl.Series(
+            c,
+            [
+                None if v is None else json.dumps(v, default=str, ensure_ascii=False)
+                for v in frame[c].to_list()
+            ],
+            dtype=pl.String,
+        )
+        for c in nested
+    )
 
 
 COMMANDS = [search_cmd, stats_cmd, check_cmd, sql_cmd]

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import socket
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 
@@ -87,14 +88,34 @@ def start(address: str | None, cpus: int):
         raise EngineError(INSTALL_HINT) from exc
     if not ray.is_initialized():
         options = dict(include_dashboard=False, log_to_driver=False, logging_level="WARNING")
-        if address:
-            ray.init(address=address, **options)
-        else:
-            ray.init(num_cpus=cpus, **options)
+        try:
+            if address:
+                _reachable(address)
+                ray.init(address=address, **options)
+            else:
+                ray.init(num_cpus=cpus, **options)
+        except EngineError:
+            raise
+        except (Exception, SystemExit) as exc:  # ray exits the process when it gives up
+            raise EngineError(f"cannot start Ray at {address or 'a local Ray'}: {exc}") from exc
     context = ray.data.DataContext.get_current()
     context.execution_options.preserve_order = True  # outputs in input order
     context.enable_progress_bars = False
     return ray
+
+
+def _reachable(address: str) -> None:
+    """Fail in seconds, in one line, for an address nobody answers at: Ray itself retries
+    for minutes, prints to stderr, then exits the process."""
+    if address in ("auto", "local"):
+        return
+    host, _, port = address.split("://", 1)[-1].rstrip("/").rpartition(":")
+    if not host or not port.isdigit():
+        raise EngineError(f"--ray-address {address!r}: expected HOST:PORT, ray://HOST:PORT or auto")
+    try:
+        socket.create_connection((host, int(port)), timeout=3).close()
+    except OSError as exc:
+        raise EngineError(f"cannot reach Ray at {address}: {exc.strerror or exc}") from exc
 
 
 def read(

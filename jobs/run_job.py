@@ -22,11 +22,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from mdchunk.jobs import blocks_job, pool
+from mdchunk.jobs import blocks_job, guards, pool
 from mdchunk.jobs.chunks_job import ChunksSummary, run_metadata
 from mdchunk.jobs.previous import OldRun, Previous, open_published
 from mdchunk.jobs.runlog import RunLog
-from mdchunk.pipeline import batch, manifest, runstore, schemas, sources, store
+from mdchunk.pipeline import batch, ledger, manifest, runstore, schemas, sources, store
 from mdchunk.pipeline.batch import Batch, Reused
 from mdchunk.pipeline.document import make_doc_id
 from mdchunk.pipeline.parse import DEFAULT_BACKEND, parser_key
@@ -162,6 +162,7 @@ class RunSummary:
     chunks: ChunksSummary
     blocks: blocks_job.BlocksSummary
     folder: Path
+    dry_run: bool = False  # computed and reported, not published (the folder is gone)
 
 
 @dataclass
@@ -180,6 +181,7 @@ class RunJob:
     engine: str = "local"  # local (process pool) | ray (Ray Data reads, Ray tasks process)
     ray_address: str | None = None
     limits: pool.Limits = field(default_factory=pool.Limits)
+    guards: guards.Guards = field(default_factory=guards.Guards)
     progress: Callable[[int], None] = lambda n: None
     log: RunLog = field(default_factory=RunLog)
     supervisor: pool.Supervisor | None = None  # the watched workers of a local run
@@ -232,31 +234,72 @@ def run(
     max_bytes: int,
     **options,
 ) -> RunSummary:
-    """One nightly run over ``plan`` into the run folder ``root``; publishes on success.
-    Options: full, keep, workers, progress, log (see RunJob)."""
+    """One nightly run over ``plan`` into the run folder ``root``; publishes on success,
+    unless a guard refuses (guards.Refused: recorded as ``refused``, nothing published) or
+    it is a dry run (nothing recorded, nothing published). Options: full, keep, workers,
+    limits, guards, progress, log (see RunJob)."""
     job = RunJob(plan, Path(root), selection, policy, max_bytes, **options)
     if job.engine == "local" and len(plan) <= BATCH_DOCS and not any(s.is_table for s in plan):
         job.workers = 1  # a single batch: starting worker processes would only cost time
+    dry = job.guards.dry_run
     with runstore.Lock(job.root):
-        history = runstore.start(job.root)
         run_id = runstore.new_run_id()
         folder = runstore.run_dir(job.root, run_id)
-        folder.mkdir(parents=True)
         record = runstore.new_record(run_id, plan, job.full, policy, parse_key(policy, job.parser))
-        try:
+        history = None
+        try:  # from here on, a failure, a refusal or Ctrl-C is recorded in the runs table
+            history = runstore.history(job.root) if dry else runstore.start(job.root)
+            base = guards.baseline(job.root)
+            changed = guards.check_policy(
+                base, policy.canonical_json(), CHUNKER_VERSION, job.guards
+            )
+            folder.mkdir(parents=True)
             if job.engine == "local":  # workers start now: their imports overlap our reading
                 with job.watched() as job.supervisor:
                     result, known = _execute(job, folder, record)
             else:
                 result, known = _execute(job, folder, record)
+            _check_result(job, result, base, changed)
         except BaseException as exc:
-            record.update(status="failed", error=f"{type(exc).__name__}: {exc}")
-            runstore.fail(job.root, history, record)
+            _record_failure(job, history, record, exc, dry)
             raise
+        if dry:
+            runstore.remove_run(job.root, run_id)
+            job.log.stage("dry-run", run=run_id, published=False, seconds=record["seconds"])
+            result.dry_run = True
+            return result
+        ledger.record(job.root, run_id, folder / "chunks.parquet")
         runstore.commit(job.root, history, record, known)
         runstore.prune(job.root, history + [record], job.keep)
         job.log.stage("publish", run=run_id, folder=str(folder), seconds=record["seconds"])
         return result
+
+
+def _record_failure(job: RunJob, history, record: dict, exc: BaseException, dry: bool):
+    """A refused, failed or interrupted run: recorded (unless a dry run), folder removed."""
+    refused = isinstance(exc, guards.Refused)
+    record.update(
+        status="refused" if refused else "failed",
+        error=str(exc) if refused else f"{type(exc).__name__}: {exc}",
+    )
+    if dry:
+        runstore.remove_run(job.root, record["run_id"])
+    else:
+        runstore.fail(
+            job.root, history if history is not None else runstore.history(job.root), record
+        )
+    if isinstance(exc, KeyboardInterrupt):
+        job.log.stage("interrupted", run=record["run_id"], status="failed", published=False)
+
+
+def _check_result(job: RunJob, result: RunSummary, base: guards.Baseline, changed: list[str]):
+    """Refuse to publish a run that read nothing or would remove too much. After an
+    accepted policy change every id changes: then only chunks of vanished documents count."""
+    removed = result.record["chunks_removed"]
+    if changed and base.chunks:
+        removed = guards.chunks_of_vanished_documents(base, result.folder)
+    skipped = sum(job.selection.skipped.values())
+    guards.check_result(result.blocks.documents, skipped, removed, base, job.guards)
 
 
 @dataclass

@@ -23,8 +23,10 @@ __all__ = [
     "Chunk",
     "Policy",
     "PolicyError",
+    "Refused",
     "RejectedError",
     "RunSummary",
+    "changes",
     "chunk_table",
     "chunk_text",
     "connect",
@@ -38,12 +40,14 @@ _HOMES = {
     "Policy": "mdchunk.pipeline.policy",
     "PolicyError": "mdchunk.pipeline.policy",
     "RunSummary": "mdchunk.jobs.run_job",
+    "Refused": "mdchunk.jobs.guards",
 }
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and editors only
     from mdchunk.api import (
         Chunk,
         RejectedError,
+        changes,
         chunk_table,
         chunk_text,
         connect,
@@ -52,6 +56,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and editors only
         search,
         stats,
     )
+    from mdchunk.jobs.guards import Refused
     from mdchunk.jobs.run_job import RunSummary
     from mdchunk.pipeline.policy import Policy, PolicyError
 

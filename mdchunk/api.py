@@ -113,8 +113,10 @@ def resolve_policy(policy: PolicyLike = None, **overrides) -> Policy:
 
     try:
         make_counter(resolved.tokenizer, resolved.bias)
-    except (ValueError, ImportError, OSError) as exc:
-        raise PolicyError(f"tokenizer {resolved.tokenizer!r}: {exc}") from exc
+    except Exception as exc:  # noqa: BLE001 - tokenizers raise plain Exception on a bad file
+        raise PolicyError(
+            f"tokenizer {resolved.tokenizer!r}: {' '.join(str(exc).split())}"
+        ) from exc
     return resolved
 
 
@@ -209,10 +211,15 @@ def run(
     parser: str = "pyromark",
     doc_timeout: float = DEFAULT_DOC_TIMEOUT,
     doc_memory: int = DEFAULT_DOC_MEMORY_MB,
+    allow_mass_delete: bool = False,
+    max_removed: float = 0.5,
+    new_policy: bool = False,
+    dry_run: bool = False,
     engine: str = "local",
     ray_address: str | None = None,
     progress: Callable[[int, int], None] | None = None,
     log: RunLog | None = None,
+    names: dict[str, str] | None = None,
 ) -> RunSummary:
     """One nightly run of ``inputs`` into the output folder ``out``, exactly as
     ``mdchunk run``: incremental against the published run, published atomically.
@@ -231,12 +238,25 @@ def run(
     worker works on it longer than ``doc_timeout`` seconds, grows past ``doc_memory`` MB or
     dies becomes a reject (timeout, too_much_memory, crashed). Idle workers stay for the
     next run of this process (``mdchunk.jobs.pool.shutdown()`` ends them).
+
+    Guards (``mdchunk.jobs.guards``), as on the command line: a run that reads no document,
+    or would remove more than ``max_removed`` of the published chunks, publishes nothing
+    unless ``allow_mass_delete``; a policy (or chunker version) other than the published
+    one is refused unless ``new_policy``; both raise ``mdchunk.Refused`` (its ``code`` is
+    the exit code of `mdchunk run`). ``dry_run`` does the work, reports it
+    (``summary.dry_run``) and publishes and records nothing.
+
+    With several inputs, document paths (and so doc ids) start with each input's label:
+    ``names`` ({input: label}) or its folder's name; duplicate labels raise ``InputError``.
+    A single input keeps plain paths unless it is named.
     """
     import os
 
     from mdchunk.jobs import pool, run_job
+    from mdchunk.jobs.guards import Guards
     from mdchunk.jobs.runlog import RunLog
     from mdchunk.pipeline import objectstore, sources
+    from mdchunk.pipeline.labels import input_labels
 
     resolved = resolve_policy(policy)
     if isinstance(inputs, str | Path):
@@ -248,8 +268,11 @@ def run(
         id_column,
         max_bytes=max_bytes,
         follow_symlinks=follow_symlinks,
+        out=None if objectstore.is_uri(out) else Path(out),
     )
-    plan = sources.plan([str(i) for i in inputs], selection)
+    inputs = [str(i) for i in inputs]
+    names = {str(k): v for k, v in (names or {}).items()}
+    plan = sources.plan(inputs, selection, input_labels(inputs, names))
     done = 0
 
     def advance(n: int) -> None:
@@ -270,6 +293,7 @@ def run(
             keep=keep,
             workers=workers or pool.default_workers(),
             limits=pool.Limits(doc_timeout, doc_memory),
+            guards=Guards(allow_mass_delete, max_removed, new_policy, dry_run),
             engine=engine,
             ray_address=ray_address or os.environ.get("RAY_ADDRESS"),
             progress=advance,
@@ -279,6 +303,17 @@ def run(
     if objectstore.is_uri(out):
         return objectstore.run_staged(str(out), one_run, keep)
     return one_run(Path(out))
+
+
+def changes(out: str | Path, since: str) -> pa.Table:
+    """The change set from run ``since`` to the published run of ``out`` (a folder or an
+    object-store prefix), as ``mdchunk changes``: op add (whole chunk rows) and op remove
+    (ids), schema ``schemas.CHANGES``; ``table.schema.metadata[b"mdchunk.until"]`` is the
+    run it brings you to. Works after the runs in between were pruned (DIR/ledger.parquet).
+    Raises ``mdchunk.pipeline.ledger.LedgerError`` for a run the ledger never saw."""
+    from mdchunk.pipeline import ledger
+
+    return ledger.changes_since(out, since)
 
 
 def connect(out: str | Path) -> duckdb.DuckDBPyConnection:

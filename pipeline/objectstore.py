@@ -5,12 +5,14 @@ by uploads whose order makes every instant safe:
 
 1. **pull**: the published run (the run that ``PREFIX/CURRENT`` names) is downloaded into a
    local staging folder, each file checked against the size and sha256 its manifest records,
-   together with the runs table. The staging folder is then an ordinary local output folder.
+   together with the runs table and the ledger. The staging folder is then an ordinary
+   local output folder.
 2. The run itself is an ordinary local run on the staging folder (reuse, change set,
    manifest: all unchanged).
 3. **push**: the new run's files are uploaded under ``PREFIX/runs/RUN_ID/``, its manifest
-   last; then ``PREFIX/CURRENT`` is written in one PUT (the publish); then the runs table;
-   then run prefixes beyond ``--keep`` are deleted.
+   last; then the ledger (which may name a run not yet published: harmless, see
+   pipeline/ledger.py); then ``PREFIX/CURRENT`` is written in one PUT (the publish); then
+   the runs table; then run prefixes beyond ``--keep`` are deleted. A dry run pushes nothing.
 
 A run killed at any moment before step 3's PUT leaves ``CURRENT`` naming the old run, whose
 files are untouched; after it, the new run is complete. Readers (``search``, ``stats``,
@@ -34,6 +36,7 @@ from pathlib import Path, PurePosixPath
 POINTER = "CURRENT"
 HISTORY = "runs.parquet"
 MANIFEST = "manifest.json"
+LEDGER = "ledger.parquet"  # the chunk-id ledger (pipeline/ledger.py): travels with the runs
 
 
 class ObjectStoreError(Exception):
@@ -129,6 +132,9 @@ def pull(prefix: Prefix, staging: Path) -> str | None:
     history = prefix.read(HISTORY)
     if history is not None:
         (staging / HISTORY).write_bytes(history)
+    ledger = prefix.read(LEDGER)
+    if ledger is not None:
+        (staging / LEDGER).write_bytes(ledger)
     run_id = prefix.current()
     if run_id is not None:
         fetch_run(prefix, run_id, staging)
@@ -143,6 +149,8 @@ def push(prefix: Prefix, staging: Path, run_id: str, started_from: str | None, k
     for entry in json.loads((folder / MANIFEST).read_bytes())["files"]:
         prefix.upload(folder / entry["name"], "runs", run_id, entry["name"])
     prefix.upload(folder / MANIFEST, "runs", run_id, MANIFEST)
+    if (staging / LEDGER).exists():
+        prefix.upload(staging / LEDGER, LEDGER)
     now = prefix.current()
     if now != started_from:
         raise ObjectStoreError(
@@ -172,7 +180,8 @@ def run_staged(uri: str, one_run, keep: int):
     try:
         started_from = pull(prefix, staging)
         summary = one_run(staging)
-        push(prefix, staging, summary.run_id, started_from, keep)
+        if not getattr(summary, "dry_run", False):
+            push(prefix, staging, summary.run_id, started_from, keep)
         return summary
     finally:
         shutil.rmtree(staging, ignore_errors=True)
@@ -197,3 +206,16 @@ def published_copy(uri: str) -> Path:
             (folder / HISTORY).write_bytes(history)
         _CACHE[key] = folder
     return _CACHE[key]
+
+
+def published_with_ledger(uri: str) -> tuple[Path, Path]:
+    """(the local copy of the published run of ``uri``, a local copy of its ledger) for
+    `mdchunk changes` on an object store; the ledger is fetched anew on every call."""
+    folder = published_copy(uri)
+    data = Prefix(uri).read(LEDGER)
+    ledger = folder.parent.parent / LEDGER
+    if data is None:
+        ledger.unlink(missing_ok=True)
+    else:
+        ledger.write_bytes(data)
+    return folder, ledger

@@ -161,6 +161,8 @@ def load(path: str | Path | None = None, **overrides) -> Policy:
             raise PolicyError(
                 f"{path}: unknown policy field(s) {', '.join(unknown)}; known: {', '.join(FIELDS)}"
             )
+        if isinstance(data.get("mdx"), bool):  # YAML 1.1 reads a bare on/off as a boolean
+            data["mdx"] = "on" if data["mdx"] else "off"
         values.update(data)
     values.update({k: v for k, v in overrides.items() if v is not None})
     return Policy(**values)

@@ -164,6 +164,15 @@ def commit(root: Path, records: list[dict], record: dict, known: dict | None = N
     checkpoint("done")
 
 
+def repoint(root: Path, run_id: str) -> None:
+    """Publish again a complete run folder (a rollback: jobs/rollback.py): CURRENT, then
+    the link. Its history row stays as it was: it was published before."""
+    root = Path(root)
+    _sync(run_dir(root, run_id))
+    write_atomic(root / POINTER, json.dumps({"run": run_id}).encode())
+    _link_published(root, run_id)
+
+
 def fail(root: Path, records: list[dict], record: dict) -> None:
     """Record a run that failed, and remove its folder."""
     from datetime import UTC, datetime

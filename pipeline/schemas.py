@@ -139,7 +139,7 @@ CHANGES = pa.schema([("op", pa.string()), *CHUNKS])
 RUNS = pa.schema(
     [
         ("run_id", pa.string()),
-        ("status", pa.string()),  # published | failed | abandoned
+        ("status", pa.string()),  # published | failed | refused | abandoned
         ("started_at", pa.timestamp("ms", tz="UTC")),
         ("ended_at", pa.timestamp("ms", tz="UTC")),
         ("inputs", pa.list_(pa.string())),
@@ -162,6 +162,18 @@ RUNS = pa.schema(
         ("chunks_total", pa.int64()),
         ("seconds", pa.map_(pa.string(), pa.float64())),  # per stage
         ("error", pa.string()),
+    ]
+)
+
+# The ledger of an output folder (pipeline/ledger.py): the publications each chunk id was
+# part of, as numbered stretches [added, removed).
+LEDGER = pa.schema(
+    [
+        ("chunk_id", pa.string()),
+        ("doc_id", pa.string()),
+        ("path", pa.string()),
+        ("added", pa.int64()),  # the publication that first held it
+        ("removed", pa.int64()),  # the first publication without it; null while held
     ]
 )
 

@@ -9,6 +9,11 @@ with a printable form of the name), a symbolic link that resolves outside the fo
 (``outside_root``, unless ``follow_symlinks``), and a folder that cannot be listed
 (``unlistable``: one reject row for the folder, path ``FOLDER/``). Reading then goes
 through ``pipeline.reading`` (stat first, regular files only, bounded reads).
+
+Not read, and counted by reason in ``Selection.skipped``: files that are not markdown or
+text (``not markdown``), hidden folders (``hidden``), links to folders (``symlink``) and
+the output folder when it lies inside INPUT (``inside --out``). With several INPUTs, every
+document's path starts with its input's label (``Source.label``; see pipeline/labels.py).
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ import io
 import os
 from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePath, PurePosixPath
 
 from mdchunk.pipeline.document import RawDocument, doc_format
@@ -42,9 +47,10 @@ class Selection:
     exclude: tuple[str, ...] = ()
     text_column: str | None = None
     id_column: str | None = None
-    skipped: Counter = field(default_factory=Counter)  # suffix -> files not read
+    skipped: Counter = field(default_factory=Counter)  # reason -> entries not read
     max_bytes: int = DEFAULT_MAX_BYTES  # larger files are rejected unread (too_large)
     follow_symlinks: bool = False  # read symlinks that resolve outside the input folder
+    out: Path | None = None  # the output folder: never read, even inside INPUT
 
     def wants(self, rel: str) -> bool:
         if self.include and not any(fnmatch.fnmatch(rel, g) for g in self.include):
@@ -65,6 +71,7 @@ class Source:
     scheme: str | None = None
     problem: tuple[str, str] | None = None
     name: str | None = None
+    label: str | None = None  # with several INPUTs: the first part of every path
 
     @property
     def uri(self) -> str:
@@ -76,7 +83,8 @@ class Source:
 
     @property
     def rel(self) -> str:
-        return self.name or self.path.relative_to(self.root).as_posix()
+        rel = self.name or self.path.relative_to(self.root).as_posix()
+        return f"{self.label}/{rel}" if self.label else rel
 
 
 def folder_prefix(reject_path: str) -> str:
@@ -84,25 +92,31 @@ def folder_prefix(reject_path: str) -> str:
     return "" if reject_path == "./" else reject_path
 
 
-def plan(inputs: list[str], selection: Selection) -> list[Source]:
-    """Everything INPUT names, in a deterministic order; counts what is skipped."""
+def plan(
+    inputs: list[str], selection: Selection, labels: dict[str, str | None] | None = None
+) -> list[Source]:
+    """Everything INPUT names, in a deterministic order; counts what is skipped. ``labels``
+    (pipeline.labels.input_labels) prefixes the paths of each input's documents."""
     out: list[Source] = []
     for item in inputs:
-        if "://" in item:
-            out.extend(_plan_uri(item, selection))
-            continue
-        path = Path(item)
-        if not os.path.lexists(path):
-            raise InputError(f"{item}: no such file or folder")
-        if path.is_dir():
-            out.extend(plan_folder(path, selection))
-        elif path.suffix.lower() in TABLE_SUFFIXES:
-            if not path.is_file():
-                raise InputError(f"{item}: not a regular file (a table must be one)")
-            out.append(Source(path.parent, path, is_table=True))
-        else:  # a file named on the command line is read even through a symlink
-            out.append(Source(path.parent, path))
+        label = (labels or {}).get(item)
+        out.extend(replace(s, label=label) if label else s for s in _plan_one(item, selection))
     return out
+
+
+def _plan_one(item: str, selection: Selection) -> list[Source]:
+    if "://" in item:
+        return _plan_uri(item, selection)
+    path = Path(item)
+    if not os.path.lexists(path):
+        raise InputError(f"{item}: no such file or folder")
+    if path.is_dir():
+        return plan_folder(path, selection)
+    if path.suffix.lower() in TABLE_SUFFIXES:
+        if not path.is_file():
+            raise InputError(f"{item}: not a regular file (a table must be one)")
+        return [Source(path.parent, path, is_table=True)]
+    return [Source(path.parent, path)]  # a file named on the command line: even a symlink
 
 
 def _plan_uri(item: str, selection: Selection) -> list[Source]:
@@ -125,10 +139,13 @@ def _plan_uri(item: str, selection: Selection) -> list[Source]:
     found = filesystem.get_file_info(fs.FileSelector(root, recursive=True))
     for f in sorted((f for f in found if f.type == fs.FileType.File), key=lambda f: f.path):
         rel = PurePosixPath(f.path).relative_to(base)
-        if any(part.startswith(".") for part in rel.parts[:-1]) or not selection.wants(str(rel)):
+        if any(part.startswith(".") for part in rel.parts[:-1]):
+            selection.skipped["hidden"] += 1
+            continue
+        if not selection.wants(str(rel)):
             continue
         if doc_format(str(rel)) is None:
-            selection.skipped[rel.suffix.lower() or "(none)"] += 1
+            selection.skipped["not markdown"] += 1
             continue
         out.append(Source(base, PurePosixPath(f.path), False, scheme))
     return out
@@ -148,17 +165,34 @@ def plan_folder(root: Path, selection: Selection) -> list[Source]:
         entries.append((folder.as_posix(), source))
 
     for folder, dirs, files in os.walk(root, onerror=unlistable):
-        dirs[:] = [d for d in dirs if not d.startswith(".")]
+        dirs[:] = _entered(Path(folder), dirs, selection)
         for name in files:
             file = Path(folder) / name
             rel = printable(file.relative_to(root).as_posix())
             if not selection.wants(rel):
                 continue
             if doc_format(rel) is None:
-                selection.skipped[file.suffix.lower() or "(none)"] += 1
+                selection.skipped["not markdown"] += 1
                 continue
             entries.append((file.as_posix(), _listed(root, real_root, file, rel, selection)))
     return [source for _, source in sorted(entries, key=lambda e: e[0])]
+
+
+def _entered(folder: Path, dirs: list[str], selection: Selection) -> list[str]:
+    """The subfolders a listing enters; the others are counted in ``selection.skipped``."""
+    out = os.path.realpath(selection.out) if selection.out is not None else None
+    keep = []
+    for d in dirs:
+        full = folder / d
+        if d.startswith("."):
+            selection.skipped["hidden"] += 1
+        elif full.is_symlink():
+            selection.skipped["symlink"] += 1
+        elif out is not None and os.path.realpath(full) == out:
+            selection.skipped["inside --out"] += 1
+        else:
+            keep.append(d)
+    return keep
 
 
 def _listed(root: Path, real_root: str, file: Path, rel: str, selection: Selection) -> Source:
@@ -203,10 +237,19 @@ def _read_table(src: Source, selection: Selection) -> Iterator[RawDocument]:
     if got.data is None:
         raise InputError(f"{path}: {got.detail}")
     if src.path.suffix.lower() != ".parquet":
-        yield from jsonl_documents(io.BytesIO(got.data), selection, path)
+        yield from _labelled(jsonl_documents(io.BytesIO(got.data), selection, path), src.label)
         return
     try:
         table = pq.read_table(io.BytesIO(got.data))
     except Exception as exc:  # noqa: BLE001 - any reader failure is an unusable input
         raise InputError(f"{path}: could not read table: {exc}") from exc
-    yield from table_documents(table, selection, path)
+    yield from _labelled(table_documents(table, selection, path), src.label)
+
+
+def _labelled(docs: Iterator[RawDocument], label: str | None) -> Iterator[RawDocument]:
+    """A table's documents, their paths after the input's label (several INPUTs)."""
+    if not label:
+        yield from docs
+        return
+    for doc in docs:
+        yield replace(doc, path=f"{label}/{doc.path}")

@@ -70,4 +70,4 @@ def test_every_file_is_a_document_or_a_reject(tmp_path):
     kinds = blocks.join(docs, on="doc_id").filter(pl.col("path") == "unclosed-fence.md")["kind"]
     assert kinds.to_list() == ["heading", "code"]
     assert "2 rejects (1 binary, 1 invalid_utf8)" in result.output
-    assert "1 files skipped" in result.output
+    assert "1 skipped (1 not markdown)" in result.output

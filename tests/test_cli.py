@@ -137,7 +137,7 @@ def test_input_given_as_a_uri_reads_through_pyarrow(tmp_path):
     assert docs_b["source"].unique().to_list() == [f"file://{SAMPLE}"]
     assert docs_a.drop("source").equals(docs_b.drop("source"))
     assert pl.read_parquet(a / "chunks.parquet").equals(pl.read_parquet(b / "chunks.parquet"))
-    assert "1 files skipped" in result.output  # the .json asset, as with a plain path
+    assert "1 skipped (1 not markdown)" in result.output  # the .json asset, as with a plain path
     missing = runner.invoke(main, ["run", f"file://{tmp_path}/nope", "--out", str(uri)])
     assert missing.exit_code == 2 and "no such file or folder" in missing.output
 

@@ -79,11 +79,27 @@ def test_incremental_runs_keep_and_prune_on_s3(s3_bucket, tmp_path):
     for i in range(4):
         (src / f"note-{i}.md").write_text(f"# Note {i}\n\nText number {i}.\n")
         _invoke("run", src, "--out", out, "--keep", "2")
+        if i == 0:
+            first = objectstore.Prefix(out).current()
     prefix = objectstore.Prefix(out)
     assert len(prefix.run_ids()) == 2 and prefix.current() == prefix.run_ids()[-1]
     history = pl.read_parquet(objectstore.published_copy(out) / "runs.parquet")
     assert history.filter(pl.col("status") == "published").height == 4
     assert history["documents_parsed"].to_list()[-1] == 1  # only the new note
+    # a consumer that last applied the first run (pruned since) gets the three notes added
+    assert first not in prefix.run_ids()
+    todo = tmp_path / "todo.parquet"
+    _invoke("changes", out, "--since", first, "--format", "parquet", "--out", todo)
+    changes = pl.read_parquet(todo)
+    assert sorted(changes.filter(pl.col("op") == "add")["path"]) == [
+        f"note-{i}.md" for i in (1, 2, 3)
+    ]
+    assert changes.filter(pl.col("op") == "remove").height == 0
+    # a dry run pushes nothing
+    (src / "note-0.md").unlink()
+    output = _invoke("run", src, "--out", out, "--keep", "2", "--dry-run")
+    assert "dry run, nothing published" in output
+    assert objectstore.Prefix(out).current() == prefix.current() and len(prefix.run_ids()) == 2
 
 
 def _s3_env() -> dict:

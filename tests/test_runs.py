@@ -166,6 +166,7 @@ def test_policy_change_repacks_without_parsing(corpus, tmp_path):
             "20",
             "--overlap-tokens",
             "10",
+            "--new-policy",
         ],
     )
     assert result.exit_code == 0, result.output
@@ -178,7 +179,9 @@ def test_policy_change_repacks_without_parsing(corpus, tmp_path):
         len(new_ids),
     )
     # a bias change also re-packs from stored blocks (estimates redone, nothing parsed)
-    result = CliRunner().invoke(main, ["run", str(corpus), "--out", str(out), "--bias", "code"])
+    result = CliRunner().invoke(
+        main, ["run", str(corpus), "--out", str(out), "--bias", "code", "--new-policy"]
+    )
     assert result.exit_code == 0, result.output
     assert runstore.history(out)[-1]["documents_parsed"] == 0
     blocks = published_table(out, "blocks")
@@ -231,7 +234,7 @@ def test_log_json_one_line_per_stage(corpus, tmp_path):
     assert proc.returncode == 0, proc.stderr
     lines = [json.loads(line) for line in proc.stderr.splitlines() if line.startswith("{")]
     stages = [line["stage"] for line in lines]
-    assert stages == ["parse", "chunk", "changes", "publish"]
+    assert stages == ["parse", "chunk", "changes", "publish", "summary"]
     assert all("seconds" in line for line in lines)
     assert lines[1]["chunks"] > 0 and lines[1]["strategies"]
 

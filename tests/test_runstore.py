@@ -38,7 +38,7 @@ def checkpoint(name):
     if name == step:
         os.kill(os.getpid(), signal.SIGKILL)
 runstore.checkpoint = checkpoint
-run([src], out, policy=Policy(**{policy}), workers=1)
+run([src], out, policy=Policy(**{policy}), workers=1, new_policy=True)
 """
 
 
@@ -112,7 +112,7 @@ def test_a_kill_at_each_step_of_publishing_leaves_one_run_published(published_a,
     (out / ".CURRENT.99999.tmp").write_text("a temporary file left by a killed writer")
 
     # the next run, under policy B, builds on what is published and nothing else
-    summary = _quiet_run(src, out, POLICY_B)
+    summary = _quiet_run(src, out, POLICY_B, new_policy=True)
     newest = _published_consistently(out)
     assert newest == summary.run_id
     assert set(_chunks(out)["policy_hash"]) == {POLICY_B.policy_hash}

@@ -163,7 +163,7 @@ def test_an_unlistable_folder_is_a_reject_and_never_a_deletion(tmp_path):
         probe = subprocess.run(_incapable(["ls", str(private)]), capture_output=True)
         if probe.returncode == 0:
             pytest.skip("this user can list a folder of mode 000 (no way to make one unlistable)")
-        for flags in ((), ("--full",), ("--target-tokens", "600")):
+        for flags in ((), ("--full",), ("--target-tokens", "600", "--new-policy")):
             started = time.monotonic()
             proc = _cli_run(src, out, *flags)
             assert proc.returncode == 0, proc.stderr

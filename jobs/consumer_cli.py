@@ -1,0 +1,122 @@
+"""Commands for the consumers of an output folder: what changed since a run, and rollback."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+
+def _folder_or_uri(ctx, param, value: str):
+    """DIR: an output folder that exists, or an object-store prefix (s3://...)."""
+    if "://" in value:
+        return value
+    if not Path(value).is_dir():
+        raise click.BadParameter(f"{value}: no such output folder", param_hint="DIR")
+    return Path(value)
+
+
+@click.command("changes")
+@click.argument("out", metavar="DIR", callback=_folder_or_uri)
+@click.option(
+    "--since",
+    required=True,
+    metavar="RUN_ID",
+    help="The last run you applied (any run published in DIR, also one pruned since).",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["jsonl", "parquet"]),
+    default="jsonl",
+    show_default=True,
+)
+@click.option(
+    "--out",
+    "output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write to FILE (needed for parquet); jsonl goes to stdout without it.",
+)
+def changes_cmd(out, since, fmt, output):
+    """What changed between run RUN_ID and the published run of DIR: the chunks to embed
+    (op add, whole rows) and the chunk ids to delete (op remove).
+
+    \b
+    The consumer pattern (an embedding job that may miss nights or crash):
+      mdchunk changes out/ --since "$(cat applied)" --format parquet --out todo.parquet
+      # upsert the adds and delete the removes (both idempotent), then store the run
+      # they bring you to (footer key mdchunk.until; also printed on stderr):
+      duckdb -noheader -list -c "SELECT value FROM parquet_kv_metadata('todo.parquet')
+               WHERE key = 'mdchunk.until'" > applied
+    After a crash, ask again since the same run. DIR/ledger.parquet keeps the chunk ids of
+    every publication, so this works after the runs you saw were pruned. DIR may be an
+    object-store prefix (s3://bucket/prefix) written by `mdchunk run`.
+    """
+    import pyarrow.parquet as pq
+
+    from mdchunk.pipeline import ledger
+
+    try:
+        table = ledger.changes_since(out, since)
+    except ledger.LedgerError as exc:
+        raise click.UsageError(str(exc)) from exc
+    if fmt == "parquet":
+        if output is None:
+            raise click.UsageError("--format parquet needs --out FILE")
+        pq.write_table(table, output, compression="zstd")
+    else:
+        import json
+
+        lines = (json.dumps(row, default=str, ensure_ascii=False) for row in table.to_pylist())
+        text = "".join(line + "\n" for line in lines)
+        if output is None:
+            click.echo(text, nl=False)
+        else:
+            output.write_text(text, encoding="utf-8")
+    ops = table.column("op").to_pylist()
+    until = table.schema.metadata[b"mdchunk.until"].decode()
+    click.echo(
+        f"mdchunk changes: {ops.count('add')} to add, {ops.count('remove')} to remove, "
+        f"from {since} to the published run {until}",
+        err=True,
+    )
+
+
+@click.command("publish")
+@click.argument("out", metavar="DIR", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.argument("run_id", metavar="RUN_ID")
+def publish_cmd(out, run_id):
+    """Publish run RUN_ID of DIR again: a rollback to a run still on disk.
+
+    \b
+    Example:
+      mdchunk runs out/                      # the runs, * marks the published one
+      mdchunk publish out/ 20250101T020000Z-1a2b3c
+
+    Its changes.parquet is rewritten relative to the run published until now (so
+    `SELECT ... FROM changes` undoes what the newer run did) and the ledger records it, so
+    `mdchunk changes --since` stays right. The next `mdchunk run` builds on it. Local
+    output folders only.
+    """
+    from mdchunk.jobs import rollback
+    from mdchunk.pipeline import runstore
+
+    try:
+        counts = rollback.publish(out, run_id)
+    except rollback.RollbackError as exc:
+        raise click.UsageError(str(exc)) from exc
+    except runstore.LockedError as exc:
+        click.echo(f"mdchunk publish: refused: {exc}", err=True)
+        sys.exit(3)
+    if counts["unchanged"]:
+        click.echo(f"mdchunk publish: {run_id} is already the published run", err=True)
+        return
+    click.echo(
+        f"mdchunk publish: {run_id} published; changes.parquet: {counts['added']} to add, "
+        f"{counts['removed']} to remove",
+        err=True,
+    )
+
+
+COMMANDS = [changes_cmd, publish_cmd]

@@ -1,0 +1,113 @@
+"""How the command line fails: one line naming the thing and the cause, never a traceback
+(unless --debug or MDCHUNK_DEBUG=1); exit 2 for usage and configuration errors, 1 for
+anything unexpected, 130 after Ctrl-C (143 after SIGTERM). With --log-json every line on
+stderr is a JSON object, errors included, and the last one is the summary."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+import time
+import warnings
+
+import click
+
+STATE = {"json": False, "debug": False}  # set by the group and by `run --log-json`
+
+
+class Interrupted(KeyboardInterrupt):
+    """SIGTERM, handled like Ctrl-C: the run stops, records itself failed, exits 143."""
+
+    code = 143
+
+
+def emit(command: str, message: str, **fields) -> None:
+    """One line on stderr: ``mdchunk COMMAND: message``, or a JSON object."""
+    if STATE["json"]:
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        line = json.dumps(
+            {
+                "ts": stamp,
+                "stage": fields.pop("stage", "error"),
+                "command": command,
+                "message": message,
+                **fields,
+            },
+            default=str,
+        )
+    else:
+        line = f"mdchunk {command}: {message}"
+    click.echo(line, err=True)
+
+
+def json_mode() -> None:
+    """--log-json: warnings too become JSON lines."""
+    STATE["json"] = True
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        emit("run", str(message), stage="warning", category=category.__name__)
+
+    warnings.showwarning = show
+
+
+def _on_sigterm(signum, frame):
+    raise Interrupted()
+
+
+class Main(click.Group):
+    """The ``mdchunk`` group: turns what escapes a command into one line and an exit code."""
+
+    def invoke(self, ctx: click.Context):
+        from mdchunk.jobs import worker
+
+        # each invocation starts plain (a process may invoke several: tests, scripts)
+        STATE.update(json=False, debug=bool(os.environ.get("MDCHUNK_DEBUG")))
+        saved = worker.STDERR, warnings.showwarning
+        previous = signal.signal(signal.SIGTERM, _on_sigterm)
+        try:
+            return super().invoke(ctx)
+        except click.exceptions.Exit:
+            raise
+        except BaseException as exc:
+            self.fail(ctx.invoked_subcommand or "mdchunk", exc)
+        finally:
+            signal.signal(signal.SIGTERM, previous)
+            worker.STDERR, warnings.showwarning = saved
+
+    @staticmethod
+    def fail(command: str, exc: BaseException):
+        """Report ``exc`` and exit, or raise it again (usage errors in plain mode, whose
+        usage line click prints; anything with --debug; SystemExit)."""
+        json_mode = STATE["json"]
+        if isinstance(exc, click.ClickException):
+            if json_mode:
+                finish(command, exc.format_message(), exc.exit_code)
+            raise exc
+        if isinstance(exc, KeyboardInterrupt):
+            code = getattr(exc, "code", 130)
+            what = "SIGTERM" if code == 143 else "Ctrl-C"
+            try:
+                finish(command, f"interrupted ({what})", code)
+            finally:  # the run cleaned up behind it: skip a slow interpreter teardown
+                sys.stdout.flush()
+                sys.stderr.flush()
+                os._exit(code)
+        if isinstance(exc, Exception) and not STATE["debug"]:
+            message = f"error: {type(exc).__name__}: {one_line(exc)} (--debug shows where)"
+            finish(command, message, 1)
+        raise exc
+
+
+def finish(command: str, message: str, code: int, status: str = "failed"):
+    """The error line (and with --log-json the closing summary object); then exit."""
+    emit(command, message, stage="error", exit_code=code)
+    if STATE["json"]:
+        emit(command, status, stage="summary", status=status, exit_code=code)
+    sys.exit(code)
+
+
+def one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    return text[:300] + ("…" if len(text) > 300 else "")

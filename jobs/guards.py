@@ -1,0 +1,137 @@
+"""Publish guards: a run that would do damage publishes nothing.
+
+A nightly job follows the change set blindly (embed the adds, delete the removes), so a run
+that read nothing (an empty folder, a mistyped --include), that would remove most of what
+is published, or that silently changes every chunk id (a forgotten policy flag, a new
+chunker version) must stop before it publishes, and say why with the counts. Each guard
+has its flag for when the damage is intended. The guards compare with the run DIR/CURRENT
+names (its manifest: policy, chunker version, chunk count).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+EXIT_NO_DOCUMENTS = 1  # as before the guards: no document could be read
+EXIT_REFUSED = 4  # a guard refused to publish (mass removal, policy change)
+
+
+class Refused(Exception):
+    """The run published nothing; ``code`` is the exit code for the command line."""
+
+    def __init__(self, message: str, code: int = EXIT_REFUSED):
+        super().__init__(message)
+        self.code = code
+
+
+@dataclass(frozen=True)
+class Guards:
+    allow_mass_delete: bool = False  # publish even an empty run or a mass removal
+    max_removed: float = 0.5  # share of the published chunks a run may remove
+    new_policy: bool = False  # accept a policy (or chunker version) that changes every id
+    dry_run: bool = False  # compute and report everything, publish nothing
+
+
+@dataclass
+class Baseline:
+    """What the guards compare a run with: the published run (None fields: nothing
+    published, or a manifest that cannot be read: then no policy comparison is possible)."""
+
+    run_id: str | None = None
+    folder: Path | None = None
+    policy: dict | None = None
+    chunker_version: str | None = None
+    chunks: int = 0
+
+
+def baseline(root: Path) -> Baseline:
+    """The published run of ``root`` as far as its manifest tells (files are not read)."""
+    from mdchunk.pipeline import runstore
+
+    pub = runstore.current(root, verify=False)
+    if pub.manifest is None:
+        return Baseline(pub.run_id, pub.folder)
+    rows = {f["name"]: f.get("rows") for f in pub.manifest["files"]}
+    return Baseline(
+        pub.run_id,
+        pub.folder,
+        pub.manifest["policy"],
+        pub.manifest["chunker_version"],
+        rows.get("chunks.parquet") or 0,
+    )
+
+
+def policy_differences(base: Baseline, policy_json: str, chunker_version: str) -> list[str]:
+    """``field old -> new`` for every policy field (and the chunker version) that differs
+    from the published run's."""
+    if base.policy is None:
+        return []
+    old, new = base.policy, json.loads(policy_json)
+    out = [
+        f"{k} {old.get(k)!r} -> {new.get(k)!r}"
+        for k in sorted(set(old) | set(new))
+        if old.get(k) != new.get(k)
+    ]
+    if base.chunker_version != chunker_version:
+        out.append(f"chunker_version {base.chunker_version!r} -> {chunker_version!r}")
+    return out
+
+
+def check_policy(base: Baseline, policy_json: str, chunker_version: str, guards: Guards):
+    """Before any work: refuse a policy other than the published run's, unless
+    ``new_policy``. Returns the differences (accepted ones too)."""
+    differences = policy_differences(base, policy_json, chunker_version)
+    if differences and not guards.new_policy:
+        raise Refused(
+            f"the policy differs from that of the published run {base.run_id} "
+            f"({'; '.join(differences)}): all {base.chunks} published chunk ids would change, "
+            "so every chunk would be embedded again. Nothing was published. Run again with "
+            "--new-policy to accept that, or with the published policy "
+            "(`mdchunk runs DIR --json` shows it)."
+        )
+    return differences
+
+
+def check_result(documents: int, skipped: int, removed: int, base: Baseline, guards: Guards):
+    """After the run's work, before it is published. ``removed``: the published chunks this
+    run would remove (after an accepted policy change: those of documents that are gone)."""
+    if guards.allow_mass_delete:
+        return
+    published = base.chunks
+    if documents == 0:
+        loss = f", so this run would remove all {published} published chunks" if published else ""
+        raise Refused(
+            f"no document was read from INPUT ({skipped} skipped){loss}. Nothing was "
+            "published. Check INPUT and --include/--exclude, or run again with "
+            "--allow-mass-delete.",
+            EXIT_NO_DOCUMENTS,
+        )
+    if published and removed / published > guards.max_removed:
+        raise Refused(
+            f"this run would remove {removed} of the {published} published chunks "
+            f"({removed / published:.0%}, more than --max-removed {guards.max_removed:.0%}). "
+            "Nothing was published. Check INPUT and --include/--exclude, or run again with "
+            "--allow-mass-delete."
+        )
+
+
+def chunks_of_vanished_documents(base: Baseline, folder: Path) -> int:
+    """After an accepted policy change every id changes: the published chunks whose
+    document is neither a document nor a reject of the new run (``folder``)."""
+    import polars as pl
+
+    if base.folder is None:
+        return 0
+    try:
+        before = pl.read_parquet(base.folder / "chunks.parquet", columns=["doc_id"])
+    except OSError:
+        return 0
+    seen = pl.concat(
+        [
+            pl.read_parquet(folder / f"{name}.parquet", columns=["doc_id"])
+            for name in ("documents", "rejects")
+        ]
+    )["doc_id"]
+    return before.filter(~pl.col("doc_id").is_in(seen.implode())).height

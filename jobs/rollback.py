@@ -1,0 +1,53 @@
+"""Job: `mdchunk publish DIR RUN_ID`, publish again a run still on disk (a rollback).
+
+The run's changes.parquet is rewritten relative to the run published until now (and its
+manifest with it), so a consumer of the published change set undoes exactly what it
+applied; the ledger records the publication, so `mdchunk changes --since` stays right
+across the rollback; the next `mdchunk run` builds on the run published again.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from mdchunk.jobs.previous import open_published
+from mdchunk.pipeline import ledger, manifest, runstore
+
+
+class RollbackError(Exception):
+    """The run cannot be published (unknown, not complete, or its folder pruned)."""
+
+
+def publish(root: Path, run_id: str) -> dict:
+    """Make ``run_id`` the published run of ``root``; returns the change counts."""
+    from mdchunk.jobs.run_job import _changes
+
+    root = Path(root)
+    with runstore.Lock(root):
+        history = runstore.start(root)
+        statuses = {r["run_id"]: r["status"] for r in history}
+        folder = runstore.run_dir(root, run_id)
+        if statuses.get(run_id) != "published":
+            why = f"its status is {statuses[run_id]}" if run_id in statuses else "no such run"
+            raise RollbackError(f"{root}: cannot publish run {run_id}: {why}")
+        try:
+            found = manifest.load(folder)
+        except manifest.ManifestError:
+            found = None
+        if found is None or manifest.verify(folder, found):
+            kept = [r for r in runstore.run_folders(root) if r != run_id]
+            raise RollbackError(
+                f"{root}: run {run_id} is no longer on disk, or damaged (--keep decides how "
+                f"many runs are kept). Runs on disk: {', '.join(kept) or 'none'}"
+            )
+        if runstore.pointed(root).run_id == run_id:
+            return {"added": 0, "removed": 0, "unchanged": True}
+        _, old, _ = open_published(root)
+        counts = _changes(old, folder, set())
+        entries = manifest.entries(found)
+        entries["changes.parquet"] = manifest.file_entry(folder / "changes.parquet")
+        found.update(previous_run=old.run_id, files=[entries[n] for n in sorted(entries)])
+        manifest.write(folder, found)
+        ledger.record(root, run_id, folder / "chunks.parquet", kind="rollback")
+        runstore.repoint(root, run_id)
+        return {"added": counts["added"], "removed": counts["removed"], "unchanged": False}

@@ -1,0 +1,141 @@
+"""The ledger of an output folder: which chunk ids were published when, kept compactly so
+that changes between any two published runs can be computed after their folders are gone.
+
+    DIR/ledger.parquet   one row per stretch of publications a chunk id was part of:
+                         chunk_id, doc_id, path, added (publication number), removed
+                         (the first publication without it; null while it is published)
+
+The file's footer lists the publications: number, run id, time, kind (run, rollback, or
+start: the run found published when the ledger began). Publication numbers only grow, also
+when a rollback publishes an older run again. Each publication holds exactly the chunk ids
+of its run, so a publication recorded for a run that was then killed before CURRENT named
+it changes no answer. A chunk's text is not kept: the adds of a change set come from the
+published run, which holds every chunk it adds.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import polars as pl
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from mdchunk.pipeline import schemas
+from mdchunk.pipeline.store import write_atomic
+
+LEDGER = "ledger.parquet"
+_KEY = b"mdchunk.publications"
+
+
+class LedgerError(Exception):
+    """The ledger cannot answer (a run it never saw, nothing published)."""
+
+
+def read(path: Path) -> tuple[pl.DataFrame, list[dict]]:
+    """(intervals, publications) of a ledger file; empty when there is none yet."""
+    path = Path(path)
+    if not path.exists():
+        return pl.from_arrow(schemas.LEDGER.empty_table()), []
+    table = pq.read_table(path, schema=schemas.LEDGER)
+    meta = pq.read_schema(path).metadata or {}
+    return pl.from_arrow(table), json.loads(meta.get(_KEY, b"[]"))
+
+
+def record(root: Path, run_id: str, chunks: Path, kind: str = "run") -> int:
+    """Add a publication of ``run_id`` (whose chunks.parquet is ``chunks``) to DIR's ledger
+    and return its number. Written atomically, before CURRENT names the run."""
+    from mdchunk.pipeline import runstore
+
+    root = Path(root)
+    intervals, pubs = read(root / LEDGER)
+    if not pubs:  # a folder published before the ledger existed: start from what is there
+        pub = runstore.pointed(root)
+        if pub.folder is not None and pub.run_id != run_id:
+            start = pub.folder / "chunks.parquet"
+            if start.exists():
+                intervals, pubs = _add(intervals, pubs, pub.run_id, start, "start")
+    intervals, pubs = _add(intervals, pubs, run_id, chunks, kind)
+    _write(root / LEDGER, intervals, pubs)
+    return pubs[-1]["n"]
+
+
+def _add(intervals: pl.DataFrame, pubs: list[dict], run_id: str, chunks: Path, kind: str):
+    n = (pubs[-1]["n"] if pubs else 0) + 1
+    ids = pl.read_parquet(chunks, columns=["chunk_id", "doc_id", "path"])
+    alive = intervals.filter(pl.col("removed").is_null())["chunk_id"]
+    gone = pl.col("removed").is_null() & ~pl.col("chunk_id").is_in(ids["chunk_id"].implode())
+    intervals = intervals.with_columns(
+        removed=pl.when(gone).then(pl.lit(n, pl.Int64)).otherwise(pl.col("removed"))
+    )
+    new = ids.filter(~pl.col("chunk_id").is_in(alive.implode())).with_columns(
+        added=pl.lit(n, pl.Int64), removed=pl.lit(None, pl.Int64)
+    )
+    at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    pubs = pubs + [{"n": n, "run": run_id, "at": at, "kind": kind}]
+    return pl.concat([intervals, new.select(intervals.columns)]), pubs
+
+
+def _write(path: Path, intervals: pl.DataFrame, pubs: list[dict]) -> None:
+    table = intervals.to_arrow().cast(schemas.LEDGER)
+    table = table.replace_schema_metadata({_KEY: json.dumps(pubs).encode()})
+    sink = pa.BufferOutputStream()
+    pq.write_table(table, sink, compression="zstd")
+    write_atomic(path, sink.getvalue().to_pybytes())
+
+
+def alive(intervals: pl.DataFrame, n: int) -> pl.DataFrame:
+    """The chunk ids (with doc_id, path) that publication ``n`` held."""
+    held = (pl.col("added") <= n) & (pl.col("removed").is_null() | (pl.col("removed") > n))
+    return intervals.filter(held).select("chunk_id", "doc_id", "path")
+
+
+def last_publication(pubs: list[dict], run_id: str) -> int | None:
+    found = [p["n"] for p in pubs if p["run"] == run_id]
+    return found[-1] if found else None
+
+
+def changes(ledger: Path, current: str, chunks: Path, since: str, where: str) -> pa.Table:
+    """The change set from run ``since`` (as a consumer saw it published) to the published
+    run ``current`` (whose chunks.parquet is ``chunks``): every chunk to add (its whole row)
+    and every chunk id to remove, in the layout of changes.parquet (schemas.CHANGES): adds
+    in chunk order, removes by chunk id. The schema metadata names both runs
+    (``mdchunk.since``, ``mdchunk.until``): store ``until`` once everything is applied.
+    ``where`` names the output folder in errors."""
+    intervals, pubs = read(ledger)
+    now = last_publication(pubs, current)
+    then = last_publication(pubs, since)
+    if then is None or now is None:
+        first = pubs[0]["run"] if pubs else "none yet"
+        raise LedgerError(
+            f"{where}: run {since} was never published here as far as the ledger knows "
+            f"(it starts at run {first}); take the whole published run instead: "
+            '`mdchunk sql DIR "FROM chunks"`'
+        )
+    before, after = alive(intervals, then), alive(intervals, now)
+    added = after.filter(~pl.col("chunk_id").is_in(before["chunk_id"].implode()))["chunk_id"]
+    removed = before.filter(~pl.col("chunk_id").is_in(after["chunk_id"].implode()))
+    rows = pq.read_table(chunks, schema=schemas.CHUNKS)
+    rows = rows.filter(pc.is_in(rows["chunk_id"], value_set=added.to_arrow()))
+    adds = rows.add_column(0, "op", pa.array(["add"] * rows.num_rows, pa.string()))
+    removes = removed.sort("chunk_id").with_columns(op=pl.lit("remove")).to_arrow()
+    removes = pa.Table.from_pylist(removes.to_pylist(), schema=schemas.CHANGES)
+    table = pa.concat_tables([adds.cast(schemas.CHANGES), removes])
+    return table.replace_schema_metadata({"mdchunk.since": since, "mdchunk.until": current})
+
+
+def changes_since(out: str | Path, since: str) -> pa.Table:
+    """``changes`` for an output folder or object-store prefix (its ledger and published
+    run fetched first)."""
+    from mdchunk.pipeline import objectstore, runstore
+
+    if objectstore.is_uri(out):
+        folder, ledger = objectstore.published_with_ledger(str(out))
+        return changes(ledger, folder.name, folder / "chunks.parquet", since, str(out))
+    folder = runstore.published(Path(out))
+    if folder is None:
+        raise LedgerError(f"{out}: nothing is published")
+    return changes(Path(out) / LEDGER, folder.name, folder / "chunks.parquet", since, str(out))

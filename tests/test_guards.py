@@ -1,0 +1,137 @@
+"""Publish guards (issue 13, acceptance 2): a run that would do damage publishes nothing."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from mdchunk.jobs import run_job
+from mdchunk.jobs.cli import main
+from mdchunk.pipeline import runstore
+from tests.conftest import SAMPLE
+from tests.helpers import SMALL_FLAGS
+
+
+def cli(src: Path, out: Path, *flags: str):
+    return CliRunner().invoke(main, ["run", str(src), "--out", str(out), *SMALL_FLAGS, *flags])
+
+
+@pytest.fixture
+def published(tmp_path):
+    """A copy of the sample corpus and an output folder with one published run."""
+    src = tmp_path / "src"
+    shutil.copytree(SAMPLE, src)
+    out = tmp_path / "out"
+    result = cli(src, out)
+    assert result.exit_code == 0, result.output
+    return src, out, runstore.published(out).name
+
+
+def state(out: Path) -> tuple:
+    """What readers see: the published run, and the run folders on disk."""
+    folder = runstore.published(out)
+    return (folder and folder.name, sorted(p.name for p in (out / "runs").iterdir()))
+
+
+def test_empty_input_publishes_nothing(tmp_path):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    result = cli(empty, tmp_path / "out")
+    assert result.exit_code == 1
+    assert "no document was read from INPUT" in result.output
+    assert "Nothing was published" in result.output
+    assert runstore.published(tmp_path / "out") is None
+    assert [r["status"] for r in runstore.history(tmp_path / "out")] == ["refused"]
+
+
+def test_a_mistyped_include_publishes_nothing(published):
+    src, out, before = published
+    history = len(runstore.history(out))
+    result = cli(src, out, "--include", "*.mdd")
+    assert result.exit_code == 1
+    assert "no document was read" in result.output and "remove all" in result.output
+    assert state(out) == (before, [before])
+    assert runstore.history(out)[-1]["status"] == "refused"
+    assert len(runstore.history(out)) == history + 1
+    # intended: allowed, and then the empty run is published
+    result = cli(src, out, "--include", "*.mdd", "--allow-mass-delete")
+    assert result.exit_code == 0, result.output
+    assert runstore.published(out).name != before
+
+
+def test_removing_most_chunks_is_refused_naming_the_counts(published):
+    src, out, before = published
+    total = runstore.history(out)[-1]["chunks_total"]
+    for path in sorted(src.rglob("*.md"))[:8]:
+        path.unlink()
+    result = cli(src, out)
+    assert result.exit_code == 4, result.output
+    assert f"of the {total} published chunks" in result.output and "--max-removed 50%" in (
+        result.output
+    )
+    assert state(out) == (before, [before])
+    assert cli(src, out, "--max-removed", "0.99").exit_code == 0
+
+
+def test_a_policy_change_is_refused_naming_the_fields(published):
+    src, out, before = published
+    total = runstore.history(out)[-1]["chunks_total"]
+    flags = ["--target-tokens", "90", "--max-tokens", "110", "--min-tokens", "20"]
+    result = CliRunner().invoke(main, ["run", str(src), "--out", str(out), *flags])
+    assert result.exit_code == 4, result.output
+    assert "max_tokens 100 -> 110" in result.output
+    assert "target_tokens 60 -> 90" in result.output
+    assert "overlap_tokens 10 -> 80" in result.output  # the forgotten flag
+    assert f"all {total} published chunk ids would change" in result.output
+    assert state(out) == (before, [before])
+    result = CliRunner().invoke(
+        main, ["run", str(src), "--out", str(out), *flags, "--overlap-tokens", "10", "--new-policy"]
+    )
+    assert result.exit_code == 0, result.output
+    assert runstore.history(out)[-1]["chunks_removed"] == total  # every id changed
+
+
+def test_a_new_chunker_version_is_a_policy_change(published, monkeypatch):
+    src, out, before = published
+    monkeypatch.setattr(run_job, "CHUNKER_VERSION", "mdchunk-next")
+    result = cli(src, out)
+    assert result.exit_code == 4
+    assert "chunker_version 'mdchunk-3' -> 'mdchunk-next'" in result.output
+    assert state(out) == (before, [before])
+
+
+def test_dry_run_publishes_nothing(published):
+    src, out, before = published
+    history = runstore.history(out)
+    (src / "index.md").write_text("# Changed\n\nAll new text.\n")
+    result = cli(src, out, "--dry-run")
+    assert result.exit_code == 0, result.output
+    assert "dry run, nothing published" in result.output
+    assert "documents +0 ~1" in result.output
+    assert state(out) == (before, [before])
+    assert runstore.history(out) == history
+
+
+def test_the_python_api_has_the_same_guards(published, tmp_path):
+    import mdchunk
+    from mdchunk.jobs.runlog import RunLog
+
+    src, out, before = published
+    quiet = dict(workers=1, log=RunLog(quiet=True))
+    small = mdchunk.Policy(target_tokens=60, max_tokens=100, min_tokens=20, overlap_tokens=10)
+    with pytest.raises(mdchunk.Refused) as refused:
+        mdchunk.run(src, out, **quiet)  # the default policy is not the published one
+    assert refused.value.code == 4 and "max_tokens 100 -> 1000" in str(refused.value)
+    with pytest.raises(mdchunk.Refused) as refused:
+        mdchunk.run(src, out, policy=small, include=["*.nothing"], **quiet)
+    assert refused.value.code == 1
+    (src / "index.md").write_text("# Changed\n\nAll new text.\n")
+    summary = mdchunk.run(src, out, policy=small, dry_run=True, **quiet)
+    assert summary.dry_run and summary.record["documents_changed"] == 1
+    assert state(out) == (before, [before])
+    summary = mdchunk.run(src, out, policy=small.replace(max_tokens=120), new_policy=True, **quiet)
+    assert runstore.published(out).name == summary.run_id != before
+    assert [r["status"] for r in runstore.history(out)][-3:] == ["refused", "refused", "published"]
