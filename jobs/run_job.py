@@ -26,7 +26,7 @@ from mdchunk.jobs import blocks_job, pool
 from mdchunk.jobs.chunks_job import ChunksSummary, run_metadata
 from mdchunk.jobs.previous import OldRun, Previous, open_published
 from mdchunk.jobs.runlog import RunLog
-from mdchunk.pipeline import batch, manifest, runstore, schemas, sources, store
+from mdchunk.pipeline import batch, manifest, runstore, schemas, sources, stamps, store
 from mdchunk.pipeline.batch import Batch, Reused
 from mdchunk.pipeline.document import make_doc_id
 from mdchunk.pipeline.parse import DEFAULT_BACKEND, parser_key
@@ -47,7 +47,9 @@ class Work:
     parsed: int = 0
     repacked: int = 0
     reused: int = 0  # documents whose bytes did not change
-    bytes_read: int = 0  # of documents only hashed (reused), not parsed
+    bytes_read: int = 0  # of documents only hashed or stamped (reused), not parsed
+    unread: int = 0  # documents reused on their file stamp alone, without reading them
+    stamped: list = field(default_factory=list)  # (path, doc_id, stamp) of local files
     seconds: Counter = field(default_factory=Counter)  # summed over workers for parse/chunk
 
     def add(self, counts: Counter) -> None:
@@ -81,6 +83,36 @@ def _carry_unlisted(raws, prev: Previous | None, plan: list[sources.Source]):
         if prev is not None and getattr(raw, "reason", None) == sources.UNLISTABLE:
             below = prev.under(raw.source, sources.folder_prefix(raw.path))
             yield from (Reused(d) for d, path in below if (raw.source, path) not in listed)
+
+
+def _read_stamped(plan, selection, trusted: dict, known: dict, work: Work):
+    """Every document of ``plan`` in input order, as sources.read gives them, each local
+    file stamped before it is read. A file whose stamp and doc_id are as ``trusted`` (the
+    published run's inputs.parquet) recorded them, and whose document that run holds
+    (``known``), is Reused without being read; every other file is read."""
+    now = time.time_ns()
+    for src in plan:
+        if src.is_table:
+            yield from sources.read([src], selection)
+            continue
+        stamp = stamps.of(sources.stat(src), now)
+        if stamp is None:  # a URI, a reject of listing, a file changed a moment ago
+            yield sources.read_file(src, selection.max_bytes)
+            continue
+        key, doc_id = stamps.key(src), make_doc_id(src.rel)
+        work.stamped.append((key, doc_id, stamp))
+        same = trusted.get(key) == (doc_id, stamp) and stamp[0] <= selection.max_bytes
+        if same and doc_id in known:
+            work.unread += 1
+            work.bytes_read += stamp[0]
+            yield Reused(doc_id)
+        else:
+            yield sources.read_file(src, selection.max_bytes)
+
+
+def _trusted_stamps(prev: Previous | None, verify: bool) -> dict:
+    """The stamps of the published run that this run may trust (none with --verify)."""
+    return {} if prev is None or verify else stamps.load(prev.folder)
 
 
 def _hash_inputs(raws, prev: Previous, work: Work) -> list:
@@ -175,6 +207,7 @@ class RunJob:
     max_bytes: int
     parser: str = DEFAULT_BACKEND  # block parser backend (pipeline.parse.BACKENDS)
     full: bool = False
+    verify: bool = False  # read and hash every input file, trusting no file stamp
     keep: int = 3
     workers: int = 1
     engine: str = "local"  # local (process pool) | ray (Ray Data reads, Ray tasks process)
@@ -196,9 +229,9 @@ class RunJob:
             init=partial(batch.warm, self.policy),
         )
 
-    def documents(self, prev: Previous | None):
-        """Every document in input order (RawDocuments; the Ray engine already gives
-        Reused ids for files whose bytes hash as in ``prev``)."""
+    def documents(self, prev: Previous | None, work: Work):
+        """Every document in input order: RawDocuments, and Reused ids for the files whose
+        stamp is as ``prev`` recorded it (the Ray engine: whose bytes hash as in ``prev``)."""
         if self.engine == "ray":
             from mdchunk.jobs import ray_job
 
@@ -206,7 +239,9 @@ class RunJob:
             return ray_job.read(
                 self.plan, self.selection, known, BATCH_DOCS, self.ray_address, self.workers
             )
-        return sources.read(self.plan, self.selection)
+        trusted = _trusted_stamps(prev, self.verify)
+        known = prev.hashes if prev is not None else {}
+        return _read_stamped(self.plan, self.selection, trusted, known, work)
 
     def results(self, items, prev, reuse_chunks: bool):
         """(tables, counters) of every batch, in input order, from the chosen engine."""
@@ -290,13 +325,19 @@ def _execute(job: RunJob, folder: Path, record: dict) -> tuple[RunSummary, dict]
     )
     tally = Tally()
     work = tally.work
-    raws = _carry_unlisted(job.documents(prev if reuse_blocks else None), prev, job.plan)
+    raws = _carry_unlisted(job.documents(prev if reuse_blocks else None, work), prev, job.plan)
     items = _hash_inputs(raws, prev, work) if reuse_blocks else raws
     if reuse_blocks:
         work.seconds["read"] = time.perf_counter() - t_start
         tally.seen = {x.doc_id if isinstance(x, Reused) else make_doc_id(x.path) for x in items}
         work.reused = sum(isinstance(x, Reused) for x in items)
-        log.stage("read", documents=len(items), unchanged=work.reused, seconds=work.seconds["read"])
+        log.stage(
+            "read",
+            documents=len(items),
+            unchanged=work.reused,
+            unread=work.unread,
+            seconds=work.seconds["read"],
+        )
     nothing_changed = reuse_chunks and work.reused == len(items) and tally.seen == set(prev.hashes)
     known: dict = {}
     if nothing_changed:
@@ -305,6 +346,7 @@ def _execute(job: RunJob, folder: Path, record: dict) -> tuple[RunSummary, dict]
         _summaries_of_linked(folder, tally)
     else:
         _write_batches(job, folder, items, prev, reuse_chunks, reuse_blocks, tally)
+    stamps.write(folder, work.stamped)
     t_changes = time.perf_counter()
     counts = _changes(old, folder, tally.unlisted)
     work.seconds["changes"] = time.perf_counter() - t_changes

@@ -184,6 +184,18 @@ def read(sources: list[Source], selection: Selection) -> Iterator[RawDocument]:
             yield read_file(src, selection.max_bytes)
 
 
+def stat(src: Source) -> os.stat_result | None:
+    """The stat of a local file to be read (taken before reading it, to stamp it:
+    pipeline/stamps.py); None for tables, URIs, files listing already rejected and files
+    that cannot be stat'ed."""
+    if src.is_table or src.scheme or src.problem is not None:
+        return None
+    try:
+        return os.stat(src.path)
+    except OSError:
+        return None
+
+
 def read_file(src: Source, max_bytes: int) -> RawDocument:
     """One planned file: its bytes, or the reject that listing or reading decided."""
     if src.problem is not None:
