@@ -206,7 +206,9 @@ def process(
     to_chunk = docs
     if batch.reused_chunks is not None:
         to_chunk = docs.filter(pc.invert(pc.is_in(docs["doc_id"], batch.reused_docs["doc_id"])))
-    chunks, chunk_rejects = chunk.chunks(to_chunk, blks, policy, counting)
+    # est_tokens of fresh blocks come from the blocks stage, of reused ones from
+    # Previous.blocks, both under policy.bias: the chunks stage need not compute them again
+    chunks, chunk_rejects = chunk.chunks(to_chunk, blks, policy, counting, estimated=True)
     work["repacked"] = to_chunk.num_rows
     if batch.reused_chunks is not None:
         chunks = pa.concat_tables([chunks, batch.reused_chunks])
