@@ -20,6 +20,7 @@ from benchmarks import (  # noqa: E402
     retrieval,
     search,
     sections,
+    speed,
 )
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -34,6 +35,8 @@ def main() -> None:
     out["search"] = search.main()
     print("== nightly: incremental runs over the shared corpora ==")
     out["nightly"] = nightly.main()
+    print("== speed: whole-process cold, unchanged and re-pack runs, all and per corpus ==")
+    out["speed"] = speed.main()
     print("== integrity: manifest checks before reuse, hashing a new run ==")
     out["integrity"] = integrity.main()
     print("== compare: mdchunk and the chunkers people use, same corpora and budget ==")

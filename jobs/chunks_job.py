@@ -8,14 +8,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import polars as pl
 import pyarrow as pa
 
 from mdchunk.jobs import blocks_job
-from mdchunk.pipeline import chunk, runstore, schemas, store
+from mdchunk.pipeline import runstore, schemas, store
 from mdchunk.pipeline.batch import DocRows, drop_rejected
 from mdchunk.pipeline.policy import CHUNKER_VERSION, Policy
-from mdchunk.pipeline.postings import postings
 
 BATCH_DOCS = blocks_job.BATCH_DOCS
 
@@ -37,12 +35,15 @@ class ChunksSummary:
         self.rejects.update(rejects.column("reason").to_pylist())
 
     def line(self) -> str:
-        s = pl.Series(self.tokens or [0])
+        tokens = sorted(self.tokens or [0])
+
+        def nearest(q: float) -> int:  # the nearest-rank quantile, as polars' "nearest"
+            return tokens[int((len(tokens) - 1) * q + 0.5)]
+
         mix = ", ".join(f"{k} {v}" for k, v in sorted(self.strategies.items()))
         return (
             f"{self.documents} documents, {self.chunks} chunks ({mix or 'none'}), "
-            f"tokens p50 {int(s.quantile(0.5, 'nearest'))} "
-            f"p95 {int(s.quantile(0.95, 'nearest'))} max {s.max()}, "
+            f"tokens p50 {nearest(0.5)} p95 {nearest(0.95)} max {tokens[-1]}, "
             f"{sum(self.rejects.values())} rejects, {self.seconds:.2f} s"
         )
 
@@ -57,6 +58,9 @@ def run_chunks(
 ) -> ChunksSummary:
     """Chunk an existing blocks folder (documents.parquet + blocks.parquet) into ``out``,
     which may be ``blocks_dir`` itself: inputs are read first, outputs replace files whole."""
+    from mdchunk.pipeline import chunk
+    from mdchunk.pipeline.postings import postings
+
     started = time.perf_counter()
     counting = chunk.Counting(policy)
     summary = ChunksSummary()

@@ -324,6 +324,13 @@ def main(debug: bool) -> None:
     "nothing from the previous run (the change set is still relative to it).",
 )
 @click.option(
+    "--verify",
+    is_flag=True,
+    help="Read and hash every input file to find what changed. Without it, a file whose "
+    "size, mtime, ctime and inode are as the published run recorded them (and that was "
+    "last changed 2 s or more before that run looked) is taken as unchanged unread.",
+)
+@click.option(
     "--keep",
     default=3,
     show_default=True,
@@ -416,6 +423,7 @@ def run_cmd(
     follow_symlinks,
     policy_file,
     full,
+    verify,
     keep,
     log_json,
     engine,
@@ -482,6 +490,7 @@ def run_cmd(
                 policy=policy,
                 workers=workers,
                 full=full,
+                verify=verify,
                 keep=keep,
                 include=include,
                 exclude=exclude,

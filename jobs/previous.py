@@ -13,12 +13,10 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
-import polars as pl
 import pyarrow as pa
 
 from mdchunk.pipeline import runstore, schemas, store
 from mdchunk.pipeline.batch import DocRows
-from mdchunk.pipeline.block import with_estimates
 
 OLD_CHUNK_COLUMNS = ["chunk_id", "doc_id", "path"]
 OLD_DOC_COLUMNS = ["doc_id", "path", "source", "content_hash"]
@@ -72,6 +70,10 @@ class Previous:
         t = self.take("blocks", doc_ids)
         if self.manifest["policy"]["bias"] == bias or t.num_rows == 0:
             return t
+        import polars as pl
+
+        from mdchunk.pipeline.block import with_estimates
+
         return with_estimates(pl.from_arrow(t), bias).to_arrow().cast(schemas.BLOCKS)
 
     def under(self, source: str, folder: str) -> list[tuple[str, str]]:

@@ -14,6 +14,7 @@ import os
 import time
 from collections import Counter
 from collections.abc import Callable
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -26,7 +27,7 @@ from mdchunk.jobs import blocks_job, guards, pool
 from mdchunk.jobs.chunks_job import ChunksSummary, run_metadata
 from mdchunk.jobs.previous import OldRun, Previous, open_published
 from mdchunk.jobs.runlog import RunLog
-from mdchunk.pipeline import batch, ledger, manifest, runstore, schemas, sources, store
+from mdchunk.pipeline import batch, ledger, manifest, runstore, schemas, sources, stamps, store
 from mdchunk.pipeline.batch import Batch, Reused
 from mdchunk.pipeline.document import make_doc_id
 from mdchunk.pipeline.parse import DEFAULT_BACKEND, parser_key
@@ -47,7 +48,9 @@ class Work:
     parsed: int = 0
     repacked: int = 0
     reused: int = 0  # documents whose bytes did not change
-    bytes_read: int = 0  # of documents only hashed (reused), not parsed
+    bytes_read: int = 0  # of documents only hashed or stamped (reused), not parsed
+    unread: int = 0  # documents reused on their file stamp alone, without reading them
+    stamped: list = field(default_factory=list)  # (path, doc_id, stamp) of local files
     seconds: Counter = field(default_factory=Counter)  # summed over workers for parse/chunk
 
     def add(self, counts: Counter) -> None:
@@ -75,12 +78,44 @@ def _carry_unlisted(raws, prev: Previous | None, plan: list[sources.Source]):
     run that the listing did not reach, as unchanged (Reused): a folder we cannot see is
     not a folder whose files were deleted. Without a reusable previous run there is nothing
     to carry; the change set still removes nothing below that folder (see ``_changes``)."""
-    listed = {(s.root_uri, s.rel) for s in plan if not s.is_table}
+    listed = None
     for raw in raws:
         yield raw
         if prev is not None and getattr(raw, "reason", None) == sources.UNLISTABLE:
+            if listed is None:
+                listed = {(s.root_uri, s.rel) for s in plan if not s.is_table}
             below = prev.under(raw.source, sources.folder_prefix(raw.path))
             yield from (Reused(d) for d, path in below if (raw.source, path) not in listed)
+
+
+def _read_stamped(plan, selection, trusted: dict, known: dict, work: Work):
+    """Every document of ``plan`` in input order, as sources.read gives them, each local
+    file stamped before it is read. A file whose stamp and doc_id are as ``trusted`` (the
+    published run's inputs.parquet) recorded them, and whose document that run holds
+    (``known``), is Reused without being read; every other file is read."""
+    now, roots = time.time_ns(), {}
+    for src in plan:
+        if src.is_table:
+            yield from sources.read([src], selection)
+            continue
+        stamp = stamps.of(sources.stat(src), now)
+        if stamp is None:  # a URI, a reject of listing, a file changed a moment ago
+            yield sources.read_file(src, selection.max_bytes)
+            continue
+        key, doc_id = stamps.key(src, roots), make_doc_id(src.rel)
+        work.stamped.append((key, doc_id, stamp))
+        same = trusted.get(key) == (doc_id, stamp) and stamp[0] <= selection.max_bytes
+        if same and doc_id in known:
+            work.unread += 1
+            work.bytes_read += stamp[0]
+            yield Reused(doc_id)
+        else:
+            yield sources.read_file(src, selection.max_bytes)
+
+
+def _trusted_stamps(prev: Previous | None, verify: bool) -> dict:
+    """The stamps of the published run that this run may trust (none with --verify)."""
+    return {} if prev is None or verify else stamps.load(prev.folder)
 
 
 def _hash_inputs(raws, prev: Previous, work: Work) -> list:
@@ -111,44 +146,56 @@ def _link_previous(prev: Previous, folder: Path) -> dict[str, dict]:
     return {n: e for n, e in known.items() if n in {f"{t}.parquet" for t in schemas.CONTENT_TABLES}}
 
 
-def _changes(old: OldRun, folder: Path, unlisted: set[str]) -> Counter:
+def _changes(old: OldRun, folder: Path, unlisted: set[str], nothing_changed: bool) -> Counter:
     """Write changes.parquet: chunk ids added (with their rows) and removed relative to the
     published run (its readable chunks). Never removes a chunk of a document below a folder
-    that could not be listed (``unlisted``: path prefixes). Streams the new chunks by row
-    group, so memory does not grow with them."""
-    old_chunks = old.chunks
-    old_ids = set(old_chunks["chunk_id"].to_pylist())
-    hidden = tuple(unlisted)
-    protected = {
-        c
-        for c, p in zip(old_chunks["chunk_id"].to_pylist(), old_chunks["path"].to_pylist())
-        if hidden and p.startswith(hidden)
-    }
-    old_set = pa.array(sorted(old_ids), pa.string())
-    counts: Counter = Counter()
-    new_ids: set[str] = set()
+    that could not be listed (``unlisted``: path prefixes). Only chunk ids are read whole;
+    the rows of added chunks are read row group by row group, only from groups that hold
+    some, so memory does not grow with the chunks, and a run that changed nothing (its
+    chunks are the published run's files) reads none."""
+    chunks = pq.ParquetFile(folder / "chunks.parquet")
+    counts: Counter = Counter(total=chunks.metadata.num_rows)
     writer = store.TableWriter(folder / "changes.parquet", schemas.CHANGES)
     try:
-        for part in pq.ParquetFile(folder / "chunks.parquet").iter_batches(batch_size=4096):
-            part = pa.Table.from_batches([part]).cast(schemas.CHUNKS)
-            new_ids.update(part["chunk_id"].to_pylist())
-            added = part.filter(pc.invert(pc.is_in(part["chunk_id"], value_set=old_set)))
-            ops = pa.array(["add"] * added.num_rows, pa.string())
-            writer.write(added.add_column(0, "op", ops).cast(schemas.CHANGES))
-            counts["added"] += added.num_rows
-            counts["total"] += part.num_rows
-        removed = sorted(old_ids - new_ids - protected)
-        if removed:
-            gone = old_chunks.filter(pc.is_in(old_chunks["chunk_id"], value_set=pa.array(removed)))
-            rows = [{"op": "remove", **r} for r in gone.sort_by("chunk_id").to_pylist()]
-            writer.write(pa.Table.from_pylist(rows, schema=schemas.CHANGES))
+        if not nothing_changed:
+            _write_added(old, chunks, writer, counts)
+            _write_removed(old, chunks, writer, counts, unlisted)
     except BaseException:
         writer.abort()
         raise
     writer.close()
-    counts["removed"] = len(removed)
     counts["kept"] = counts["total"] - counts["added"]
     return counts
+
+
+def _write_added(old: OldRun, chunks: pq.ParquetFile, writer, counts: Counter) -> None:
+    new_ids = chunks.read(columns=["chunk_id"])["chunk_id"].combine_chunks()
+    added = pc.invert(pc.is_in(new_ids, value_set=old.chunks["chunk_id"].combine_chunks()))
+    start = 0
+    for group in range(chunks.num_row_groups):
+        n = chunks.metadata.row_group(group).num_rows
+        mask, start = added.slice(start, n), start + n
+        k = pc.sum(mask).as_py() or 0
+        if k:
+            part = chunks.read_row_group(group).cast(schemas.CHUNKS).filter(mask)
+            writer.write(part.add_column(0, "op", pa.array(["add"] * k, pa.string())))
+            counts["added"] += k
+
+
+def _write_removed(old: OldRun, chunks, writer, counts: Counter, unlisted: set[str]) -> None:
+    new_ids = chunks.read(columns=["chunk_id"])["chunk_id"].combine_chunks()
+    gone = pc.invert(pc.is_in(old.chunks["chunk_id"], value_set=new_ids))
+    for prefix in unlisted:  # never removed: below a folder that could not be listed
+        gone = pc.and_(gone, pc.invert(pc.starts_with(old.chunks["path"], prefix)))
+    removed = old.chunks.filter(gone).sort_by("chunk_id")
+    if removed.num_rows:
+        ops = pa.array(["remove"] * removed.num_rows, pa.string())
+        rows = removed.add_column(0, "op", ops)
+        missing = [f for f in schemas.CHANGES if f.name not in rows.column_names]
+        for f in missing:
+            rows = rows.append_column(f, pa.nulls(rows.num_rows, f.type))
+        writer.write(rows.select(schemas.CHANGES.names).cast(schemas.CHANGES))
+    counts["removed"] = removed.num_rows
 
 
 @dataclass
@@ -176,6 +223,7 @@ class RunJob:
     max_bytes: int
     parser: str = DEFAULT_BACKEND  # block parser backend (pipeline.parse.BACKENDS)
     full: bool = False
+    verify: bool = False  # read and hash every input file, trusting no file stamp
     keep: int = 3
     workers: int = 1
     engine: str = "local"  # local (process pool) | ray (Ray Data reads, Ray tasks process)
@@ -185,6 +233,7 @@ class RunJob:
     progress: Callable[[int], None] = lambda n: None
     log: RunLog = field(default_factory=RunLog)
     supervisor: pool.Supervisor | None = None  # the watched workers of a local run
+    stack: ExitStack = field(default_factory=ExitStack)  # stops the workers at the end
 
     def watched(self) -> pool.Supervisor:
         """Worker processes for this run's batches: a document that crashes its worker,
@@ -198,9 +247,16 @@ class RunJob:
             init=partial(batch.warm, self.policy),
         )
 
-    def documents(self, prev: Previous | None):
-        """Every document in input order (RawDocuments; the Ray engine already gives
-        Reused ids for files whose bytes hash as in ``prev``)."""
+    def start_workers(self) -> None:
+        """Start the watched workers of a local run, once: as soon as the run knows it
+        will parse or pack (their imports then overlap its reading), never for a run that
+        changed nothing."""
+        if self.engine == "local" and self.supervisor is None:
+            self.supervisor = self.stack.enter_context(self.watched())
+
+    def documents(self, prev: Previous | None, work: Work):
+        """Every document in input order: RawDocuments, and Reused ids for the files whose
+        stamp is as ``prev`` recorded it (the Ray engine: whose bytes hash as in ``prev``)."""
         if self.engine == "ray":
             from mdchunk.jobs import ray_job
 
@@ -208,7 +264,9 @@ class RunJob:
             return ray_job.read(
                 self.plan, self.selection, known, BATCH_DOCS, self.ray_address, self.workers
             )
-        return sources.read(self.plan, self.selection)
+        trusted = _trusted_stamps(prev, self.verify)
+        known = prev.hashes if prev is not None else {}
+        return _read_stamped(self.plan, self.selection, trusted, known, work)
 
     def results(self, items, prev, reuse_chunks: bool):
         """(tables, counters) of every batch, in input order, from the chosen engine."""
@@ -254,10 +312,7 @@ def run(
                 base, policy.canonical_json(), CHUNKER_VERSION, job.guards
             )
             folder.mkdir(parents=True)
-            if job.engine == "local":  # workers start now: their imports overlap our reading
-                with job.watched() as job.supervisor:
-                    result, known = _execute(job, folder, record)
-            else:
+            with job.stack:  # the workers, if the run starts them, stop at its end
                 result, known = _execute(job, folder, record)
             _check_result(job, result, base, changed)
         except BaseException as exc:
@@ -331,15 +386,23 @@ def _execute(job: RunJob, folder: Path, record: dict) -> tuple[RunSummary, dict]
         and prev.manifest["policy_hash"] == policy.policy_hash
         and prev.manifest["chunker_version"] == CHUNKER_VERSION
     )
+    if not reuse_chunks:  # there will be packing to do
+        job.start_workers()
     tally = Tally()
     work = tally.work
-    raws = _carry_unlisted(job.documents(prev if reuse_blocks else None), prev, job.plan)
+    raws = _carry_unlisted(job.documents(prev if reuse_blocks else None, work), prev, job.plan)
     items = _hash_inputs(raws, prev, work) if reuse_blocks else raws
     if reuse_blocks:
         work.seconds["read"] = time.perf_counter() - t_start
         tally.seen = {x.doc_id if isinstance(x, Reused) else make_doc_id(x.path) for x in items}
         work.reused = sum(isinstance(x, Reused) for x in items)
-        log.stage("read", documents=len(items), unchanged=work.reused, seconds=work.seconds["read"])
+        log.stage(
+            "read",
+            documents=len(items),
+            unchanged=work.reused,
+            unread=work.unread,
+            seconds=work.seconds["read"],
+        )
     nothing_changed = reuse_chunks and work.reused == len(items) and tally.seen == set(prev.hashes)
     known: dict = {}
     if nothing_changed:
@@ -347,9 +410,11 @@ def _execute(job: RunJob, folder: Path, record: dict) -> tuple[RunSummary, dict]
         job.progress(len(items))
         _summaries_of_linked(folder, tally)
     else:
+        job.start_workers()
         _write_batches(job, folder, items, prev, reuse_chunks, reuse_blocks, tally)
+    stamps.write(folder, work.stamped)
     t_changes = time.perf_counter()
-    counts = _changes(old, folder, tally.unlisted)
+    counts = _changes(old, folder, tally.unlisted, nothing_changed)
     work.seconds["changes"] = time.perf_counter() - t_changes
     log.stage(
         "changes",
@@ -403,9 +468,9 @@ def _write_batches(job, folder, items, prev, reuse_chunks, reuse_blocks, tally: 
 
 def _summaries_of_linked(folder: Path, tally: Tally) -> None:
     """When nothing changed, the summaries come from the linked files."""
-    docs = pq.read_table(folder / "documents.parquet", columns=["doc_id"])
-    rejects = pq.read_table(folder / "rejects.parquet", schema=schemas.REJECTS)
-    chunks = pq.read_table(folder / "chunks.parquet", columns=["strategy", "n_tokens"])
+    docs = store.read(folder, "documents", ["doc_id"])
+    rejects = store.read(folder, "rejects", ["reason"])
+    chunks = store.read(folder, "chunks", ["strategy", "n_tokens"])
     tally.blocks.documents = docs.num_rows
     tally.blocks.blocks = pq.read_metadata(folder / "blocks.parquet").num_rows
     tally.chunks.add(chunks, rejects, docs.num_rows)
@@ -414,7 +479,7 @@ def _summaries_of_linked(folder: Path, tally: Tally) -> None:
 def _fill_record(record, old: OldRun, tally: Tally, folder, counts, t_start) -> None:
     """Counts for the runs table; document changes are judged by content hash. Documents
     below a folder that could not be listed are not counted as deleted."""
-    docs = pq.read_table(folder / "documents.parquet", columns=["doc_id", "content_hash"])
+    docs = store.read(folder, "documents", ["doc_id", "content_hash"])
     hashes = dict(zip(docs["doc_id"].to_pylist(), docs["content_hash"].to_pylist()))
     rejects = pq.read_metadata(folder / "rejects.parquet").num_rows
     before = old.hashes

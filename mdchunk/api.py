@@ -201,6 +201,7 @@ def run(
     policy: PolicyLike = None,
     workers: int | None = None,
     full: bool = False,
+    verify: bool = False,
     keep: int = 3,
     include: Iterable[str] = (),
     exclude: Iterable[str] = (),
@@ -228,6 +229,8 @@ def run(
     store prefix (``s3://bucket/prefix``: see mdchunk.pipeline.objectstore). ``workers``
     defaults to the CPU count (the output is the same for any number). ``parser``: the block
     parser, ``pyromark`` or ``markdown-it`` (the same blocks; see README, Method).
+    ``verify``: read and hash every input file, trusting no file stamp (README, Nightly
+    runs).
     ``progress(done, total)`` is called as documents finish. ``max_bytes``: larger files are
     rejected unread (too_large); ``follow_symlinks``: read file links that point outside
     their input folder (else rejected, outside_root). Raises
@@ -290,6 +293,7 @@ def run(
             max_bytes,
             parser=parser,
             full=full,
+            verify=verify,
             keep=keep,
             workers=workers or pool.default_workers(),
             limits=pool.Limits(doc_timeout, doc_memory),

@@ -13,16 +13,21 @@ from __future__ import annotations
 import time
 from collections import Counter
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import polars as pl
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from mdchunk.pipeline import block, chunk, document, schemas
+from mdchunk.pipeline import document, schemas
 from mdchunk.pipeline.document import RawDocument, make_doc_id
 from mdchunk.pipeline.parse import DEFAULT_BACKEND
 from mdchunk.pipeline.policy import Policy
-from mdchunk.pipeline.postings import postings
+
+if TYPE_CHECKING:
+    from mdchunk.pipeline.chunk import Counting
+
+# The stages (polars, the parsers) are imported by the functions that run them, so that a
+# run with nothing to parse or pack (an unchanged nightly run) does not load them.
 
 _BATCH_TABLES = {
     "documents": schemas.DOCUMENTS,
@@ -59,6 +64,8 @@ class DocRows:
     """
 
     def __init__(self, table: pa.Table):
+        import polars as pl
+
         self.table = table
         keys = pl.from_arrow(table.select(["doc_id"])).with_row_index("i")
         runs = keys.group_by("doc_id", maintain_order=True).agg(
@@ -88,6 +95,8 @@ def documents_and_blocks(
     raws: list[RawDocument], mdx: str, bias: str, max_bytes: int, parser: str = DEFAULT_BACKEND
 ):
     """The documents and blocks stages over raw documents: (documents, blocks, rejects)."""
+    from mdchunk.pipeline import block
+
     docs, rejects = document.documents(raws, mdx, max_bytes)
     blks, parse_rejects = block.blocks(docs, bias, parser)
     return drop_rejected(docs, parse_rejects), blks, pa.concat_tables([rejects, parse_rejects])
@@ -95,6 +104,8 @@ def documents_and_blocks(
 
 def ordered(table: pa.Table, order: dict[str, int], index: str | None) -> pa.Table:
     """Rows by document order, then by ``index`` within a document."""
+    import polars as pl
+
     if table.num_rows == 0:
         return table
     keys = pl.from_arrow(table.select(["doc_id"] + ([index] if index else [])))
@@ -103,7 +114,7 @@ def ordered(table: pa.Table, order: dict[str, int], index: str | None) -> pa.Tab
     return table.take(keys.with_row_index("_i").sort(by)["_i"].to_arrow())
 
 
-_COUNTING: dict[Policy, chunk.Counting] = {}  # one tokenizer per policy and process
+_COUNTING: dict[Policy, Counting] = {}  # one tokenizer per policy and process
 
 STAGE_ORDER = {"documents": 0, "blocks": 1, "chunks": 2, "worker": 3}
 
@@ -177,6 +188,9 @@ def process(
 ) -> tuple[dict[str, pa.Table], Counter]:
     """Every table of one batch (documents, blocks, chunks, postings, rejects), and counters.
     ``parser`` names the block parser backend (pipeline.parse.BACKENDS)."""
+    from mdchunk.pipeline import chunk
+    from mdchunk.pipeline.postings import postings
+
     counting = _COUNTING.get(policy) or _COUNTING.setdefault(policy, chunk.Counting(policy))
     work: Counter = Counter()
     t0 = time.perf_counter()
@@ -192,7 +206,9 @@ def process(
     to_chunk = docs
     if batch.reused_chunks is not None:
         to_chunk = docs.filter(pc.invert(pc.is_in(docs["doc_id"], batch.reused_docs["doc_id"])))
-    chunks, chunk_rejects = chunk.chunks(to_chunk, blks, policy, counting)
+    # est_tokens of fresh blocks come from the blocks stage, of reused ones from
+    # Previous.blocks, both under policy.bias: the chunks stage need not compute them again
+    chunks, chunk_rejects = chunk.chunks(to_chunk, blks, policy, counting, estimated=True)
     work["repacked"] = to_chunk.num_rows
     if batch.reused_chunks is not None:
         chunks = pa.concat_tables([chunks, batch.reused_chunks])

@@ -51,10 +51,15 @@ class Counting:
         self.estimate = isinstance(self.counter, EstimateCounter)
         self._code = EstimateCounter(policy.bias, "code")
 
-    def block_tokens(self, blocks: pl.DataFrame) -> list[int]:
+    def block_tokens(self, blocks: pl.DataFrame, estimated: bool = False) -> pl.Series:
+        """Tokens of every block. ``estimated``: the blocks' est_tokens were computed under
+        this policy's bias (the blocks stage's, or a stored one redone), so the estimate
+        reads them instead of computing them again."""
         if self.estimate:
-            return with_estimates(blocks, self.policy.bias)["est_tokens"].to_list()
-        return self.counter.count(blocks["text"].to_list())
+            if estimated:
+                return blocks["est_tokens"]
+            return with_estimates(blocks, self.policy.bias)["est_tokens"]
+        return pl.Series(self.counter.count(blocks["text"].to_list()))
 
     def for_kind(self, kind: str) -> Callable[[list[str]], list[int]]:
         if self.estimate and kind in CODE_LIKE:
@@ -63,15 +68,21 @@ class Counting:
 
 
 def chunks(
-    documents: pa.Table, blocks: pa.Table, policy: Policy, counting: Counting | None = None
+    documents: pa.Table,
+    blocks: pa.Table,
+    policy: Policy,
+    counting: Counting | None = None,
+    estimated: bool = False,
 ) -> tuple[pa.Table, pa.Table]:
-    """The stage: (documents, blocks) -> (chunks, rejects)."""
+    """The stage: (documents, blocks) -> (chunks, rejects). ``estimated``: the blocks'
+    est_tokens were made under ``policy.bias`` (see Counting.block_tokens)."""
     counting = counting or Counting(policy)
     frame = pl.from_arrow(blocks.select(_BLOCK_COLS))
-    frame = frame.with_columns(pl.Series("tokens", counting.block_tokens(frame), dtype=pl.Int64))
-    by_doc = {
-        k[0]: v for k, v in frame.partition_by("doc_id", as_dict=True, maintain_order=True).items()
-    }
+    tokens = counting.block_tokens(frame, estimated).cast(pl.Int64).alias("tokens")
+    frame = frame.with_columns(tokens)
+    by_doc: dict[str, list[dict]] = {}  # one conversion per batch, not one per document
+    for row in frame.to_dicts():
+        by_doc.setdefault(row["doc_id"], []).append(row)
     rows: list[dict] = []
     rejects: list[dict] = []
     cols = ["doc_id", "path", "format", "text", "front_matter"]
@@ -80,7 +91,7 @@ def chunks(
         if part is None:
             continue
         try:
-            rows.extend(chunk_document(doc, part.to_dicts(), policy, counting))
+            rows.extend(chunk_document(doc, part, policy, counting))
         except Exception as exc:  # noqa: BLE001 - a bug on one document must not end the run
             over = isinstance(exc, OverCapError)
             detail = str(exc) if over else f"{type(exc).__name__}: {exc} (a bug in mdchunk)"

@@ -23,29 +23,50 @@ def read_history(path: Path) -> list[dict] | None:
 
     if not Path(path).exists():
         return []
+    from datetime import UTC
+
+    import pyarrow as pa
+
+    times = ("started_at", "ended_at")
     try:
-        records = pq.read_table(
-            path, schema=schemas.RUNS, page_checksum_verification=True
-        ).to_pylist()
+        # ParquetFile, not read_table (which loads pyarrow.dataset and pandas: a second of
+        # start-up), and times read without their zone (its conversion loads pandas too),
+        # put back below.
+        table = pq.ParquetFile(path, page_checksum_verification=True).read()
+        table = table.cast(schemas.RUNS)
+        for name in times:
+            i = table.schema.get_field_index(name)
+            table = table.set_column(i, name, table[name].cast(pa.timestamp("ms")))
+        records = table.to_pylist()
     except (OSError, ValueError):
         return None
     for r in records:  # a map column reads back as a list of pairs
         r["seconds"] = dict(r["seconds"] or [])
+        for name in times:
+            r[name] = r[name] and r[name].replace(tzinfo=UTC)
     return records
 
 
 def write_history(folder: Path, records: list[dict]) -> None:
     """Replace ``folder``/runs.parquet (atomically) with ``records``."""
+    from datetime import UTC
+
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     from mdchunk.pipeline import schemas
     from mdchunk.pipeline.store import WRITE_OPTIONS
 
+    times = ("started_at", "ended_at")
     rows = [{f.name: r.get(f.name) for f in schemas.RUNS} for r in records]
     for r in rows:
         r["seconds"] = list((r["seconds"] or {}).items())
-    table = pa.Table.from_pylist(rows, schema=schemas.RUNS)
+        for name in times:  # UTC without its zone: converting zoned times loads pandas
+            r[name] = r[name] and r[name].astimezone(UTC).replace(tzinfo=None)
+    naive = pa.schema(
+        [pa.field(f.name, pa.timestamp("ms")) if f.name in times else f for f in schemas.RUNS]
+    )
+    table = pa.Table.from_pylist(rows, schema=naive).cast(schemas.RUNS)
     sink = pa.BufferOutputStream()
     pq.write_table(table, sink, **WRITE_OPTIONS)
     write_atomic(Path(folder) / HISTORY, sink.getvalue().to_pybytes())

@@ -177,6 +177,19 @@ LEDGER = pa.schema(
     ]
 )
 
+# How each input file looked when a run read it (pipeline/stamps.py): the next run reuses a
+# file whose stamp is unchanged without reading it. Run state, like runs and changes.
+INPUTS = pa.schema(
+    [
+        ("uri", pa.string()),  # the file's absolute path
+        ("doc_id", pa.string()),
+        ("size", pa.int64()),
+        ("mtime_ns", pa.int64()),
+        ("ctime_ns", pa.int64()),
+        ("inode", pa.uint64()),
+    ]
+)
+
 TABLES: dict[str, pa.Schema] = {
     "documents": DOCUMENTS,
     "blocks": BLOCKS,
@@ -185,6 +198,7 @@ TABLES: dict[str, pa.Schema] = {
     "postings": POSTINGS,
     "changes": CHANGES,
     "runs": RUNS,
+    "inputs": INPUTS,
 }
 
 # The tables whose content depends only on the input and the policy (not on history).

@@ -63,7 +63,8 @@ class Source:
     """One thing to read: a file under a root, or a whole table of documents. ``scheme`` is
     set ("s3://", "file://", ...) when it lives on a filesystem reached through pyarrow.
     ``problem`` = (reason, detail) when listing already decided it is a reject; ``name`` is
-    the printable relative path when it differs from the path's own."""
+    the (printable) relative path when listing computed it: a folder's listing always
+    does (pathlib's relative_to costs a second over ten thousand files)."""
 
     root: PurePath
     path: PurePath
@@ -164,17 +165,20 @@ def plan_folder(root: Path, selection: Selection) -> list[Source]:
         source = Source(root, folder, problem=(UNLISTABLE, detail), name=rel)
         entries.append((folder.as_posix(), source))
 
+    top = os.fspath(root)
     for folder, dirs, files in os.walk(root, onerror=unlistable):
         dirs[:] = _entered(Path(folder), dirs, selection)
+        sub = folder[len(top) :].lstrip(os.sep).replace(os.sep, "/")
         for name in files:
-            file = Path(folder) / name
-            rel = printable(file.relative_to(root).as_posix())
+            raw = f"{sub}/{name}" if sub else name
+            rel = printable(raw)
             if not selection.wants(rel):
                 continue
             if doc_format(rel) is None:
                 selection.skipped["not markdown"] += 1
                 continue
-            entries.append((file.as_posix(), _listed(root, real_root, file, rel, selection)))
+            file = Path(folder, name)
+            entries.append((file.as_posix(), _listed(root, real_root, file, raw, rel, selection)))
     return [source for _, source in sorted(entries, key=lambda e: e[0])]
 
 
@@ -195,8 +199,10 @@ def _entered(folder: Path, dirs: list[str], selection: Selection) -> list[str]:
     return keep
 
 
-def _listed(root: Path, real_root: str, file: Path, rel: str, selection: Selection) -> Source:
-    if rel != file.relative_to(root).as_posix():
+def _listed(
+    root: Path, real_root: str, file: Path, raw: str, rel: str, selection: Selection
+) -> Source:
+    if rel != raw:
         detail = f"the file name is not valid UTF-8 (shown with \\x escapes): {rel}"
         return Source(root, file, problem=(BAD_NAME, detail), name=rel)
     if file.is_symlink() and not selection.follow_symlinks:
@@ -206,8 +212,8 @@ def _listed(root: Path, real_root: str, file: Path, rel: str, selection: Selecti
                 f"a symbolic link to {printable(target)}, outside the input folder: not read "
                 "(--follow-symlinks reads it)"
             )
-            return Source(root, file, problem=(OUTSIDE_ROOT, detail))
-    return Source(root, file)
+            return Source(root, file, problem=(OUTSIDE_ROOT, detail), name=rel)
+    return Source(root, file, name=rel)
 
 
 def read(sources: list[Source], selection: Selection) -> Iterator[RawDocument]:
@@ -216,6 +222,18 @@ def read(sources: list[Source], selection: Selection) -> Iterator[RawDocument]:
             yield from _read_table(src, selection)
         else:
             yield read_file(src, selection.max_bytes)
+
+
+def stat(src: Source) -> os.stat_result | None:
+    """The stat of a local file to be read (taken before reading it, to stamp it:
+    pipeline/stamps.py); None for tables, URIs, files listing already rejected and files
+    that cannot be stat'ed."""
+    if src.is_table or src.scheme or src.problem is not None:
+        return None
+    try:
+        return os.stat(src.path)
+    except OSError:
+        return None
 
 
 def read_file(src: Source, max_bytes: int) -> RawDocument:

@@ -97,9 +97,12 @@ def write_table(path: Path, table: pa.Table, schema: pa.Schema) -> None:
 def read(out: Path, name: str, columns: list[str] | None = None) -> pa.Table:
     """A whole table, its page checksums verified (OSError when a page is damaged)."""
     path = Path(out) / f"{name}.parquet"
-    return pq.read_table(
-        path, schema=schemas.TABLES[name], columns=columns, page_checksum_verification=True
-    )
+    # ParquetFile, not read_table: that one loads pyarrow.dataset and pandas (start-up time)
+    table = pq.ParquetFile(path, page_checksum_verification=True).read(columns=columns)
+    schema = schemas.TABLES[name]
+    if columns is not None:
+        schema = pa.schema([schema.field(c) for c in columns])
+    return table.cast(schema)
 
 
 def salvage(path: Path, columns: list[str]) -> tuple[pa.Table | None, int, int]:

@@ -15,11 +15,12 @@ from __future__ import annotations
 import math
 import re
 from functools import cache
-from typing import Protocol
-
-import polars as pl
+from typing import TYPE_CHECKING, Protocol
 
 from mdchunk.pipeline.kinds import CODE_LIKE
+
+if TYPE_CHECKING:  # polars is imported where it is used: a run with nothing to count
+    import polars as pl  # (an unchanged nightly run) reads ESTIMATE_VERSION only
 
 # Changes whenever the estimate gives other numbers for the same text (stored blocks carry
 # their estimate, so a run does not reuse blocks of another estimate version).
@@ -134,6 +135,8 @@ def _weighted(counts: dict, w: dict[str, float]):
 
 def estimate_expr(bias: str, text: pl.Expr, kind: pl.Expr) -> pl.Expr:
     """Estimated tokens of every row at once: ceil(sum of class count * weight of kind)."""
+    import polars as pl
+
     counts = {k: v.cast(pl.Float64) for k, v in class_exprs(text).items()}
     prose = _weighted(counts, weights(bias, "prose"))
     code = _weighted(counts, weights(bias, "code"))

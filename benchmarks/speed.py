@@ -1,0 +1,87 @@
+"""Whole-process `mdchunk run` timings: cold (2 workers, every output), unchanged rerun and
+re-pack after a policy change, over all of ../shared/corpora and over each corpus of 1 MB or
+more on its own (issue 15, acceptance 2).
+
+    .venv/bin/python benchmarks/speed.py [--workers 2] [--mdchunk PATH]
+
+Each figure is the wall time of one `mdchunk run` process (start-up included), measured
+back to back in this run. Other jobs on the machine disturb them: read them as ratios.
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+CORPORA = Path(__file__).resolve().parent.parent.parent / "shared" / "corpora"
+MDCHUNK = Path(sys.executable).with_name("mdchunk")
+SUFFIXES = (".md", ".mdx", ".markdown", ".txt")
+NEW_POLICY = ["--target-tokens", "600", "--max-tokens", "900"]
+
+
+def megabytes(folder: Path) -> float:
+    files = (p for p in folder.rglob("*") if p.suffix in SUFFIXES and p.is_file())
+    return sum(p.stat().st_size for p in files) / 1e6
+
+
+def timed(mdchunk: Path, src: Path, out: Path, workers: int, *flags: str) -> float:
+    cmd = [str(mdchunk), "run", str(src), "--out", str(out), "--workers", str(workers), *flags]
+    start = time.perf_counter()
+    subprocess.run(cmd, check=True, capture_output=True)
+    return time.perf_counter() - start
+
+
+def measure(mdchunk: Path, src: Path, workers: int) -> dict:
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "out"
+        cold = timed(mdchunk, src, out, workers)
+        unchanged = timed(mdchunk, src, out, workers)
+        repack = timed(mdchunk, src, out, workers, *NEW_POLICY)
+    mb = megabytes(src)
+    return {
+        "mb": round(mb, 2),
+        "cold_s": round(cold, 2),
+        "cold_mb_s": round(mb / cold, 2),
+        "unchanged_s": round(unchanged, 2),
+        "unchanged_share": round(unchanged / cold, 3),
+        "unchanged_ok": unchanged <= max(0.1 * cold, 0.5),
+        "repack_s": round(repack, 2),
+        "repack_speedup": round(cold / repack, 2),
+    }
+
+
+def main(argv: list[str] | None = None) -> dict:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--mdchunk", type=Path, default=MDCHUNK)
+    args = parser.parse_args(argv or [])
+    if not CORPORA.is_dir():
+        print(f"skipped: {CORPORA} not present")
+        return {"skipped": True}
+    targets = {"all corpora": CORPORA}
+    for folder in sorted(p for p in CORPORA.iterdir() if p.is_dir()):
+        if megabytes(folder) >= 1.0:
+            targets[folder.name] = folder
+    rows = {name: measure(args.mdchunk, src, args.workers) for name, src in targets.items()}
+    head = (
+        f"{'input':<20} {'MB':>6} {'cold s':>7} {'MB/s':>6} {'unchanged s':>11} "
+        f"{'share':>6} {'ok':>3} {'re-pack s':>9} {'speed-up':>8}"
+    )
+    print(head)
+    print("-" * len(head))
+    for name, r in rows.items():
+        print(
+            f"{name:<20} {r['mb']:>6.1f} {r['cold_s']:>7.2f} {r['cold_mb_s']:>6.2f} "
+            f"{r['unchanged_s']:>11.2f} {r['unchanged_share']:>6.1%} "
+            f"{'yes' if r['unchanged_ok'] else 'no':>3} {r['repack_s']:>9.2f} "
+            f"{r['repack_speedup']:>7.1f}x"
+        )
+    return rows
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
