@@ -146,7 +146,9 @@ def _link_previous(prev: Previous, folder: Path) -> dict[str, dict]:
     return {n: e for n, e in known.items() if n in {f"{t}.parquet" for t in schemas.CONTENT_TABLES}}
 
 
-def _changes(old: OldRun, folder: Path, unlisted: set[str], nothing_changed: bool) -> Counter:
+def _changes(
+    old: OldRun, folder: Path, unlisted: set[str], nothing_changed: bool = False
+) -> Counter:
     """Write changes.parquet: chunk ids added (with their rows) and removed relative to the
     published run (its readable chunks). Never removes a chunk of a document below a folder
     that could not be listed (``unlisted``: path prefixes). Only chunk ids are read whole;
@@ -323,7 +325,13 @@ def run(
             job.log.stage("dry-run", run=run_id, published=False, seconds=record["seconds"])
             result.dry_run = True
             return result
-        ledger.record(job.root, run_id, folder / "chunks.parquet")
+        last = next((r for r in reversed(history) if r["status"] == "published"), None)
+        same_ids = (  # no id added, and as many as before: exactly the published ids
+            last is not None
+            and record["chunks_added"] == 0
+            and record["chunks_total"] == last["chunks_total"]
+        )
+        ledger.record(job.root, run_id, folder / "chunks.parquet", same_ids=same_ids)
         runstore.commit(job.root, history, record, known)
         runstore.prune(job.root, history + [record], job.keep)
         job.log.stage("publish", run=run_id, folder=str(folder), seconds=record["seconds"])

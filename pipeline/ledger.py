@@ -18,14 +18,17 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import polars as pl
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from mdchunk.pipeline import schemas
 from mdchunk.pipeline.store import write_atomic
+
+if TYPE_CHECKING:  # polars is imported where it is used: an unchanged run never loads it
+    import polars as pl
 
 LEDGER = "ledger.parquet"
 _KEY = b"mdchunk.publications"
@@ -37,20 +40,33 @@ class LedgerError(Exception):
 
 def read(path: Path) -> tuple[pl.DataFrame, list[dict]]:
     """(intervals, publications) of a ledger file; empty when there is none yet."""
-    path = Path(path)
+    import polars as pl
+
+    table, pubs = _read_arrow(Path(path))
+    return pl.from_arrow(table), pubs
+
+
+def _read_arrow(path: Path) -> tuple[pa.Table, list[dict]]:
     if not path.exists():
-        return pl.from_arrow(schemas.LEDGER.empty_table()), []
-    table = pq.read_table(path, schema=schemas.LEDGER)
+        return schemas.LEDGER.empty_table(), []
     meta = pq.read_schema(path).metadata or {}
-    return pl.from_arrow(table), json.loads(meta.get(_KEY, b"[]"))
+    return pq.read_table(path, schema=schemas.LEDGER), json.loads(meta.get(_KEY, b"[]"))
 
 
-def record(root: Path, run_id: str, chunks: Path, kind: str = "run") -> int:
+def record(root: Path, run_id: str, chunks: Path, kind: str = "run", same_ids: bool = False) -> int:
     """Add a publication of ``run_id`` (whose chunks.parquet is ``chunks``) to DIR's ledger
-    and return its number. Written atomically, before CURRENT names the run."""
+    and return its number. Written atomically, before CURRENT names the run. ``same_ids``:
+    the run holds exactly the published run's chunk ids (its change set is empty), so when
+    the ledger's last publication is the published run only a publication is added."""
     from mdchunk.pipeline import runstore
 
     root = Path(root)
+    if same_ids:
+        table, pubs = _read_arrow(root / LEDGER)
+        if pubs and pubs[-1]["run"] == runstore.pointed(root).run_id:
+            pubs = pubs + [_publication(pubs, run_id, kind)]
+            _write(root / LEDGER, table, pubs)
+            return pubs[-1]["n"]
     intervals, pubs = read(root / LEDGER)
     if not pubs:  # a folder published before the ledger existed: start from what is there
         pub = runstore.pointed(root)
@@ -59,12 +75,21 @@ def record(root: Path, run_id: str, chunks: Path, kind: str = "run") -> int:
             if start.exists():
                 intervals, pubs = _add(intervals, pubs, pub.run_id, start, "start")
     intervals, pubs = _add(intervals, pubs, run_id, chunks, kind)
-    _write(root / LEDGER, intervals, pubs)
+    _write(root / LEDGER, intervals.to_arrow(), pubs)
     return pubs[-1]["n"]
 
 
-def _add(intervals: pl.DataFrame, pubs: list[dict], run_id: str, chunks: Path, kind: str):
+def _publication(pubs: list[dict], run_id: str, kind: str) -> dict:
     n = (pubs[-1]["n"] if pubs else 0) + 1
+    return {"n": n, "run": run_id, "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "kind": kind}  # fmt: skip
+
+
+def _add(intervals: pl.DataFrame, pubs: list[dict], run_id: str, chunks: Path, kind: str):
+    import polars as pl
+
+    pub = _publication(pubs, run_id, kind)
+    n = pub["n"]
     ids = pl.read_parquet(chunks, columns=["chunk_id", "doc_id", "path"])
     alive = intervals.filter(pl.col("removed").is_null())["chunk_id"]
     gone = pl.col("removed").is_null() & ~pl.col("chunk_id").is_in(ids["chunk_id"].implode())
@@ -74,13 +99,12 @@ def _add(intervals: pl.DataFrame, pubs: list[dict], run_id: str, chunks: Path, k
     new = ids.filter(~pl.col("chunk_id").is_in(alive.implode())).with_columns(
         added=pl.lit(n, pl.Int64), removed=pl.lit(None, pl.Int64)
     )
-    at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    pubs = pubs + [{"n": n, "run": run_id, "at": at, "kind": kind}]
+    pubs = pubs + [pub]
     return pl.concat([intervals, new.select(intervals.columns)]), pubs
 
 
-def _write(path: Path, intervals: pl.DataFrame, pubs: list[dict]) -> None:
-    table = intervals.to_arrow().cast(schemas.LEDGER)
+def _write(path: Path, table: pa.Table, pubs: list[dict]) -> None:
+    table = table.cast(schemas.LEDGER)
     table = table.replace_schema_metadata({_KEY: json.dumps(pubs).encode()})
     sink = pa.BufferOutputStream()
     pq.write_table(table, sink, compression="zstd")
@@ -89,6 +113,8 @@ def _write(path: Path, intervals: pl.DataFrame, pubs: list[dict]) -> None:
 
 def alive(intervals: pl.DataFrame, n: int) -> pl.DataFrame:
     """The chunk ids (with doc_id, path) that publication ``n`` held."""
+    import polars as pl
+
     held = (pl.col("added") <= n) & (pl.col("removed").is_null() | (pl.col("removed") > n))
     return intervals.filter(held).select("chunk_id", "doc_id", "path")
 
@@ -105,6 +131,8 @@ def changes(ledger: Path, current: str, chunks: Path, since: str, where: str) ->
     in chunk order, removes by chunk id. The schema metadata names both runs
     (``mdchunk.since``, ``mdchunk.until``): store ``until`` once everything is applied.
     ``where`` names the output folder in errors."""
+    import polars as pl
+
     intervals, pubs = read(ledger)
     now = last_publication(pubs, current)
     then = last_publication(pubs, since)

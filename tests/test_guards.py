@@ -96,10 +96,11 @@ def test_a_policy_change_is_refused_naming_the_fields(published):
 
 def test_a_new_chunker_version_is_a_policy_change(published, monkeypatch):
     src, out, before = published
+    published_version = run_job.CHUNKER_VERSION
     monkeypatch.setattr(run_job, "CHUNKER_VERSION", "mdchunk-next")
     result = cli(src, out)
     assert result.exit_code == 4
-    assert "chunker_version 'mdchunk-3' -> 'mdchunk-next'" in result.output
+    assert f"chunker_version '{published_version}' -> 'mdchunk-next'" in result.output
     assert state(out) == (before, [before])
 
 
