@@ -68,9 +68,9 @@ def test_ray_reuses_unchanged_documents_like_local(ray_cluster, tmp_path):
     assert _changes(tmp_path / "local").equals(_changes(tmp_path / "ray"))
     assert _changes(tmp_path / "ray").height > 0
     # a policy change re-packs stored blocks in the tasks: nothing is parsed
-    _ray(src, tmp_path / "ray", ray_cluster, "--max-tokens", "900")
+    _ray(src, tmp_path / "ray", ray_cluster, "--max-tokens", "900", "--new-policy")
     assert runstore.history(tmp_path / "ray")[-1]["documents_parsed"] == 0
-    local = _run(src, tmp_path / "local", "--max-tokens", "900")
+    local = _run(src, tmp_path / "local", "--max-tokens", "900", "--new-policy")
     assert _changes(tmp_path / "local").equals(_changes(tmp_path / "ray"))
 
 

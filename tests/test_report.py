@@ -98,7 +98,7 @@ def compare_page(tmp_path_factory):
     out = base / "out"
     ok("run", docs, "--out", out, *SMALL_FLAGS)
     first = runstore.published(out).name
-    ok("run", docs, "--out", out, *OTHER_FLAGS)
+    ok("run", docs, "--out", out, *OTHER_FLAGS, "--new-policy")  # a deliberate change
     page = base / "compare.html"
     args = ["--compare", first, "--tokenizer", "tiktoken:cl100k_base", "--out", page, "--json"]
     summary = json.loads(ok("report", out, *args).stdout)

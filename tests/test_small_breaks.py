@@ -80,7 +80,7 @@ def test_incremental_rejects_equal_full_in_input_order(tmp_path):
     inc, full = tmp_path / "inc", tmp_path / "full"
     _run(src, inc)  # the default --max-bytes reads them all
     (src / "b.md").write_text((src / "b.md").read_text() + "\nOne more line.\n")
-    # a and c unchanged, b read again: all too large now, 3 of 4 chunks go (a mass delete)
+    # a and c reused, b read again: all too large (3 of 4 chunks go: a deliberate removal)
     _run(src, inc, "--max-bytes", "1000", "--allow-mass-delete")
     _run(src, full, "--max-bytes", "1000", "--full")
     got = pl.read_parquet(runstore.resolve(inc) / "rejects.parquet")
