@@ -1,7 +1,7 @@
 """Where a cold run's CPU goes: every stage of every batch over ../shared/corpora in this
 one process (the work a run's workers do), and the Parquet writing of the main process.
 
-    .venv/bin/python benchmarks/profile.py [--top 30] [--corpora DIR]
+    .venv/bin/python benchmarks/cold_profile.py [--top 30] [--corpora DIR]
 
 Prints the seconds per stage (summed over batches) and cProfile's top functions by own
 time. The run itself does the same work in worker processes, which cProfile cannot see.
