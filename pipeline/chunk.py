@@ -80,9 +80,9 @@ def chunks(
     frame = pl.from_arrow(blocks.select(_BLOCK_COLS))
     tokens = counting.block_tokens(frame, estimated).cast(pl.Int64).alias("tokens")
     frame = frame.with_columns(tokens)
-    by_doc: dict[str, list[dict]] = {}  # one conversion per batch, not one per document
-    for row in frame.to_dicts():
-        by_doc.setdefault(row["doc_id"], []).append(row)
+    by_doc = {
+        k[0]: v for k, v in frame.partition_by("doc_id", as_dict=True, maintain_order=True).items()
+    }
     rows: list[dict] = []
     rejects: list[dict] = []
     cols = ["doc_id", "path", "format", "text", "front_matter"]
@@ -91,7 +91,7 @@ def chunks(
         if part is None:
             continue
         try:
-            rows.extend(chunk_document(doc, part, policy, counting))
+            rows.extend(chunk_document(doc, part.to_dicts(), policy, counting))
         except Exception as exc:  # noqa: BLE001 - a bug on one document must not end the run
             over = isinstance(exc, OverCapError)
             detail = str(exc) if over else f"{type(exc).__name__}: {exc} (a bug in mdchunk)"
