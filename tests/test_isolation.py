@@ -26,7 +26,7 @@ def test_a_bad_item_is_found_and_the_rest_goes_on(workers):
         [("ok", 8)],
     ]
     options = dict(
-        limits=pool.Limits(seconds=4, memory_mb=400),  # 4 s: a loaded host still fills 700 MB in time
+        limits=pool.Limits(seconds=4, memory_mb=400),  # a loaded host fills 700 MB within 4 s
         split=lambda item: [[x] for x in item],
         merge=lambda results: [x for r in results for x in r],
         on_fail=_fail,
