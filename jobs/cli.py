@@ -226,7 +226,8 @@ def policy_options(f):
             "--title-keys",
             metavar="KEY,...",
             help="Front matter keys that give the document title, first found wins; "
-            "else the first H1, else the file stem [title].",
+            "else the first H1 (or the top heading a document opens with), else the file "
+            "stem [title].",
         ),
         click.option(
             "--context-keys",
