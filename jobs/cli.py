@@ -471,7 +471,7 @@ def run_cmd(
     of the published run are kept as they were: nothing below it is removed.
     """
     from mdchunk import api
-    from mdchunk.jobs import ray_job
+    from mdchunk.jobs.errors import EngineError
     from mdchunk.jobs.guards import Refused
     from mdchunk.jobs.runlog import RunLog
     from mdchunk.pipeline import objectstore, runstore
@@ -516,7 +516,7 @@ def run_cmd(
             errors.finish("run", f"refused: {exc}", 3, status="refused")
         except Refused as exc:
             errors.finish("run", f"refused: {exc}", exc.code, status="refused")
-        except ray_job.EngineError as exc:
+        except EngineError as exc:
             raise click.UsageError(str(exc)) from exc
         except objectstore.ObjectStoreError as exc:
             errors.finish("run", f"not published: {exc}", 1)

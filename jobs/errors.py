@@ -17,6 +17,11 @@ import click
 STATE = {"json": False, "debug": False}  # set by the group and by `run --log-json`
 
 
+class EngineError(Exception):
+    """The engine cannot run here (Ray missing, or the cluster unreachable). Declared here,
+    not in ray_job, so that catching it does not import Ray's side of the run."""
+
+
 class Interrupted(KeyboardInterrupt):
     """SIGTERM, handled like Ctrl-C: the run stops, records itself failed, exits 143."""
 
