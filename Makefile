@@ -28,12 +28,14 @@ $(VENV)/.installed-bench: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e ".[dev,bench]"
 	touch $@ $(VENV)/.installed-dev $(VENV)/.installed-report $(VENV)/.installed-base
 
-# PyTorch first, pinned to the CPU wheel: plain `torch` from the index pulls a CUDA build
-# (several GB of nvidia packages) that a CPU-only benchmark never uses; with torch in place
-# the eval extra's sentence-transformers takes it as it is.
+# PyTorch first: plain `torch` from PyPI pulls a CUDA build (several GB of nvidia packages)
+# that a CPU-only benchmark never uses. Our development machines keep a CPU wheel of
+# torch 2.13.0 on disk, which this pin takes; elsewhere use PyTorch's CPU index, e.g.
+# make install-eval TORCH_CPU="torch --index-url https://download.pytorch.org/whl/cpu".
+# With torch in place the eval extra's sentence-transformers takes it as it is.
 TORCH_CPU ?= torch==2.13.0
 $(VENV)/.installed-eval: pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet "$(TORCH_CPU)"
+	$(BIN)/python -m pip install --quiet $(TORCH_CPU)
 	$(BIN)/python -m pip install --quiet -e ".[dev,bench,eval]"
 	touch $@ $(VENV)/.installed-bench $(VENV)/.installed-dev $(VENV)/.installed-base
 
