@@ -72,12 +72,18 @@ class Prefix:
             return stream.read()
 
     def write(self, data: bytes, *parts: str) -> None:
-        with self.fs.open_output_stream(self.key(*parts)) as stream:
+        with self._output(*parts) as stream:
             stream.write(data)
 
     def upload(self, local: Path, *parts: str) -> None:
-        with open(local, "rb") as src, self.fs.open_output_stream(self.key(*parts)) as dst:
+        with open(local, "rb") as src, self._output(*parts) as dst:
             shutil.copyfileobj(src, dst, 8 << 20)
+
+    def _output(self, *parts: str):
+        key = self.key(*parts)
+        if self.fs.type_name == "local":  # file:// URIs: folders must exist (object stores
+            self.fs.create_dir(key.rsplit("/", 1)[0], recursive=True)  # have none)
+        return self.fs.open_output_stream(key)
 
     def current(self) -> str | None:
         data = self.read(POINTER)

@@ -149,3 +149,17 @@ def test_a_second_writer_is_detected_and_not_published(s3_bucket, tmp_path, monk
     assert "another writer published run 20000101T000000Z-aaaaaa" in result.output
     assert first != "20000101T000000Z-aaaaaa"
     assert objectstore.Prefix(out).current() == "20000101T000000Z-aaaaaa"
+
+
+def test_a_file_uri_output_is_staged_like_an_object_store(tmp_path):
+    # file:// goes through the same pull/push as s3:// (pyarrow's local filesystem, which,
+    # unlike an object store, needs its folders made before a file is written)
+    out = f"file://{tmp_path}/nested/out"
+    _invoke("run", SAMPLE, "--out", out)
+    _invoke("run", SAMPLE, "--out", out)
+    assert "7 of 7 checks hold" in _invoke("check", out)
+    prefix = objectstore.Prefix(out)
+    assert len(prefix.run_ids()) == 2 and prefix.current() == prefix.run_ids()[-1]
+    objectstore._CACHE.clear()
+    local = _tables(objectstore.published_copy(out))
+    assert local["chunks"].height > 0 and local["rejects"].height == 0
