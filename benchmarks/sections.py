@@ -27,6 +27,7 @@ import polars as pl  # noqa: E402
 from mdchunk.pipeline.quality import (  # noqa: E402
     best_possible_share,
     names_its_section,
+    section_sizes,
     starts_with_heading,
 )
 
@@ -64,21 +65,11 @@ def measure(folder: Path, cap: int, depth: int) -> dict[str, dict]:
 
 
 def _bound(folder: Path, docs: pl.DataFrame, corpus: str, cap: int, depth: int) -> float:
-    from mdchunk.pipeline.section import sections_of
-
     blocks = pl.read_parquet(folder / "blocks.parquet").join(
         docs.filter(pl.col("format") == "markdown").select("doc_id", "path"), on="doc_id"
     )
     blocks = blocks.filter(pl.col("path").str.starts_with(corpus + "/"))
-    sizes = []
-    for part in blocks.partition_by("doc_id", maintain_order=True):
-        rows = [r for r in part.sort("block_index").to_dicts() if r["kind"] != "front_matter"]
-        numbers, sections = sections_of(rows, depth)
-        doc = [0] * len(sections)
-        for r, s in zip(rows, numbers):
-            doc[s] += r["est_tokens"] + 1
-        sizes.append(doc)
-    return best_possible_share(sizes, cap)
+    return best_possible_share(section_sizes(blocks, depth), cap)
 
 
 def print_table(rows: dict[str, dict]) -> None:

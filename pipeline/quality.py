@@ -48,3 +48,20 @@ def best_possible_share(sections: list[list[int]], cap: int) -> float:
     n_sections = sum(len(doc) for doc in sections)
     n_chunks = sum(max(1, math.ceil(s / cap)) for doc in sections for s in doc)
     return n_sections / max(n_chunks, 1)
+
+
+def section_sizes(blocks, depth: int) -> list[list[int]]:
+    """Each document's section sizes in tokens (its blocks' estimates plus one per block
+    separator), from a blocks table (polars) of one or more documents; front matter is not
+    part of any section. The input of ``best_possible_share``."""
+    from mdchunk.pipeline.section import sections_of
+
+    sizes = []
+    for part in blocks.partition_by("doc_id", maintain_order=True):
+        rows = [r for r in part.sort("block_index").to_dicts() if r["kind"] != "front_matter"]
+        numbers, sections = sections_of(rows, depth)
+        doc = [0] * len(sections)
+        for r, n in zip(rows, numbers):
+            doc[n] += r["est_tokens"] + 1
+        sizes.append(doc)
+    return sizes

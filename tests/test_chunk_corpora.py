@@ -14,10 +14,10 @@ from mdchunk.pipeline.policy import Policy
 from mdchunk.pipeline.quality import (
     best_possible_share,
     names_its_section,
+    section_sizes,
     starts_with_heading,
     unbalanced_fence,
 )
-from mdchunk.pipeline.section import sections_of
 from tests.conftest import corpus_dir
 
 SMALL = dict(target_tokens=400, max_tokens=512, min_tokens=100, overlap_tokens=50)
@@ -109,15 +109,7 @@ def test_nothing_lost(runs, name):
 
 def _best_possible_share(blocks: pl.DataFrame, cap: int, depth: int) -> float:
     """Sections / the fewest chunks any packing could use (one per cap of a section)."""
-    sizes = []
-    for part in blocks.partition_by("doc_id", maintain_order=True):
-        rows = [r for r in part.sort("block_index").to_dicts() if r["kind"] != "front_matter"]
-        numbers, sections = sections_of(rows, depth)
-        doc = [0] * len(sections)
-        for r, n in zip(rows, numbers):
-            doc[n] += r["est_tokens"] + 1
-        sizes.append(doc)
-    return best_possible_share(sizes, cap)
+    return best_possible_share(section_sizes(blocks, depth), cap)
 
 
 # awesome_lists (added for issue 12): many sections are link lists longer than the cap (45
