@@ -20,7 +20,8 @@ from pathlib import Path
 CORPORA = Path(__file__).resolve().parent.parent.parent / "shared" / "corpora"
 MDCHUNK = Path(sys.executable).with_name("mdchunk")
 SUFFIXES = (".md", ".mdx", ".markdown", ".txt")
-NEW_POLICY = ["--target-tokens", "600", "--max-tokens", "900"]
+# a deliberate policy change: the guard refuses it without --new-policy
+NEW_POLICY = ["--target-tokens", "600", "--max-tokens", "900", "--new-policy"]
 
 
 def megabytes(folder: Path) -> float:
