@@ -159,19 +159,19 @@ class MiniLM:
         return top.tolist()
 
 
-def recall(
-    retriever, chunks: list[str], items: list[dict], ks=KS
-) -> tuple[dict[int, list[bool]], float]:
-    """Per k, whether each item's evidence is in its top-k chunks; and the seconds taken."""
+def recall(retriever, chunks: list[str], items: list[dict], ks=KS) -> tuple[dict, float]:
+    """Per k, whether each item's evidence is in its top-k chunks; under "rr" the reciprocal
+    rank of its first chunk holding the evidence (0 past the largest k); the seconds taken."""
     start = time.perf_counter()
     ranked = retriever.rank(chunks, [i["question"] for i in items], max(ks))
     flat = [collapse(c) for c in chunks]
-    hits = {k: [] for k in ks}
+    hits: dict = {k: [] for k in ks} | {"rr": []}
     for item, top in zip(items, ranked):
         evidence = collapse(item["evidence"])
         found = [evidence in flat[j] for j in top]
         for k in ks:
             hits[k].append(any(found[:k]))
+        hits["rr"].append(1 / (found.index(True) + 1) if True in found else 0.0)
     return hits, time.perf_counter() - start
 
 
@@ -217,7 +217,7 @@ def evaluate(
             for r in retrievers:
                 if r.name == "MiniLM" or "MiniLM" not in name:
                     hits, seconds = recall(r, chunks, mine)
-                    per[r.name] = {f"@{k}": hits[k] for k in KS}
+                    per[r.name] = {f"@{k}": hits[k] for k in KS} | {"rr": hits["rr"]}
                     print(f"    {name} {corpus} {r.name}: {len(chunks)} chunks, {seconds:.0f} s",
                           flush=True)  # fmt: skip
             row["chunks"] += len(chunks)
@@ -255,12 +255,52 @@ def summary(results: dict) -> dict:
     return out
 
 
+def paired(results: dict, retriever: str, k: int, rounds: int = 10_000) -> dict:
+    """mdchunk against each other chunker on the same questions at k: how many questions
+    only mdchunk hits, how many only the other, and a 95 % paired-bootstrap interval of the
+    difference in recall points (seeded: the same hits give the same interval)."""
+    import random
+
+    def flat(name: str) -> list[bool]:
+        per = results["results"][name]["corpora"].values()
+        return [h for c in per if retriever in c for h in c[retriever][f"@{k}"]]
+
+    ours, out = flat("mdchunk"), {}
+    for name in results["results"]:
+        theirs = flat(name)
+        if name == "mdchunk" or len(theirs) != len(ours) or not ours:
+            continue
+        diff = [int(a) - int(b) for a, b in zip(ours, theirs)]
+        rng, n = random.Random(0), len(diff)
+        boot = sorted(100 * sum(diff[rng.randrange(n)] for _ in range(n)) / n
+                      for _ in range(rounds))  # fmt: skip
+        out[name] = {
+            "only_mdchunk": diff.count(1),
+            "only_other": diff.count(-1),
+            "diff_points": 100 * sum(diff) / n,
+            "ci95": (boot[int(0.025 * rounds)], boot[int(0.975 * rounds) - 1]),
+        }
+    return out
+
+
+def print_paired(results: dict, table: dict) -> None:
+    for retriever in table:
+        for k in KS:
+            for name, p in paired(results, retriever, k).items():
+                print(
+                    f"{retriever} @{k}, mdchunk vs {name}: only mdchunk {p['only_mdchunk']}, "
+                    f"only {name} {p['only_other']}, difference {p['diff_points']:+.0f} points, "
+                    f"95 % paired bootstrap [{p['ci95'][0]:+.0f}, {p['ci95'][1]:+.0f}]"
+                )
+
+
 def print_table(table: dict, corpora: list[str]) -> None:
     short = {c: c.split("_")[0] for c in corpora}
     for retriever, by_name in table.items():
         print(f"-- {retriever}: recall@5 / recall@10 (%), per corpus @5/@10 --")
-        head = f"{'chunker':<26} {'@5':>5} {'@10':>5} {'chunks':>7} {'<50 tok':>8}  " + " ".join(
-            f"{short[c]:>9}" for c in corpora
+        head = (
+            f"{'chunker':<26} {'@5':>5} {'@10':>5} {'MRR@10':>6} {'chunks':>7} {'<50 tok':>8}  "
+            + " ".join(f"{short[c]:>9}" for c in corpora)
         )
         print(head)
         for name, e in by_name.items():
@@ -268,7 +308,8 @@ def print_table(table: dict, corpora: list[str]) -> None:
                 f"{e['corpora'][c]['@5']:>4.0f}/{e['corpora'][c]['@10']:<4.0f}" for c in corpora
             )
             print(
-                f"{name:<26} {e['all']['@5']:>5.0f} {e['all']['@10']:>5.0f} {e['chunks']:>7} "
+                f"{name:<26} {e['all']['@5']:>5.0f} {e['all']['@10']:>5.0f} "
+                f"{e['all']['rr'] / 100:>6.3f} {e['chunks']:>7} "
                 f"{e['under_50']:>8.1%}  {cells}"
             )
 
@@ -299,6 +340,8 @@ def main(
     table = summary(results)
     print(f"{results['items']} questions; budget 512 tokens / {CHARS} characters")
     print_table(table, results["corpora"])
+    if "mdchunk" in results["results"]:
+        print_paired(results, table)
     print(f"({time.perf_counter() - start:.0f} s)")
     out = out or RESULTS / "retrieval.json"
     out.parent.mkdir(parents=True, exist_ok=True)
