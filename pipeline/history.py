@@ -49,24 +49,16 @@ def read_history(path: Path) -> list[dict] | None:
 
 def write_history(folder: Path, records: list[dict]) -> None:
     """Replace ``folder``/runs.parquet (atomically) with ``records``."""
-    from datetime import UTC
-
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from mdchunk.pipeline import schemas
+    from mdchunk.pipeline import columns, schemas
     from mdchunk.pipeline.store import WRITE_OPTIONS
 
-    times = ("started_at", "ended_at")
-    rows = [{f.name: r.get(f.name) for f in schemas.RUNS} for r in records]
-    for r in rows:
-        r["seconds"] = list((r["seconds"] or {}).items())
-        for name in times:  # UTC without its zone: converting zoned times loads pandas
-            r[name] = r[name] and r[name].astimezone(UTC).replace(tzinfo=None)
-    naive = pa.schema(
-        [pa.field(f.name, pa.timestamp("ms")) if f.name in times else f for f in schemas.RUNS]
-    )
-    table = pa.Table.from_pylist(rows, schema=naive).cast(schemas.RUNS)
+    # columns.table, not pa.Table.from_pylist: that one imports pandas (start-up time)
+    rows = {f.name: [r.get(f.name) for r in records] for f in schemas.RUNS}
+    rows["seconds"] = [list((s or {}).items()) for s in rows["seconds"]]
+    table = columns.table(rows, schemas.RUNS)
     sink = pa.BufferOutputStream()
     pq.write_table(table, sink, **WRITE_OPTIONS)
     write_atomic(Path(folder) / HISTORY, sink.getvalue().to_pybytes())

@@ -49,8 +49,11 @@ def read(path: Path) -> tuple[pl.DataFrame, list[dict]]:
 def _read_arrow(path: Path) -> tuple[pa.Table, list[dict]]:
     if not path.exists():
         return schemas.LEDGER.empty_table(), []
-    meta = pq.read_schema(path).metadata or {}
-    return pq.read_table(path, schema=schemas.LEDGER), json.loads(meta.get(_KEY, b"[]"))
+    # ParquetFile, not read_table: that one loads pyarrow.dataset and pandas (start-up time)
+    found = pq.ParquetFile(path)
+    meta = found.schema_arrow.metadata or {}
+    table = found.read().cast(schemas.LEDGER)
+    return table, json.loads(meta.get(_KEY, b"[]"))
 
 
 def record(root: Path, run_id: str, chunks: Path, kind: str = "run", same_ids: bool = False) -> int:

@@ -165,7 +165,8 @@ def test_object_store_runs_keep_their_stamps(corpus, s3_bucket, reads, trusting)
 
 
 def test_unchanged_run_loads_no_parser_or_polars(corpus, tmp_path):
-    """A run with nothing to parse or pack imports neither the parsers nor polars."""
+    """A run with nothing to parse or pack imports neither the parsers nor polars, nor
+    pandas and pyarrow.dataset (which pyarrow loads on its own unless asked not to)."""
     out = tmp_path / "out"
     run(corpus, out)
     code = (
@@ -176,7 +177,8 @@ def test_unchanged_run_loads_no_parser_or_polars(corpus, tmp_path):
         f"policy = api.resolve_policy(None, **{_small_policy()!r})\n"
         f"record = api.run({str(corpus)!r}, {str(out)!r}, policy=policy, workers=1).record\n"
         "assert record['chunks_added'] == 0 and record['documents_unchanged'] == 11, record\n"
-        "print(sorted(m for m in ('polars', 'pyromark', 'markdown_it') if m in sys.modules))\n"
+        "heavy = ('polars', 'pyromark', 'markdown_it', 'pandas', 'pyarrow.dataset')\n"
+        "print(sorted(m for m in heavy if m in sys.modules))\n"
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
