@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mdchunk.pipeline.store import write_atomic
+from mdchunk.pipeline.store import conform, write_atomic
 
 HISTORY = "runs.parquet"
 
@@ -33,10 +33,11 @@ def read_history(path: Path) -> list[dict] | None:
         # start-up), and times read without their zone (its conversion loads pandas too),
         # put back below.
         table = pq.ParquetFile(path, page_checksum_verification=True).read()
-        table = table.cast(schemas.RUNS)
+        table = conform(table, schemas.RUNS)
         for name in times:
             i = table.schema.get_field_index(name)
-            table = table.set_column(i, name, table[name].cast(pa.timestamp("ms")))
+            naive = [part.view(pa.timestamp("ms")) for part in table[name].chunks]
+            table = table.set_column(i, name, pa.chunked_array(naive, pa.timestamp("ms")))
         records = table.to_pylist()
     except (OSError, ValueError):
         return None

@@ -12,7 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from mdchunk import api
-from mdchunk.pipeline import runstore, sources, stamps
+from mdchunk.pipeline import manifest, runstore, sources, stamps
 from tests.conftest import SAMPLE
 from tests.helpers import SMALL_FLAGS
 
@@ -73,6 +73,31 @@ def test_unchanged_run_reads_no_file(corpus, tmp_path, reads, trusting):
     assert second["documents_parsed"] == 0 and second["chunks_removed"] == 0
     assert _inputs(out).num_rows == N_DOCS  # the stamps carry on to the next run
     assert (runstore.resolve(out) / "chunks.parquet").read_bytes() == first["chunks"]
+
+
+def test_unchanged_stamps_are_linked_and_new_ones_written(corpus, tmp_path, trusting):
+    """When every file is trusted on the very stamp the published run recorded, its
+    inputs.parquet is linked (not rewritten); any new stamp gets a fresh file."""
+    out = tmp_path / "out"
+    run(corpus, out)
+    first = runstore.resolve(out)
+    run(corpus, out)
+    second = runstore.resolve(out)
+    assert second != first
+    assert os.path.samefile(first / "inputs.parquet", second / "inputs.parquet")
+    assert manifest.verify(second, manifest.load(second)) == []
+    edited = corpus / "index.md"
+    edited.write_text(edited.read_text() + "\nOne more line.\n")
+    os.utime(edited, ns=(1_000_000_000, 1_000_000_000))  # old enough to be stamped
+    run(corpus, out)
+    third = runstore.resolve(out)
+    assert not os.path.samefile(second / "inputs.parquet", third / "inputs.parquet")
+    sizes = dict(zip(_inputs(out)["uri"].to_pylist(), _inputs(out)["size"].to_pylist()))
+    assert sizes[str(edited)] == edited.stat().st_size and len(sizes) == N_DOCS
+    run(corpus, out, verify=True)  # trusts no stamp: writes them all again
+    fourth = runstore.resolve(out)
+    assert not os.path.samefile(third / "inputs.parquet", fourth / "inputs.parquet")
+    assert _inputs(out).num_rows == N_DOCS
 
 
 def test_verify_reads_every_file(corpus, tmp_path, reads, trusting):
