@@ -393,7 +393,7 @@ def _execute(job: RunJob, folder: Path, record: dict) -> tuple[RunSummary, dict]
     reuse_blocks = (
         prev is not None
         and not job.full
-        and prev.manifest["parser_key"] == parse_key(policy, job.parser)
+        and prev.manifest["parser_key"] == record["parser_version"]  # parse_key(policy, ...)
     )
     reuse_chunks = (
         reuse_blocks

@@ -48,8 +48,9 @@ def read_history(path: Path) -> list[dict] | None:
     return records
 
 
-def write_history(folder: Path, records: list[dict]) -> None:
-    """Replace ``folder``/runs.parquet (atomically) with ``records``."""
+def write_history(folder: Path, records: list[dict], durable: bool = True) -> None:
+    """Replace ``folder``/runs.parquet (atomically) with ``records`` (see
+    store.write_atomic for ``durable``)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -62,7 +63,7 @@ def write_history(folder: Path, records: list[dict]) -> None:
     table = columns.table(rows, schemas.RUNS)
     sink = pa.BufferOutputStream()
     pq.write_table(table, sink, **WRITE_OPTIONS)
-    write_atomic(Path(folder) / HISTORY, sink.getvalue().to_pybytes())
+    write_atomic(Path(folder) / HISTORY, sink.getvalue().to_pybytes(), durable)
 
 
 def new_record(run_id: str, plan, full: bool, policy, parser_version: str) -> dict:

@@ -153,9 +153,9 @@ def commit(root: Path, records: list[dict], record: dict, known: dict | None = N
     root, folder = Path(root), run_dir(root, record["run_id"])
     checkpoint("files")
     record.update(status="published", ended_at=datetime.now(UTC))
-    write_history(folder, records + [record])
+    write_history(folder, records + [record], durable=False)  # synced with the folder
     checkpoint("run_history")
-    manifest.write(folder, manifest.build(folder, record, known))
+    manifest.write(folder, manifest.build(folder, record, known), durable=False)
     checkpoint("manifest")
     _sync(folder, frozenset(known or ()))
     checkpoint("synced")

@@ -28,15 +28,19 @@ def fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
-def write_atomic(path: Path, data: bytes) -> None:
-    """Write to a temporary name, fsync, rename over ``path``, fsync the folder."""
+def write_atomic(path: Path, data: bytes, durable: bool = True) -> None:
+    """Write to a temporary name, fsync, rename over ``path``, fsync the folder. Without
+    ``durable`` nothing is synced: for files of a run folder, which publishing syncs
+    together (runstore.commit)."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     with open(tmp, "wb") as fh:
         fh.write(data)
-        fh.flush()
-        os.fsync(fh.fileno())
+        if durable:
+            fh.flush()
+            os.fsync(fh.fileno())
     os.replace(tmp, path)
-    fsync_dir(path.parent)
+    if durable:
+        fsync_dir(path.parent)
 
 
 def conform(table: pa.Table, schema: pa.Schema) -> pa.Table:
