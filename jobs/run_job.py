@@ -81,7 +81,7 @@ def _carry_unlisted(raws, prev: Previous | None, plan: list[sources.Source]):
     listed = None
     for raw in raws:
         yield raw
-        if prev is not None and getattr(raw, "reason", None) == sources.UNLISTABLE:
+        if prev is not None and not isinstance(raw, Reused) and raw.reason == sources.UNLISTABLE:
             if listed is None:
                 listed = {(s.root_uri, s.rel) for s in plan if not s.is_table}
             below = prev.under(raw.source, sources.folder_prefix(raw.path))
@@ -94,23 +94,23 @@ def _read_stamped(plan, selection, trusted: dict, known: dict, work: Work):
     published run's inputs.parquet) recorded them, and whose document that run holds
     (``known``), is Reused without being read; every other file is read."""
     now, roots = time.time_ns(), {}
+    max_bytes, stamped = selection.max_bytes, work.stamped
     for src in plan:
         if src.is_table:
             yield from sources.read([src], selection)
             continue
         stamp = stamps.of(sources.stat(src), now)
         if stamp is None:  # a URI, a reject of listing, a file changed a moment ago
-            yield sources.read_file(src, selection.max_bytes)
+            yield sources.read_file(src, max_bytes)
             continue
         key, doc_id = stamps.key(src, roots), make_doc_id(src.rel)
-        work.stamped.append((key, doc_id, stamp))
-        same = trusted.get(key) == (doc_id, stamp) and stamp[0] <= selection.max_bytes
-        if same and doc_id in known:
+        stamped.append((key, doc_id, stamp))
+        if stamp[0] <= max_bytes and doc_id in known and trusted.get(key) == (doc_id, stamp):
             work.unread += 1
             work.bytes_read += stamp[0]
             yield Reused(doc_id)
         else:
-            yield sources.read_file(src, selection.max_bytes)
+            yield sources.read_file(src, max_bytes)
 
 
 def _trusted_stamps(prev: Previous | None, verify: bool) -> dict:
