@@ -101,7 +101,9 @@ def open_published(root: Path) -> tuple[Previous | None, OldRun, str | None]:
     if pub.usable:
         docs = store.read(pub.folder, "documents", OLD_DOC_COLUMNS)
         chunks = partial(store.read, pub.folder, "chunks", OLD_CHUNK_COLUMNS)
-        return Previous(pub.folder, pub.manifest, docs), OldRun(pub.run_id, chunks, docs), None
+        prev, old = Previous(pub.folder, pub.manifest, docs), OldRun(pub.run_id, chunks, docs)
+        old.hashes = prev.hashes  # one map of the one table
+        return prev, old, None
     no_chunks = partial(_empty, "chunks", OLD_CHUNK_COLUMNS)
     empty = OldRun(pub.run_id, no_chunks, _empty("documents", OLD_DOC_COLUMNS))
     if pub.problem is None:  # nothing published yet

@@ -440,8 +440,8 @@ def _execute(job: RunJob, folder: Path, record: dict) -> tuple[RunSummary, dict]
         kept=counts["kept"],
         seconds=work.seconds["changes"],
     )
-    same_docs = prev.documents if nothing_changed else None  # the very same file
-    _fill_record(record, old, tally, folder, counts, t_start, same_docs)
+    same = prev.hashes if nothing_changed else None  # its documents are the very same file
+    _fill_record(record, old, tally, folder, counts, t_start, same)
     bsum, csum = tally.blocks, tally.chunks
     bsum.skipped = job.selection.skipped
     bsum.bytes = work.bytes_read if reuse_blocks else bsum.bytes
@@ -494,13 +494,13 @@ def _summaries_of_linked(folder: Path, tally: Tally) -> None:
     tally.chunks.add(chunks, rejects, documents)
 
 
-def _fill_record(record, old: OldRun, tally: Tally, folder, counts, t_start, docs=None) -> None:
+def _fill_record(record, old: OldRun, tally: Tally, folder, counts, t_start, hashes=None) -> None:
     """Counts for the runs table; document changes are judged by content hash. Documents
-    below a folder that could not be listed are not counted as deleted. ``docs``: the
-    run's documents (doc_id, content_hash) when known without reading them."""
-    if docs is None:
+    below a folder that could not be listed are not counted as deleted. ``hashes``: the
+    run's doc_id -> content_hash when known without reading its documents."""
+    if hashes is None:
         docs = store.read(folder, "documents", ["doc_id", "content_hash"])
-    hashes = dict(zip(docs["doc_id"].to_pylist(), docs["content_hash"].to_pylist()))
+        hashes = dict(zip(docs["doc_id"].to_pylist(), docs["content_hash"].to_pylist()))
     rejects = pq.read_metadata(folder / "rejects.parquet").num_rows
     before = old.hashes
     hidden = tuple(tally.unlisted)
