@@ -58,7 +58,7 @@ class Selection:
         return not any(fnmatch.fnmatch(rel, g) for g in self.exclude)
 
 
-@dataclass(frozen=True)
+@dataclass  # not frozen: a frozen dataclass is built three times slower, once per file
 class Source:
     """One thing to read: a file under a root, or a whole table of documents. ``scheme`` is
     set ("s3://", "file://", ...) when it lives on a filesystem reached through pyarrow.
