@@ -22,7 +22,6 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from multiprocessing.connection import wait
 
 from mdchunk.jobs.worker import Worker, rss_mb
 from mdchunk.pipeline.limits import DEFAULT_DOC_MEMORY_MB, DEFAULT_DOC_TIMEOUT
@@ -144,6 +143,8 @@ class Supervisor:
     def _collect(self) -> list[tuple]:
         """Wait a tick; return (key, outcome) of every finished or failed task, where
         outcome is ("ok", result) or a Failure. Replaces workers that had to go."""
+        from multiprocessing.connection import wait
+
         out = []
         ready = wait([w.conn for w in self.workers], timeout=TICK)
         for i, w in enumerate(self.workers):

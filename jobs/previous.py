@@ -9,8 +9,9 @@ missing previous run costs a full recompute, never a crash or a wrong change set
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, partial
 from pathlib import Path
 
 import pyarrow as pa
@@ -25,11 +26,17 @@ OLD_DOC_COLUMNS = ["doc_id", "path", "source", "content_hash"]
 @dataclass
 class OldRun:
     """What is readable of the published run: its chunks (id, document, path) and its
-    documents (id, path, source, content hash); empty tables when nothing is published."""
+    documents (id, path, source, content hash); empty tables when nothing is published.
+    The chunks are read on first use (``read_chunks``): a run that changed nothing never
+    reads them."""
 
     run_id: str | None
-    chunks: pa.Table
+    read_chunks: Callable[[], pa.Table]
     documents: pa.Table
+
+    @cached_property
+    def chunks(self) -> pa.Table:
+        return self.read_chunks()
 
     @cached_property
     def hashes(self) -> dict[str, str]:
@@ -93,11 +100,12 @@ def open_published(root: Path) -> tuple[Previous | None, OldRun, str | None]:
     pub = runstore.current(root)
     if pub.usable:
         docs = store.read(pub.folder, "documents", OLD_DOC_COLUMNS)
-        chunks = store.read(pub.folder, "chunks", OLD_CHUNK_COLUMNS)
-        return Previous(pub.folder, pub.manifest, docs), OldRun(pub.run_id, chunks, docs), None
-    empty = OldRun(
-        pub.run_id, _empty("chunks", OLD_CHUNK_COLUMNS), _empty("documents", OLD_DOC_COLUMNS)
-    )
+        chunks = partial(store.read, pub.folder, "chunks", OLD_CHUNK_COLUMNS)
+        prev, old = Previous(pub.folder, pub.manifest, docs), OldRun(pub.run_id, chunks, docs)
+        old.hashes = prev.hashes  # one map of the one table
+        return prev, old, None
+    no_chunks = partial(_empty, "chunks", OLD_CHUNK_COLUMNS)
+    empty = OldRun(pub.run_id, no_chunks, _empty("documents", OLD_DOC_COLUMNS))
     if pub.problem is None:  # nothing published yet
         return None, empty, None
     if pub.folder is None:
@@ -107,7 +115,7 @@ def open_published(root: Path) -> tuple[Previous | None, OldRun, str | None]:
     docs, _, _ = store.salvage(pub.folder / "documents.parquet", OLD_DOC_COLUMNS)
     old = OldRun(
         pub.run_id,
-        chunks if chunks is not None else empty.chunks,
+        (lambda: chunks) if chunks is not None else no_chunks,
         docs if docs is not None else empty.documents,
     )
     if chunks is None:

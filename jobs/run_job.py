@@ -20,7 +20,6 @@ from functools import partial
 from pathlib import Path
 
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from mdchunk.jobs import blocks_job, guards, pool
@@ -50,6 +49,7 @@ class Work:
     reused: int = 0  # documents whose bytes did not change
     bytes_read: int = 0  # of documents only hashed or stamped (reused), not parsed
     unread: int = 0  # documents reused on their file stamp alone, without reading them
+    trusted: int = 0  # file stamps of the published run this run could trust
     stamped: list = field(default_factory=list)  # (path, doc_id, stamp) of local files
     seconds: Counter = field(default_factory=Counter)  # summed over workers for parse/chunk
 
@@ -81,7 +81,7 @@ def _carry_unlisted(raws, prev: Previous | None, plan: list[sources.Source]):
     listed = None
     for raw in raws:
         yield raw
-        if prev is not None and getattr(raw, "reason", None) == sources.UNLISTABLE:
+        if prev is not None and not isinstance(raw, Reused) and raw.reason == sources.UNLISTABLE:
             if listed is None:
                 listed = {(s.root_uri, s.rel) for s in plan if not s.is_table}
             below = prev.under(raw.source, sources.folder_prefix(raw.path))
@@ -94,23 +94,23 @@ def _read_stamped(plan, selection, trusted: dict, known: dict, work: Work):
     published run's inputs.parquet) recorded them, and whose document that run holds
     (``known``), is Reused without being read; every other file is read."""
     now, roots = time.time_ns(), {}
+    max_bytes, stamped = selection.max_bytes, work.stamped
     for src in plan:
         if src.is_table:
             yield from sources.read([src], selection)
             continue
         stamp = stamps.of(sources.stat(src), now)
         if stamp is None:  # a URI, a reject of listing, a file changed a moment ago
-            yield sources.read_file(src, selection.max_bytes)
+            yield sources.read_file(src, max_bytes)
             continue
         key, doc_id = stamps.key(src, roots), make_doc_id(src.rel)
-        work.stamped.append((key, doc_id, stamp))
-        same = trusted.get(key) == (doc_id, stamp) and stamp[0] <= selection.max_bytes
-        if same and doc_id in known:
+        stamped.append((key, doc_id, stamp))
+        if stamp[0] <= max_bytes and doc_id in known and trusted.get(key) == (doc_id, stamp):
             work.unread += 1
             work.bytes_read += stamp[0]
             yield Reused(doc_id)
         else:
-            yield sources.read_file(src, selection.max_bytes)
+            yield sources.read_file(src, max_bytes)
 
 
 def _trusted_stamps(prev: Previous | None, verify: bool) -> dict:
@@ -132,18 +132,19 @@ def _hash_inputs(raws, prev: Previous, work: Work) -> list:
     return items
 
 
-def _link_previous(prev: Previous, folder: Path) -> dict[str, dict]:
-    """Hard-link (else copy) the previous run's content files, verified against its
-    manifest when it was opened; their manifest entries, for the new manifest."""
+def _link_previous(prev: Previous, folder: Path, tables: list[str]) -> dict[str, dict]:
+    """Hard-link (else copy) files of the previous run, verified against its manifest when
+    it was opened; their manifest entries, for the new manifest."""
     known = manifest.entries(prev.manifest)
-    for name in schemas.CONTENT_TABLES:
-        src, dst = prev.folder / f"{name}.parquet", folder / f"{name}.parquet"
+    files = {f"{t}.parquet" for t in tables}
+    for name in files:
+        src, dst = prev.folder / name, folder / name
         try:
             os.link(src, dst)
         except OSError:  # another filesystem, or links not allowed: copy
             dst.write_bytes(src.read_bytes())
-            known.pop(dst.name, None)  # hashed again
-    return {n: e for n, e in known.items() if n in {f"{t}.parquet" for t in schemas.CONTENT_TABLES}}
+            known.pop(name, None)  # hashed again
+    return {n: e for n, e in known.items() if n in files}
 
 
 def _changes(
@@ -171,6 +172,8 @@ def _changes(
 
 
 def _write_added(old: OldRun, chunks: pq.ParquetFile, writer, counts: Counter) -> None:
+    import pyarrow.compute as pc  # here: an unchanged run never loads it
+
     new_ids = chunks.read(columns=["chunk_id"])["chunk_id"].combine_chunks()
     added = pc.invert(pc.is_in(new_ids, value_set=old.chunks["chunk_id"].combine_chunks()))
     start = 0
@@ -185,6 +188,8 @@ def _write_added(old: OldRun, chunks: pq.ParquetFile, writer, counts: Counter) -
 
 
 def _write_removed(old: OldRun, chunks, writer, counts: Counter, unlisted: set[str]) -> None:
+    import pyarrow.compute as pc
+
     new_ids = chunks.read(columns=["chunk_id"])["chunk_id"].combine_chunks()
     gone = pc.invert(pc.is_in(old.chunks["chunk_id"], value_set=new_ids))
     for prefix in unlisted:  # never removed: below a folder that could not be listed
@@ -267,6 +272,7 @@ class RunJob:
                 self.plan, self.selection, known, BATCH_DOCS, self.ray_address, self.workers
             )
         trusted = _trusted_stamps(prev, self.verify)
+        work.trusted = len(trusted)
         known = prev.hashes if prev is not None else {}
         return _read_stamped(self.plan, self.selection, trusted, known, work)
 
@@ -387,7 +393,7 @@ def _execute(job: RunJob, folder: Path, record: dict) -> tuple[RunSummary, dict]
     reuse_blocks = (
         prev is not None
         and not job.full
-        and prev.manifest["parser_key"] == parse_key(policy, job.parser)
+        and prev.manifest["parser_key"] == record["parser_version"]  # parse_key(policy, ...)
     )
     reuse_chunks = (
         reuse_blocks
@@ -414,13 +420,16 @@ def _execute(job: RunJob, folder: Path, record: dict) -> tuple[RunSummary, dict]
     nothing_changed = reuse_chunks and work.reused == len(items) and tally.seen == set(prev.hashes)
     known: dict = {}
     if nothing_changed:
-        known = _link_previous(prev, folder)
+        known = _link_previous(prev, folder, schemas.CONTENT_TABLES)
         job.progress(len(items))
         _summaries_of_linked(folder, tally)
     else:
         job.start_workers()
         _write_batches(job, folder, items, prev, reuse_chunks, reuse_blocks, tally)
-    stamps.write(folder, work.stamped)
+    if prev is not None and 0 < work.trusted == work.unread == len(work.stamped):
+        known.update(_link_previous(prev, folder, [stamps.NAME]))  # every stamp as it was
+    else:
+        stamps.write(folder, work.stamped)
     t_changes = time.perf_counter()
     counts = _changes(old, folder, tally.unlisted, nothing_changed)
     work.seconds["changes"] = time.perf_counter() - t_changes
@@ -431,7 +440,8 @@ def _execute(job: RunJob, folder: Path, record: dict) -> tuple[RunSummary, dict]
         kept=counts["kept"],
         seconds=work.seconds["changes"],
     )
-    _fill_record(record, old, tally, folder, counts, t_start)
+    same = prev.hashes if nothing_changed else None  # its documents are the very same file
+    _fill_record(record, old, tally, folder, counts, t_start, same)
     bsum, csum = tally.blocks, tally.chunks
     bsum.skipped = job.selection.skipped
     bsum.bytes = work.bytes_read if reuse_blocks else bsum.bytes
@@ -476,19 +486,21 @@ def _write_batches(job, folder, items, prev, reuse_chunks, reuse_blocks, tally: 
 
 def _summaries_of_linked(folder: Path, tally: Tally) -> None:
     """When nothing changed, the summaries come from the linked files."""
-    docs = store.read(folder, "documents", ["doc_id"])
+    documents = pq.read_metadata(folder / "documents.parquet").num_rows
     rejects = store.read(folder, "rejects", ["reason"])
     chunks = store.read(folder, "chunks", ["strategy", "n_tokens"])
-    tally.blocks.documents = docs.num_rows
+    tally.blocks.documents = documents
     tally.blocks.blocks = pq.read_metadata(folder / "blocks.parquet").num_rows
-    tally.chunks.add(chunks, rejects, docs.num_rows)
+    tally.chunks.add(chunks, rejects, documents)
 
 
-def _fill_record(record, old: OldRun, tally: Tally, folder, counts, t_start) -> None:
+def _fill_record(record, old: OldRun, tally: Tally, folder, counts, t_start, hashes=None) -> None:
     """Counts for the runs table; document changes are judged by content hash. Documents
-    below a folder that could not be listed are not counted as deleted."""
-    docs = store.read(folder, "documents", ["doc_id", "content_hash"])
-    hashes = dict(zip(docs["doc_id"].to_pylist(), docs["content_hash"].to_pylist()))
+    below a folder that could not be listed are not counted as deleted. ``hashes``: the
+    run's doc_id -> content_hash when known without reading its documents."""
+    if hashes is None:
+        docs = store.read(folder, "documents", ["doc_id", "content_hash"])
+        hashes = dict(zip(docs["doc_id"].to_pylist(), docs["content_hash"].to_pylist()))
     rejects = pq.read_metadata(folder / "rejects.parquet").num_rows
     before = old.hashes
     hidden = tuple(tally.unlisted)

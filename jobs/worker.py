@@ -19,7 +19,10 @@ import time
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
-from multiprocessing.connection import Connection
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # imported where used: a run that starts no worker never loads it
+    from multiprocessing.connection import Connection
 
 WARM_MODULES = ("mdchunk.pipeline.batch",)  # imported by a worker before it says ready
 STDERR = subprocess.DEVNULL  # None (inherit) with --debug
@@ -112,6 +115,8 @@ class Worker:
 
     @classmethod
     def start(cls, memory_mb: int, init: Callable | None) -> Worker:
+        from multiprocessing.connection import Connection
+
         task_r, task_w = os.pipe()
         result_r, result_w = os.pipe()
         process = subprocess.Popen(

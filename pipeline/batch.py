@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from mdchunk.pipeline import document, schemas
 from mdchunk.pipeline.document import RawDocument, make_doc_id
@@ -88,6 +87,8 @@ def drop_rejected(table: pa.Table, rejects: pa.Table) -> pa.Table:
     is either in documents or in rejects, never both."""
     if not rejects.num_rows:
         return table
+    import pyarrow.compute as pc  # here: an unchanged run never loads it
+
     return table.filter(pc.invert(pc.is_in(table["doc_id"], rejects["doc_id"])))
 
 
@@ -131,6 +132,8 @@ def _single(batch: Batch, item) -> Batch:
         return Batch([item])
 
     def rows(table: pa.Table | None) -> pa.Table | None:
+        import pyarrow.compute as pc
+
         if table is None:
             return None
         return table.filter(pc.equal(table["doc_id"], item.doc_id))
@@ -205,6 +208,8 @@ def process(
         blks = pa.concat_tables([blks, batch.reused_blocks])
     to_chunk = docs
     if batch.reused_chunks is not None:
+        import pyarrow.compute as pc
+
         to_chunk = docs.filter(pc.invert(pc.is_in(docs["doc_id"], batch.reused_docs["doc_id"])))
     # est_tokens of fresh blocks come from the blocks stage, of reused ones from
     # Previous.blocks, both under policy.bias: the chunks stage need not compute them again

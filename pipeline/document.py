@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
-from pathlib import PurePosixPath
 
 import pyarrow as pa
 
@@ -41,7 +40,10 @@ class RawDocument:
 
 def doc_format(path: str) -> str | None:
     """``markdown``, ``text``, or None for a file type we do not read."""
-    suffix = PurePosixPath(path).suffix.lower()
+    path = path.rstrip("/")  # PurePosixPath(path).suffix, without building the object
+    name = path[path.rfind("/") + 1 :]
+    dot = name.rfind(".")
+    suffix = name[dot:].lower() if 0 < dot < len(name) - 1 else ""
     if suffix in MARKDOWN_SUFFIXES:
         return "markdown"
     if suffix in TEXT_SUFFIXES:

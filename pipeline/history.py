@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mdchunk.pipeline.store import write_atomic
+from mdchunk.pipeline.store import conform, write_atomic
 
 HISTORY = "runs.parquet"
 
@@ -33,10 +33,11 @@ def read_history(path: Path) -> list[dict] | None:
         # start-up), and times read without their zone (its conversion loads pandas too),
         # put back below.
         table = pq.ParquetFile(path, page_checksum_verification=True).read()
-        table = table.cast(schemas.RUNS)
+        table = conform(table, schemas.RUNS)
         for name in times:
             i = table.schema.get_field_index(name)
-            table = table.set_column(i, name, table[name].cast(pa.timestamp("ms")))
+            naive = [part.view(pa.timestamp("ms")) for part in table[name].chunks]
+            table = table.set_column(i, name, pa.chunked_array(naive, pa.timestamp("ms")))
         records = table.to_pylist()
     except (OSError, ValueError):
         return None
@@ -47,29 +48,22 @@ def read_history(path: Path) -> list[dict] | None:
     return records
 
 
-def write_history(folder: Path, records: list[dict]) -> None:
-    """Replace ``folder``/runs.parquet (atomically) with ``records``."""
-    from datetime import UTC
-
+def write_history(folder: Path, records: list[dict], durable: bool = True) -> None:
+    """Replace ``folder``/runs.parquet (atomically) with ``records`` (see
+    store.write_atomic for ``durable``)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from mdchunk.pipeline import schemas
+    from mdchunk.pipeline import columns, schemas
     from mdchunk.pipeline.store import WRITE_OPTIONS
 
-    times = ("started_at", "ended_at")
-    rows = [{f.name: r.get(f.name) for f in schemas.RUNS} for r in records]
-    for r in rows:
-        r["seconds"] = list((r["seconds"] or {}).items())
-        for name in times:  # UTC without its zone: converting zoned times loads pandas
-            r[name] = r[name] and r[name].astimezone(UTC).replace(tzinfo=None)
-    naive = pa.schema(
-        [pa.field(f.name, pa.timestamp("ms")) if f.name in times else f for f in schemas.RUNS]
-    )
-    table = pa.Table.from_pylist(rows, schema=naive).cast(schemas.RUNS)
+    # columns.table, not pa.Table.from_pylist: that one imports pandas (start-up time)
+    rows = {f.name: [r.get(f.name) for r in records] for f in schemas.RUNS}
+    rows["seconds"] = [list((s or {}).items()) for s in rows["seconds"]]
+    table = columns.table(rows, schemas.RUNS)
     sink = pa.BufferOutputStream()
     pq.write_table(table, sink, **WRITE_OPTIONS)
-    write_atomic(Path(folder) / HISTORY, sink.getvalue().to_pybytes())
+    write_atomic(Path(folder) / HISTORY, sink.getvalue().to_pybytes(), durable)
 
 
 def new_record(run_id: str, plan, full: bool, policy, parser_version: str) -> dict:

@@ -21,11 +21,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from mdchunk.pipeline import schemas
-from mdchunk.pipeline.store import write_atomic
+from mdchunk.pipeline.store import conform, write_atomic
 
 if TYPE_CHECKING:  # polars is imported where it is used: an unchanged run never loads it
     import polars as pl
@@ -49,8 +48,11 @@ def read(path: Path) -> tuple[pl.DataFrame, list[dict]]:
 def _read_arrow(path: Path) -> tuple[pa.Table, list[dict]]:
     if not path.exists():
         return schemas.LEDGER.empty_table(), []
-    meta = pq.read_schema(path).metadata or {}
-    return pq.read_table(path, schema=schemas.LEDGER), json.loads(meta.get(_KEY, b"[]"))
+    # ParquetFile, not read_table: that one loads pyarrow.dataset and pandas (start-up time)
+    found = pq.ParquetFile(path)
+    meta = found.schema_arrow.metadata or {}
+    table = conform(found.read(), schemas.LEDGER)
+    return table, json.loads(meta.get(_KEY, b"[]"))
 
 
 def record(root: Path, run_id: str, chunks: Path, kind: str = "run", same_ids: bool = False) -> int:
@@ -104,7 +106,7 @@ def _add(intervals: pl.DataFrame, pubs: list[dict], run_id: str, chunks: Path, k
 
 
 def _write(path: Path, table: pa.Table, pubs: list[dict]) -> None:
-    table = table.cast(schemas.LEDGER)
+    table = conform(table, schemas.LEDGER)
     table = table.replace_schema_metadata({_KEY: json.dumps(pubs).encode()})
     sink = pa.BufferOutputStream()
     pq.write_table(table, sink, compression="zstd")
@@ -132,6 +134,7 @@ def changes(ledger: Path, current: str, chunks: Path, since: str, where: str) ->
     (``mdchunk.since``, ``mdchunk.until``): store ``until`` once everything is applied.
     ``where`` names the output folder in errors."""
     import polars as pl
+    import pyarrow.compute as pc
 
     intervals, pubs = read(ledger)
     now = last_publication(pubs, current)

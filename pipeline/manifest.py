@@ -68,9 +68,9 @@ def build(folder: Path, record: dict, known: dict[str, dict] | None = None) -> d
     }
 
 
-def write(folder: Path, manifest: dict) -> None:
+def write(folder: Path, manifest: dict, durable: bool = True) -> None:
     data = json.dumps(manifest, indent=1, sort_keys=True) + "\n"
-    write_atomic(Path(folder) / MANIFEST, data.encode())
+    write_atomic(Path(folder) / MANIFEST, data.encode(), durable)
 
 
 def load(folder: Path) -> dict:

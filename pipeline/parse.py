@@ -86,7 +86,7 @@ def byte_line_starts(src: str) -> list[int]:
 
 def parser_key(backend: str) -> str:
     """What stored blocks were made by: our parser version, the backend and its version."""
-    from importlib.metadata import version
+    from mdchunk.pipeline.installed import version  # importlib.metadata's answer, sooner
 
     check_backend(backend)
     return f"{PARSER_VERSION}|{backend}-{version(BACKENDS[backend][1])}"

@@ -121,8 +121,13 @@ def resolve(out: Path) -> Path:
     return published(out) or Path(out)
 
 
-def _sync(folder: Path) -> None:
+def _sync(folder: Path, linked: frozenset[str] = frozenset()) -> None:
+    """fsync every file of ``folder``, then the folder. ``linked``: files hard-linked from
+    a published run, whose bytes were synced when it was published (the folder's fsync
+    makes the new links durable)."""
     for f in folder.iterdir():
+        if f.name in linked:
+            continue
         with open(f, "rb") as fh:
             os.fsync(fh.fileno())
     fsync_dir(folder)
@@ -148,11 +153,11 @@ def commit(root: Path, records: list[dict], record: dict, known: dict | None = N
     root, folder = Path(root), run_dir(root, record["run_id"])
     checkpoint("files")
     record.update(status="published", ended_at=datetime.now(UTC))
-    write_history(folder, records + [record])
+    write_history(folder, records + [record], durable=False)  # synced with the folder
     checkpoint("run_history")
-    manifest.write(folder, manifest.build(folder, record, known))
+    manifest.write(folder, manifest.build(folder, record, known), durable=False)
     checkpoint("manifest")
-    _sync(folder)
+    _sync(folder, frozenset(known or ()))
     checkpoint("synced")
     write_history(root, records + [{**record, "status": "publishing"}])
     checkpoint("publishing")
@@ -208,15 +213,21 @@ def history(root: Path) -> list[dict]:
     """Every run of DIR, oldest first, as CURRENT makes it true: a run recorded as
     ``publishing`` is published if CURRENT names it, else it was abandoned; a published run
     missing from the table (a damaged runs.parquet) is taken from its folder's own copy."""
-    root = Path(root)
+    return _resolved_history(Path(root))[0]
+
+
+def _resolved_history(root: Path) -> tuple[list[dict], bool]:
+    """``history``, and whether it differs from what DIR/runs.parquet holds."""
     pub = pointed(root)
     records = read_history(root / HISTORY)
+    changed = records is None
     if records is None and pub.folder is not None:  # unreadable: the published run's copy
         records = read_history(pub.folder / HISTORY)
     records = records or []
     for r in records:
         if r["status"] != "publishing":
             continue
+        changed = True
         if r["run_id"] == pub.run_id:
             r["status"] = "published"
         else:
@@ -225,17 +236,18 @@ def history(root: Path) -> list[dict]:
     if pub.folder is not None and pub.run_id not in known:
         own = [r for r in read_history(pub.folder / HISTORY) or [] if r["run_id"] == pub.run_id]
         records += [{**r, "status": "published"} for r in own[-1:]]
-    return records
+        changed = True
+    return records, changed
 
 
 def start(root: Path) -> list[dict]:
     """Under the lock, before a run: the history made true (see ``history``) and written
-    back; folders left by killed runs removed and recorded as ``abandoned``; temporary
-    files of killed writers removed. Returns the history."""
+    back when that changed it; folders left by killed runs removed and recorded as
+    ``abandoned``; temporary files of killed writers removed. Returns the history."""
     from datetime import UTC, datetime
 
     root = Path(root)
-    records = history(root)
+    records, changed = _resolved_history(root)
     by_id = {r["run_id"]: r for r in records}
     for run_id in unpublished(root):  # no live run can be writing them: we hold the lock
         r = by_id.get(run_id)
@@ -244,10 +256,12 @@ def start(root: Path) -> list[dict]:
         if r is None:
             stamp = datetime.strptime(run_id[:15], "%Y%m%dT%H%M%S")
             records.append(_abandoned(run_id, stamp.replace(tzinfo=UTC)))
+            changed = True
         remove_run(root, run_id)
     for tmp in root.glob(".*.tmp"):
         tmp.unlink(missing_ok=True)
-    write_history(root, records)
+    if changed:
+        write_history(root, records)
     return records
 
 

@@ -58,7 +58,7 @@ class Selection:
         return not any(fnmatch.fnmatch(rel, g) for g in self.exclude)
 
 
-@dataclass(frozen=True)
+@dataclass  # not frozen: a frozen dataclass is built three times slower, once per file
 class Source:
     """One thing to read: a file under a root, or a whole table of documents. ``scheme`` is
     set ("s3://", "file://", ...) when it lives on a filesystem reached through pyarrow.
@@ -67,7 +67,7 @@ class Source:
     does (pathlib's relative_to costs a second over ten thousand files)."""
 
     root: PurePath
-    path: PurePath
+    path: PurePath | str  # a folder's listing gives plain strings (fewer objects per file)
     is_table: bool = False
     scheme: str | None = None
     problem: tuple[str, str] | None = None
@@ -154,66 +154,81 @@ def _plan_uri(item: str, selection: Selection) -> list[Source]:
 
 def plan_folder(root: Path, selection: Selection) -> list[Source]:
     """Every file below ``root`` to read (hidden folders skipped), sorted by path (the same
-    order as a listing through pyarrow's filesystems), with the rejects listing decides."""
+    order as a listing through pyarrow's filesystems), with the rejects listing decides.
+    One os.scandir per folder and plain strings per file (no pathlib, no stat: a file's
+    kind comes from its directory entry)."""
     entries: list[tuple[str, Source]] = []
     real_root = os.path.realpath(root)
-
-    def unlistable(exc: OSError) -> None:
-        folder = Path(exc.filename)
-        rel = printable(folder.relative_to(root).as_posix()) + "/"
-        detail = f"could not list the folder: {exc.strerror or exc}"
-        source = Source(root, folder, problem=(UNLISTABLE, detail), name=rel)
-        entries.append((folder.as_posix(), source))
-
-    top = os.fspath(root)
-    for folder, dirs, files in os.walk(root, onerror=unlistable):
-        dirs[:] = _entered(Path(folder), dirs, selection)
-        sub = folder[len(top) :].lstrip(os.sep).replace(os.sep, "/")
-        for name in files:
-            raw = f"{sub}/{name}" if sub else name
+    out = os.path.realpath(selection.out) if selection.out is not None else None
+    pending = [(os.fspath(root), "")]  # (folder, its path relative to root)
+    while pending:
+        folder, sub = pending.pop()
+        try:
+            with os.scandir(folder) as listing:
+                found = list(listing)
+        except OSError as exc:
+            entries.append((folder, _unlistable(root, folder, sub, exc)))
+            continue
+        for entry in found:
+            raw = f"{sub}/{entry.name}" if sub else entry.name
+            if _is_dir(entry):
+                if _enters(entry, selection, out):
+                    pending.append((entry.path, raw))
+                continue
             rel = printable(raw)
             if not selection.wants(rel):
                 continue
             if doc_format(rel) is None:
                 selection.skipped["not markdown"] += 1
                 continue
-            file = Path(folder, name)
-            entries.append((file.as_posix(), _listed(root, real_root, file, raw, rel, selection)))
-    return [source for _, source in sorted(entries, key=lambda e: e[0])]
+            entries.append((entry.path, _listed(root, real_root, entry, raw, rel, selection)))
+    entries.sort(key=lambda e: e[0])
+    return [source for _, source in entries]
 
 
-def _entered(folder: Path, dirs: list[str], selection: Selection) -> list[str]:
-    """The subfolders a listing enters; the others are counted in ``selection.skipped``."""
-    out = os.path.realpath(selection.out) if selection.out is not None else None
-    keep = []
-    for d in dirs:
-        full = folder / d
-        if d.startswith("."):
-            selection.skipped["hidden"] += 1
-        elif full.is_symlink():
-            selection.skipped["symlink"] += 1
-        elif out is not None and os.path.realpath(full) == out:
-            selection.skipped["inside --out"] += 1
-        else:
-            keep.append(d)
-    return keep
+def _is_dir(entry: os.DirEntry) -> bool:
+    """A folder, or a link to one (as os.walk sorts entries)."""
+    try:
+        return entry.is_dir()
+    except OSError:
+        return False
+
+
+def _unlistable(root: Path, folder: str, sub: str, exc: OSError) -> Source:
+    rel = printable(sub or ".") + "/"
+    detail = f"could not list the folder: {exc.strerror or exc}"
+    return Source(root, folder, problem=(UNLISTABLE, detail), name=rel)
+
+
+def _enters(entry: os.DirEntry, selection: Selection, out: str | None) -> bool:
+    """Whether a listing enters a subfolder; the others are counted in
+    ``selection.skipped``."""
+    if entry.name.startswith("."):
+        selection.skipped["hidden"] += 1
+    elif entry.is_symlink():
+        selection.skipped["symlink"] += 1
+    elif out is not None and os.path.realpath(entry.path) == out:
+        selection.skipped["inside --out"] += 1
+    else:
+        return True
+    return False
 
 
 def _listed(
-    root: Path, real_root: str, file: Path, raw: str, rel: str, selection: Selection
+    root: Path, real_root: str, entry: os.DirEntry, raw: str, rel: str, selection: Selection
 ) -> Source:
     if rel != raw:
         detail = f"the file name is not valid UTF-8 (shown with \\x escapes): {rel}"
-        return Source(root, file, problem=(BAD_NAME, detail), name=rel)
-    if file.is_symlink() and not selection.follow_symlinks:
-        target = os.path.realpath(file)
+        return Source(root, entry.path, problem=(BAD_NAME, detail), name=rel)
+    if entry.is_symlink() and not selection.follow_symlinks:
+        target = os.path.realpath(entry.path)
         if os.path.commonpath([target, real_root]) != real_root:
             detail = (
                 f"a symbolic link to {printable(target)}, outside the input folder: not read "
                 "(--follow-symlinks reads it)"
             )
-            return Source(root, file, problem=(OUTSIDE_ROOT, detail), name=rel)
-    return Source(root, file, name=rel)
+            return Source(root, entry.path, problem=(OUTSIDE_ROOT, detail), name=rel)
+    return Source(root, entry.path, name=rel)
 
 
 def read(sources: list[Source], selection: Selection) -> Iterator[RawDocument]:

@@ -200,15 +200,16 @@ def test_an_unlistable_root_keeps_everything(tmp_path, monkeypatch):
     shutil.copytree(SAMPLE, src)
     out = tmp_path / "out"
     first = run([str(src)], out, workers=1, log=RunLog(quiet=True))
-    real_walk = os.walk
+    real_scandir = os.scandir
 
-    def failing_walk(top, onerror=None, **kw):
-        onerror(PermissionError(13, "Permission denied", str(top)))
-        return iter(())
+    def failing_scandir(path="."):
+        if os.fspath(path) == str(src):
+            raise PermissionError(13, "Permission denied", os.fspath(path))
+        return real_scandir(path)
 
-    monkeypatch.setattr(os, "walk", failing_walk)
+    monkeypatch.setattr(os, "scandir", failing_scandir)
     summary = run([str(src)], out, workers=1, log=RunLog(quiet=True))
-    monkeypatch.setattr(os, "walk", real_walk)
+    monkeypatch.setattr(os, "scandir", real_scandir)
     assert _rejects(out) == {"./": "unlistable"}
     assert summary.record["documents_unchanged"] == first.record["documents_added"]
     assert summary.record["chunks_removed"] == summary.record["chunks_added"] == 0

@@ -12,7 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from mdchunk import api
-from mdchunk.pipeline import runstore, sources, stamps
+from mdchunk.pipeline import manifest, runstore, sources, stamps
 from tests.conftest import SAMPLE
 from tests.helpers import SMALL_FLAGS
 
@@ -73,6 +73,31 @@ def test_unchanged_run_reads_no_file(corpus, tmp_path, reads, trusting):
     assert second["documents_parsed"] == 0 and second["chunks_removed"] == 0
     assert _inputs(out).num_rows == N_DOCS  # the stamps carry on to the next run
     assert (runstore.resolve(out) / "chunks.parquet").read_bytes() == first["chunks"]
+
+
+def test_unchanged_stamps_are_linked_and_new_ones_written(corpus, tmp_path, trusting):
+    """When every file is trusted on the very stamp the published run recorded, its
+    inputs.parquet is linked (not rewritten); any new stamp gets a fresh file."""
+    out = tmp_path / "out"
+    run(corpus, out)
+    first = runstore.resolve(out)
+    run(corpus, out)
+    second = runstore.resolve(out)
+    assert second != first
+    assert os.path.samefile(first / "inputs.parquet", second / "inputs.parquet")
+    assert manifest.verify(second, manifest.load(second)) == []
+    edited = corpus / "index.md"
+    edited.write_text(edited.read_text() + "\nOne more line.\n")
+    os.utime(edited, ns=(1_000_000_000, 1_000_000_000))  # old enough to be stamped
+    run(corpus, out)
+    third = runstore.resolve(out)
+    assert not os.path.samefile(second / "inputs.parquet", third / "inputs.parquet")
+    sizes = dict(zip(_inputs(out)["uri"].to_pylist(), _inputs(out)["size"].to_pylist()))
+    assert sizes[str(edited)] == edited.stat().st_size and len(sizes) == N_DOCS
+    run(corpus, out, verify=True)  # trusts no stamp: writes them all again
+    fourth = runstore.resolve(out)
+    assert not os.path.samefile(third / "inputs.parquet", fourth / "inputs.parquet")
+    assert _inputs(out).num_rows == N_DOCS
 
 
 def test_verify_reads_every_file(corpus, tmp_path, reads, trusting):
@@ -165,7 +190,8 @@ def test_object_store_runs_keep_their_stamps(corpus, s3_bucket, reads, trusting)
 
 
 def test_unchanged_run_loads_no_parser_or_polars(corpus, tmp_path):
-    """A run with nothing to parse or pack imports neither the parsers nor polars."""
+    """A run with nothing to parse or pack imports neither the parsers nor polars, nor
+    pandas and pyarrow.dataset (which pyarrow loads on its own unless asked not to)."""
     out = tmp_path / "out"
     run(corpus, out)
     code = (
@@ -176,7 +202,8 @@ def test_unchanged_run_loads_no_parser_or_polars(corpus, tmp_path):
         f"policy = api.resolve_policy(None, **{_small_policy()!r})\n"
         f"record = api.run({str(corpus)!r}, {str(out)!r}, policy=policy, workers=1).record\n"
         "assert record['chunks_added'] == 0 and record['documents_unchanged'] == 11, record\n"
-        "print(sorted(m for m in ('polars', 'pyromark', 'markdown_it') if m in sys.modules))\n"
+        "heavy = ('polars', 'pyromark', 'markdown_it', 'pandas', 'pyarrow.dataset')\n"
+        "print(sorted(m for m in heavy if m in sys.modules))\n"
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr

@@ -1,0 +1,44 @@
+"""pipeline/installed.py gives importlib.metadata's version without importing it."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from importlib.metadata import PackageNotFoundError
+from importlib.metadata import version as metadata_version
+
+import pytest
+
+from mdchunk.pipeline import installed
+
+
+@pytest.mark.parametrize("dist", ["pyromark", "markdown-it-py", "pyarrow", "PyYAML", "click"])
+def test_the_same_version_as_importlib_metadata(dist):
+    assert installed.version(dist) == metadata_version(dist)
+
+
+def test_a_missing_distribution_raises_as_importlib_metadata_does():
+    with pytest.raises(PackageNotFoundError):
+        installed.version("no-such-distribution-here")
+
+
+def test_two_versions_side_by_side_ask_importlib_metadata(tmp_path, monkeypatch):
+    for v in ("1.0", "2.0"):
+        (tmp_path / f"twin_pkg-{v}.dist-info").mkdir()
+        (tmp_path / f"twin_pkg-{v}.dist-info" / "METADATA").write_text(
+            f"Metadata-Version: 2.1\nName: twin-pkg\nVersion: {v}\n"
+        )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert installed.version("twin-pkg") == metadata_version("twin-pkg")
+
+
+def test_the_parser_key_loads_no_importlib_metadata():
+    code = (
+        "import sys\n"
+        "from mdchunk.pipeline.parse import parser_key\n"
+        "print(parser_key('pyromark'), 'importlib.metadata' in sys.modules)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    key, loaded = result.stdout.split()
+    assert key.endswith(f"pyromark-{metadata_version('pyromark')}") and loaded == "False"
