@@ -232,7 +232,7 @@ class EstimateCounter:
 
 
 MEMO_CHARS = 500  # the longest text EstimateCounter remembers
-MEMO_ENTRIES = 4096  # and how many (then it forgets them all: memory stays bounded)
+MEMO_ENTRIES = 1024  # and how many (then it forgets them all: memory stays bounded)
 
 
 class TiktokenCounter:
