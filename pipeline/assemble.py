@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 from bisect import bisect_left
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
@@ -61,15 +62,7 @@ def assemble(
     limits: dict[int, int],
 ) -> list[dict]:
     text = doc["text"]
-    breaks: list[int] = []
-
-    def line_of(offset: int, unit: Unit) -> int:
-        """1-based line of ``offset``: one more than the line breaks that start before it
-        (found once per document; counting from the block start per chunk is quadratic)."""
-        if not breaks and text:
-            breaks.extend(m.start() for m in LINE_END.finditer(text))
-            breaks.append(len(text) + 1)
-        return 1 + bisect_left(breaks, offset)
+    line_of = _line_finder(text)
 
     units, groups, sections = packed.units, packed.groups, packed.sections
     stem = PurePosixPath(doc["path"]).stem
@@ -89,8 +82,8 @@ def assemble(
         anchor = ctx.anchors.get(opening) if opening is not None else None
         part, of = parts[id(g)]
         keys = [u.key for u in us]
-        line_start = line_of(spans[0][0], us[0])
-        line_end = line_of(max(spans[-1][1] - 1, spans[-1][0]), us[-1])
+        line_start = line_of(spans[0][0])
+        line_end = line_of(max(spans[-1][1] - 1, spans[-1][0]))
         rows.append(
             {
                 "chunk_id": chunk_id(doc["doc_id"], keys, policy.policy_hash, prefix, anchor),
@@ -131,6 +124,27 @@ def assemble(
             }
         )
     return rows
+
+
+def _line_finder(text: str) -> Callable[[int], int]:
+    """The 1-based line of an offset: one more than the line breaks that start before it.
+    Without a CR, the newlines between the offset asked and the one asked before are
+    counted (chunks come in source order, so that is about one pass over the document);
+    with one, the breaks are found once and searched (counting from the block start per
+    chunk would be quadratic)."""
+    if "\r" in text:
+        breaks = [m.start() for m in LINE_END.finditer(text)]
+        breaks.append(len(text) + 1)
+        return lambda offset: 1 + bisect_left(breaks, offset)
+    last = [0, 0]  # an offset asked before, and the newlines before it
+
+    def line_of(offset: int) -> int:
+        at, n = last
+        n += text.count("\n", at, offset) if offset >= at else -text.count("\n", offset, at)
+        last[0], last[1] = offset, n
+        return 1 + n
+
+    return line_of
 
 
 def chunk_id(

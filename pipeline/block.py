@@ -51,10 +51,16 @@ def blocks(
 
 
 def with_estimates(table: pl.DataFrame, bias: str) -> pl.DataFrame:
-    """Vectorised n_chars and est_tokens for every block."""
-    return table.with_columns(
-        pl.col("text").str.len_chars().cast(pl.Int32).alias("n_chars"),
-        estimate_expr(bias, pl.col("text"), pl.col("kind")).alias("est_tokens"),
+    """Vectorised n_chars and est_tokens for every block. Lazy, so that polars counts each
+    character class once although the prose and code weightings both use it (common
+    subexpressions; eager ``with_columns`` counted them again: ~25 % more time)."""
+    return (
+        table.lazy()
+        .with_columns(
+            pl.col("text").str.len_chars().cast(pl.Int32).alias("n_chars"),
+            estimate_expr(bias, pl.col("text"), pl.col("kind")).alias("est_tokens"),
+        )
+        .collect()
     )
 
 

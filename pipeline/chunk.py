@@ -29,7 +29,6 @@ _BLOCK_COLS = [
     "block_id",
     "kind",
     "level",
-    "heading_path",
     "text",
     "char_start",
     "char_end",
@@ -75,40 +74,86 @@ def chunks(
     estimated: bool = False,
 ) -> tuple[pa.Table, pa.Table]:
     """The stage: (documents, blocks) -> (chunks, rejects). ``estimated``: the blocks'
-    est_tokens were made under ``policy.bias`` (see Counting.block_tokens)."""
+    est_tokens were made under ``policy.bias`` (see Counting.block_tokens).
+
+    Column work is done once per batch (tokens, Python lists of the small columns); per
+    document only its blocks' dicts are made, from those lists and a slice of the text."""
     counting = counting or Counting(policy)
-    frame = pl.from_arrow(blocks.select(_BLOCK_COLS))
-    tokens = counting.block_tokens(frame, estimated).cast(pl.Int64).alias("tokens")
-    frame = frame.with_columns(tokens)
-    by_doc = {
-        k[0]: v for k, v in frame.partition_by("doc_id", as_dict=True, maintain_order=True).items()
-    }
+    table = _grouped(blocks.select(_BLOCK_COLS))
+    tokens = _block_tokens(table, counting, estimated)
+    names = [c for c in _BLOCK_COLS if c not in ("text", "est_tokens")]
+    lists = [table[c].to_pylist() for c in names] + [tokens]
+    names.append("tokens")
+    texts = table["text"]
+    runs = _runs(lists[0])
     rows: list[dict] = []
     rejects: list[dict] = []
     cols = ["doc_id", "path", "format", "text", "front_matter"]
     for doc in documents.select(cols).to_pylist():
-        part = by_doc.get(doc["doc_id"])
-        if part is None:
+        where = runs.get(doc["doc_id"])
+        if where is None:
             continue
-        try:
-            rows.extend(chunk_document(doc, part.to_dicts(), policy, counting))
-        except Exception as exc:  # noqa: BLE001 - a bug on one document must not end the run
-            over = isinstance(exc, OverCapError)
-            detail = str(exc) if over else f"{type(exc).__name__}: {exc} (a bug in mdchunk)"
-            rejects.append(
-                {
-                    "path": doc["path"],
-                    "doc_id": doc["doc_id"],
-                    "stage": "chunks",
-                    "reason": "over_cap" if over else "internal_error",
-                    "detail": detail,
-                    "n_bytes": None,
-                }
+        start, end = where
+        part = [
+            dict(zip(names, values), text=text)
+            for *values, text in zip(
+                *(column[start:end] for column in lists),
+                texts.slice(start, end - start).to_pylist(),
             )
+        ]
+        try:
+            rows.extend(chunk_document(doc, part, policy, counting))
+        except Exception as exc:  # noqa: BLE001 - a bug on one document must not end the run
+            rejects.append(_reject(doc, exc))
     return (
         pa.Table.from_pylist(rows, schema=schemas.CHUNKS),
         pa.Table.from_pylist(rejects, schema=schemas.REJECTS),
     )
+
+
+def _reject(doc: dict, exc: Exception) -> dict:
+    over = isinstance(exc, OverCapError)
+    detail = str(exc) if over else f"{type(exc).__name__}: {exc} (a bug in mdchunk)"
+    return {
+        "path": doc["path"],
+        "doc_id": doc["doc_id"],
+        "stage": "chunks",
+        "reason": "over_cap" if over else "internal_error",
+        "detail": detail,
+        "n_bytes": None,
+    }
+
+
+def _grouped(blocks: pa.Table) -> pa.Table:
+    """The blocks with each document's rows next to each other, in first-seen order (they
+    already are, as every stage writes them; otherwise a stable reorder)."""
+    ids = blocks["doc_id"].to_pylist()
+    first: dict[str, int] = {}
+    for i, d in enumerate(ids):
+        first.setdefault(d, i)
+    if all(ids[i] == ids[i - 1] or first[ids[i]] == i for i in range(1, len(ids))):
+        return blocks
+    order = sorted(range(len(ids)), key=lambda i: first[ids[i]])
+    return blocks.take(pa.array(order, pa.int64()))
+
+
+def _runs(doc_ids: list[str]) -> dict[str, tuple[int, int]]:
+    """doc_id -> (first row, end row) of its run of rows (the rows are grouped)."""
+    out: dict[str, tuple[int, int]] = {}
+    start = 0
+    for i in range(1, len(doc_ids) + 1):
+        if i == len(doc_ids) or doc_ids[i] != doc_ids[start]:
+            out[doc_ids[start]] = (start, i)
+            start = i
+    return out
+
+
+def _block_tokens(blocks: pa.Table, counting: Counting, estimated: bool) -> list[int]:
+    """Tokens of every block of the batch, as Python ints."""
+    if counting.estimate and estimated:
+        return blocks["est_tokens"].to_pylist()
+    frame = pl.from_arrow(blocks.select(["text", "kind", "est_tokens"]))
+    return counting.block_tokens(frame, estimated).cast(pl.Int64).to_list()
 
 
 class OverCapError(Exception):

@@ -91,7 +91,13 @@ def slug(text: str) -> str:
     """GitHub's slug of a heading's text: lower-cased; punctuation, symbols and other marks
     of no letter or number removed (``-`` and ``_`` stay); every space becomes ``-``.
     Letters of every script stay, as GitHub keeps them."""
-    return "".join(c for c in text.lower() if _kept(c)).replace(" ", "-")
+    low = text.lower()
+    if low.isascii():  # the same rule on ASCII: letters, digits, "_" (Pc), space and "-"
+        return _ASCII_DROPPED.sub("", low).replace(" ", "-")
+    return "".join(c for c in low if _kept(c)).replace(" ", "-")
+
+
+_ASCII_DROPPED = re.compile(r"[^a-z0-9 _-]")
 
 
 def _kept(c: str) -> bool:

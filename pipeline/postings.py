@@ -69,11 +69,11 @@ def postings(chunks: pa.Table) -> pa.Table:
 def _postings(chunks: pa.Table) -> pa.Table:
     frame = pl.from_arrow(chunks.select(["chunk_id", "embed_text"]))
     found = terms(frame, "embed_text", "chunk_id")
-    lengths = found.group_by("chunk_id", maintain_order=True).agg(doc_len=pl.len().cast(pl.Int32))
+    # doc_len (a chunk's terms) is the sum of its terms' tf: no join of the term rows
     rows = (
-        found.join(lengths, on="chunk_id", how="left", maintain_order="left")
-        .group_by("term", "chunk_id", "doc_len", maintain_order=True)
+        found.group_by("term", "chunk_id", maintain_order=True)
         .agg(tf=pl.len().cast(pl.Int32))
+        .with_columns(doc_len=pl.col("tf").sum().over("chunk_id").cast(pl.Int32))
         .select("term", "chunk_id", "tf", "doc_len")
     )
     return rows.to_arrow().cast(schemas.POSTINGS)

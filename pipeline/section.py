@@ -87,28 +87,26 @@ def units_of(
     is cut too, so its first pieces go into one chunk with its heading."""
     out: list[Unit] = []
     for b, sec, room in zip(blocks, numbers, _leads(blocks, numbers, small)):
+        kind, tokens, limit = b["kind"], b["tokens"], cap[sec]
+        budget = max(limit - room, limit // 2)
+        crowded = room and kind in CUTTABLE and tokens > budget
+        if (tokens <= limit and not crowded) or kind == "image":
+            text = b["text"]
+            if "```" in text or "~~~" in text:  # the only texts that can leave a fence open
+                text, tokens = _closed(text, tokens, count_for(kind))
+            span = ((b["char_start"], b["char_end"]),)
+            path = b["heading_path"]
+            index, level = b["block_index"], b["level"]
+            unit = Unit(index, b["block_id"], kind, text, span, tokens, level, path, sec, b["alt"])
+            out.append(unit)
+            continue
         base = dict(
             block_index=b["block_index"],
-            kind=b["kind"],
+            kind=kind,
             level=b["level"],
             heading_path=b["heading_path"],
             section=sec,
         )
-        budget = max(cap[sec] - room, cap[sec] // 2)
-        crowded = room and b["kind"] in CUTTABLE and b["tokens"] > budget
-        if (b["tokens"] <= cap[sec] and not crowded) or b["kind"] == "image":
-            text, tokens = _closed(b["text"], b["tokens"], count_for(b["kind"]))
-            out.append(
-                Unit(
-                    key=b["block_id"],
-                    text=text,
-                    alt=b["alt"],
-                    tokens=tokens,
-                    spans=((b["char_start"], b["char_end"]),),
-                    **base,
-                )
-            )
-            continue
         kind = text_kind or b["kind"]
         pieces = split.split_block(
             kind, b["text"], budget, target, count_for(b["kind"]), b["item_starts"]

@@ -213,9 +213,26 @@ class EstimateCounter:
         self.bias = bias
         self.group = group
         self.name = "estimate"
+        self._memo: dict[str, int] = {}
 
     def count(self, texts: list[str]) -> list[int]:
-        return [estimate(t, self.bias, self.group) for t in texts]
+        """The estimate of every text. Short texts are remembered: a document's context
+        headers and prefixes repeat from chunk to chunk."""
+        out, memo = [], self._memo
+        for t in texts:
+            n = memo.get(t)
+            if n is None:
+                n = estimate(t, self.bias, self.group)
+                if len(t) <= MEMO_CHARS:
+                    if len(memo) >= MEMO_ENTRIES:
+                        memo.clear()
+                    memo[t] = n
+            out.append(n)
+        return out
+
+
+MEMO_CHARS = 500  # the longest text EstimateCounter remembers
+MEMO_ENTRIES = 1024  # and how many (then it forgets them all: memory stays bounded)
 
 
 class TiktokenCounter:

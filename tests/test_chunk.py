@@ -280,3 +280,41 @@ def test_indentation_counts_toward_split_parts():
         assert len(p.text) == p.tokens <= 1000
     chunks = chunk_text(f"# Build\n\n{code}\n", Policy(target_tokens=600, max_tokens=900))
     assert chunks and all(c["n_tokens"] <= 900 for c in chunks)
+
+
+def test_blocks_of_documents_interleaved_give_the_same_chunks():
+    """The chunks stage takes each document's rows by position once per batch: rows of
+    documents mixed together must still give each document its own blocks, in order."""
+    import pyarrow as pa
+
+    from mdchunk.pipeline import batch, chunk
+    from mdchunk.pipeline.document import RawDocument
+
+    raws = [
+        RawDocument(f"d{i}.md", "", f"# Doc {i}\n\nIntro {i}.\n\n## Part\n\nBody {i}.\n".encode())
+        for i in range(3)
+    ]
+    docs, blocks, _ = batch.documents_and_blocks(raws, "auto", "balanced", 1 << 20)
+    policy = Policy()
+    want, _ = chunk.chunks(docs, blocks, policy)
+    ids = blocks["doc_id"].to_pylist()
+    order = sorted(range(len(ids)), key=lambda i: (blocks["block_index"][i].as_py(), ids[i]))
+    mixed = blocks.take(pa.array(order, pa.int64()))
+    assert mixed["doc_id"].to_pylist() != ids  # the rows really are interleaved
+    got, _ = chunk.chunks(docs, mixed, policy)
+    assert got.equals(want)
+    assert sorted(set(got["doc_id"].to_pylist())) == sorted(set(ids))
+
+
+def test_estimate_counter_remembers_without_changing_counts():
+    from mdchunk.pipeline import tokens
+
+    counter = tokens.EstimateCounter("balanced")
+    texts = ["Title > Guide", "x" * (tokens.MEMO_CHARS + 1), "Title > Guide", ""]
+    want = [tokens.estimate(t) for t in texts]
+    assert counter.count(texts) == want
+    assert counter.count(texts) == want  # from the memo now
+    for i in range(tokens.MEMO_ENTRIES + 5):  # the memo forgets, and stays bounded
+        counter.count([f"header {i}"])
+    assert len(counter._memo) <= tokens.MEMO_ENTRIES
+    assert counter.count(texts) == want

@@ -223,3 +223,14 @@ def test_sc001_on_embed_text_counts_a_header_that_names_the_section_anywhere():
     assert not names_its_section(f"Guide > Usage\n\n{body}", body, "Install", "Guide")
     assert not names_its_section(body, body, "Install", "Guide")  # no header at all
     assert names_its_section("## Install\n\nx", "## Install\n\nx", "Install", "Guide")
+
+
+def test_slug_of_ascii_keeps_what_the_unicode_rule_keeps():
+    """slug's ASCII fast path must keep exactly the characters the per-character rule
+    (Unicode categories) keeps, for every ASCII character."""
+    from mdchunk.pipeline import heading
+
+    for i in range(128):
+        text = f"Ab {chr(i)}9_-"
+        want = "".join(c for c in text.lower() if heading._kept(c)).replace(" ", "-")
+        assert heading.slug(text) == want, repr(chr(i))
