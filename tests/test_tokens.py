@@ -115,3 +115,61 @@ def test_o200k_is_bundled_offline_and_matches_an_independent_encoder():
     # faster one)
     cl = make_counter("tiktoken:cl100k_base")
     assert cl.count(texts) == [len(quicktok.get_encoding("cl100k_base").encode(t)) for t in texts]
+
+
+# Our own paragraphs (the same notice in each language) for the estimate of Latin-script
+# languages other than English: the English letter weights under-counted all of these.
+OTHER_LANGUAGES = {
+    "finnish": "Asetustiedosto luetaan sovelluksen käynnistyessä. Jos ympäristömuuttujaa ei "
+    "ole asetettu, ohjelma käyttää oletusasetuksia. Yhteysongelmien sattuessa tarkistakaa "
+    "verkkoasetukset ja käyttäjätilin käyttöoikeudet.",
+    "hungarian": "A konfigurációs fájlt az alkalmazás indításakor olvassa be a rendszer. Ha a "
+    "környezeti változó nincs beállítva, a program az alapértelmezett beállításokat használja.",
+    "swahili": "Faili ya usanidi husomwa wakati programu inapoanza. Ikiwa kigeu cha mazingira "
+    "hakijawekwa, programu hutumia mipangilio chaguo-msingi.",
+    "polish": "Plik konfiguracyjny jest wczytywany podczas uruchamiania aplikacji. Jeśli "
+    "zmienna środowiskowa nie jest ustawiona, program używa ustawień domyślnych.",
+    "dutch": "Het configuratiebestand wordt ingelezen bij het opstarten van de toepassing. Als "
+    "de omgevingsvariabele niet is ingesteld, gebruikt het programma de standaardinstellingen.",
+    "german": "Die Konfigurationsdatei wird beim Start der Anwendung eingelesen. Wenn die "
+    "Umgebungsvariable nicht gesetzt ist, verwendet das Programm die Standardeinstellungen.",
+}
+ENGLISH = (
+    "The configuration file is read when the application starts. If the environment "
+    "variable is not set, the program uses the default settings."
+)
+
+
+@pytest.mark.parametrize("language", sorted(OTHER_LANGUAGES))
+def test_latin_script_languages_are_not_under_counted(language):
+    text = OTHER_LANGUAGES[language]
+    real = max(
+        make_counter(f"tiktoken:{e}").count([text])[0] for e in ("cl100k_base", "o200k_base")
+    )
+    assert class_counts(text)["foreign"] == class_counts(text)["letters"]
+    assert estimate(text) >= real
+    assert _expr([text], ["paragraph"]) == [estimate(text)]
+
+
+def test_english_and_short_texts_keep_the_english_weights():
+    english = class_counts(ENGLISH)
+    assert english["foreign"] == 0
+    expected = math.ceil(sum(english[k] * W["prose"][k] for k in tokens.WEIGHTED))
+    assert estimate(ENGLISH) == expected
+    # seven words are too few to judge; code is never judged
+    assert class_counts("Asetustiedosto luetaan sovelluksen käynnistyessä ja muuta")["foreign"] == 0
+    finnish = OTHER_LANGUAGES["finnish"]
+    assert estimate(finnish, group="code") == _expr([finnish], ["code"])[0]
+    assert estimate(finnish, group="code") < estimate(finnish)
+
+
+WORDS = ["the", "The", "and", "with", "kissa", "talo", "ja", "on", "is", "the_x", "théthe", "ä"]
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(WORDS), max_size=30).map(" ".join), min_size=1))
+def test_expression_and_python_judge_the_language_alike(texts):
+    assert _expr(texts, ["paragraph"] * len(texts)) == [estimate(t) for t in texts]
+    assert [class_counts(t)["foreign"] for t in texts] == pl.DataFrame({"t": texts}).select(
+        tokens.class_exprs(pl.col("t"))["foreign"]
+    )["t"].to_list()
