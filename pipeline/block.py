@@ -54,7 +54,7 @@ def with_estimates(table: pl.DataFrame, bias: str) -> pl.DataFrame:
     """Vectorised n_chars and est_tokens for every block."""
     return table.with_columns(
         pl.col("text").str.len_chars().cast(pl.Int32).alias("n_chars"),
-        estimate_expr(bias, pl.col("text"), pl.col("kind")).alias("est_tokens"),
+        estimate_expr(bias, pl.col("text"), pl.col("kind"), pl.col("doc_id")).alias("est_tokens"),
     )
 
 

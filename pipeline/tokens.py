@@ -70,7 +70,11 @@ WEIGHTED = (*ASCII_CLASSES, *NON_ASCII_CLASSES, "foreign")
 # of which are English function words, counts FOREIGN_LETTER more per ASCII letter
 # (fitted on those paragraphs: the largest shortfall per letter times 1.1, the margin of
 # the other non-English weights). Shorter texts are not judged (a heading or a table cell
-# says too little), and keep the English weights. Code-like kinds are not judged.
+# says too little), and keep the English weights. Code-like kinds are not judged. Blocks
+# are judged with their document: a block reads as another language only when its whole
+# document does too, so the link lists, parameter lists and command lines of an English
+# document (few function words, already counted 1.2-1.6x cl100k) keep the English weights.
+# A text counted on its own (a piece of a split block, a header) is judged by itself.
 # The words are ones other Latin-script languages do not use as common words of their own
 # ("in", "is", "of", "to", "on", "an", "be", "for", "also", "will", "was" are left out).
 ENGLISH_WORDS = (
@@ -135,8 +139,10 @@ def weights(bias: str, group: str) -> dict[str, float]:
 BREAKS = (r"[a-z][A-Z]", r"[A-Za-z][0-9]", r"[0-9][A-Za-z]")
 
 
-def class_exprs(text: pl.Expr) -> dict[str, pl.Expr]:
-    """The count of every weighted class of ``text``, as polars expressions."""
+def class_exprs(text: pl.Expr, document: pl.Expr | None = None) -> dict[str, pl.Expr]:
+    """The count of every weighted class of ``text``, as polars expressions. With
+    ``document`` (the rows' document ids, every block of a document in the frame) a text
+    reads as another language only if its document does as well (see FOREIGN_LETTER)."""
     import polars as pl
 
     counts = {name: text.str.count_matches(p) for name, p in CLASSES.items()}
@@ -148,6 +154,9 @@ def class_exprs(text: pl.Expr) -> dict[str, pl.Expr]:
     english = text.str.count_matches(ENGLISH_PATTERN)
     judged = counts["words"] >= FOREIGN_MIN_WORDS
     foreign = judged & (english.cast(pl.Float64) < FOREIGN_SHARE * counts["words"])
+    if document is not None:
+        in_doc = english.sum().over(document).cast(pl.Float64)
+        foreign = foreign & (in_doc < FOREIGN_SHARE * counts["words"].sum().over(document))
     counts["foreign"] = pl.when(foreign).then(counts["letters"]).otherwise(0)
     return counts
 
@@ -168,11 +177,13 @@ def _weighted(counts: dict, w: dict[str, float]):
     return total
 
 
-def estimate_expr(bias: str, text: pl.Expr, kind: pl.Expr) -> pl.Expr:
+def estimate_expr(
+    bias: str, text: pl.Expr, kind: pl.Expr, document: pl.Expr | None = None
+) -> pl.Expr:
     """Estimated tokens of every row at once: ceil(sum of class count * weight of kind)."""
     import polars as pl
 
-    counts = {k: v.cast(pl.Float64) for k, v in class_exprs(text).items()}
+    counts = {k: v.cast(pl.Float64) for k, v in class_exprs(text, document).items()}
     prose = _weighted(counts, weights(bias, "prose"))
     code = _weighted(counts, weights(bias, "code"))
     value = pl.when(kind.is_in(sorted(CODE_LIKE))).then(code).otherwise(prose)

@@ -173,3 +173,26 @@ def test_expression_and_python_judge_the_language_alike(texts):
     assert [class_counts(t)["foreign"] for t in texts] == pl.DataFrame({"t": texts}).select(
         tokens.class_exprs(pl.col("t"))["foreign"]
     )["t"].to_list()
+
+
+def test_blocks_read_as_another_language_only_with_their_document():
+    from mdchunk.pipeline.block import with_estimates
+
+    links = " ".join(f"[Reference guide part {i}](https://example.org/guide/{i})" for i in range(6))
+    english_doc = [ENGLISH, links]  # the link list alone has no English function word
+    finnish_doc = [OTHER_LANGUAGES["finnish"], links]
+    frame = pl.DataFrame(
+        {
+            "doc_id": ["en", "en", "fi", "fi"],
+            "kind": ["paragraph"] * 4,
+            "text": english_doc + finnish_doc,
+            "n_chars": [0] * 4,
+            "est_tokens": [0] * 4,
+        }
+    )
+    est = with_estimates(frame, "balanced")["est_tokens"].to_list()
+    assert class_counts(links)["foreign"] > 0  # judged alone, it reads as non-English
+    assert est[1] < estimate(links)  # in an English document it keeps the English weights
+    assert est[2] == estimate(OTHER_LANGUAGES["finnish"])  # a Finnish one: foreign
+    assert est[3] == estimate(links)
+    assert est[0] == estimate(ENGLISH)
