@@ -196,3 +196,26 @@ def test_blocks_read_as_another_language_only_with_their_document():
     assert est[2] == estimate(OTHER_LANGUAGES["finnish"])  # a Finnish one: foreign
     assert est[3] == estimate(links)
     assert est[0] == estimate(ENGLISH)
+
+
+# Our own sentences in two-byte scripts that BPE vocabularies hold poorly.
+TWO_BYTE_SCRIPTS = {
+    "greek": "Το αρχείο ρυθμίσεων διαβάζεται κατά την εκκίνηση της εφαρμογής. Εάν η μεταβλητή "
+    "περιβάλλοντος δεν έχει οριστεί, το πρόγραμμα χρησιμοποιεί τις προεπιλεγμένες ρυθμίσεις.",
+    "hebrew": "קובץ התצורה נקרא בעת הפעלת היישום. אם משתנה הסביבה אינו מוגדר, התוכנית משתמשת "
+    "בהגדרות ברירת המחדל.",
+    "armenian": "Կազմաձևման ֆայլը կարդացվում է հավելվածի գործարկման ժամանակ։ Եթե միջավայրի "
+    "փոփոխականը սահմանված չէ, ծրագիրը օգտագործում է լռելյայն կարգավորումները։",
+}
+
+
+@pytest.mark.parametrize("script", sorted(TWO_BYTE_SCRIPTS))
+def test_two_byte_scripts_a_vocabulary_barely_holds_are_not_under_counted(script):
+    text = TWO_BYTE_SCRIPTS[script]
+    real = max(
+        make_counter(f"tiktoken:{e}").count([text])[0] for e in ("cl100k_base", "o200k_base")
+    )
+    assert estimate(text) >= real
+    assert _expr([text], ["paragraph"]) == [estimate(text)]
+    # Cyrillic, which the vocabularies hold well, keeps the plain two_byte weight
+    assert class_counts("Файл конфигурации")["two_byte_rare"] == 0
