@@ -8,6 +8,7 @@ is packed again with a tighter budget, so the cap holds exactly.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 from collections.abc import Callable
 
@@ -21,7 +22,12 @@ from mdchunk.pipeline.kinds import CODE_LIKE
 from mdchunk.pipeline.pack import SEP, Group, pack
 from mdchunk.pipeline.policy import Policy
 from mdchunk.pipeline.section import pack_arrays, parents, sections_of, units_of
-from mdchunk.pipeline.tokens import EstimateCounter, TokenCounter, make_counter
+from mdchunk.pipeline.tokens import (
+    EstimateCounter,
+    TokenCounter,
+    english_document_expr,
+    make_counter,
+)
 
 _BLOCK_COLS = [
     "doc_id",
@@ -51,6 +57,15 @@ class Counting:
         self.estimate = isinstance(self.counter, EstimateCounter)
         self._code = EstimateCounter(policy.bias, "code")
 
+    def for_document(self, english: bool) -> Counting:
+        """The counts of one document's own texts (pieces, headers, embed_text): with the
+        estimate, they follow the document's language as its blocks did (tokens.py)."""
+        if not self.estimate:
+            return self
+        same = copy.copy(self)
+        same.counter = EstimateCounter(self.policy.bias, "prose", english)
+        return same
+
     def block_tokens(self, blocks: pl.DataFrame, estimated: bool = False) -> pl.Series:
         """Tokens of every block. ``estimated``: the blocks' est_tokens were computed under
         this policy's bias (the blocks stage's, or a stored one redone), so the estimate
@@ -79,7 +94,8 @@ def chunks(
     counting = counting or Counting(policy)
     frame = pl.from_arrow(blocks.select(_BLOCK_COLS))
     tokens = counting.block_tokens(frame, estimated).cast(pl.Int64).alias("tokens")
-    frame = frame.with_columns(tokens)
+    english = english_document_expr(pl.col("text"), pl.col("doc_id")).alias("english_doc")
+    frame = frame.with_columns(tokens, english)
     by_doc = {
         k[0]: v for k, v in frame.partition_by("doc_id", as_dict=True, maintain_order=True).items()
     }
@@ -129,6 +145,7 @@ def chunk_document(doc: dict, blocks: list[dict], policy: Policy, counting: Coun
         blocks = [b for b in blocks if b["kind"] != "front_matter"]
     if not blocks:
         return []
+    counting = counting.for_document(blocks[0].get("english_doc", True))
     blocks, ctx = context.prepare(doc, blocks, policy)
     if strategy == "fixed":
         blocks = _whole_body(doc, blocks, counting)

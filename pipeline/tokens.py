@@ -84,12 +84,15 @@ TWO_BYTE_EXTRA = {"greek_hebrew": 0.335, "two_byte_rare": 1.465}  # on top of 0.
 # prose text of at least FOREIGN_MIN_WORDS runs of ASCII letters, fewer than FOREIGN_SHARE
 # of which are English function words, counts FOREIGN_LETTER more per ASCII letter
 # (fitted on those paragraphs: the largest shortfall per letter times 1.1, the margin of
-# the other non-English weights). Shorter texts are not judged (a heading or a table cell
-# says too little), and keep the English weights. Code-like kinds are not judged. Blocks
-# are judged with their document: a block reads as another language only when its whole
-# document does too, so the link lists, parameter lists and command lines of an English
-# document (few function words, already counted 1.2-1.6x cl100k) keep the English weights.
-# A text counted on its own (a piece of a split block, a header) is judged by itself.
+# the other non-English weights). Code-like kinds are never judged. A text counted on its
+# own (no document known) is judged by itself: at least FOREIGN_MIN_WORDS words, fewer than
+# FOREIGN_SHARE function words; shorter texts (a heading, a table cell) say too little and
+# keep the English weights. A text of a known document follows the document (the share of
+# function words over all its blocks): in a document that reads as English no text counts
+# as foreign, so its link lists, parameter lists and command lines (few function words,
+# already counted 1.2-1.6x cl100k) keep the English weights; in one that does not, every
+# text counts as foreign unless it reads as English by itself (an English quotation), so
+# its short headings, list items and sentence pieces are not under-counted either.
 # The words are ones other Latin-script languages do not use as common words of their own
 # ("in", "is", "of", "to", "on", "an", "be", "for", "also", "will", "was" are left out).
 ENGLISH_WORDS = (
@@ -170,10 +173,11 @@ def class_exprs(text: pl.Expr, document: pl.Expr | None = None) -> dict[str, pl.
     counts["other"] = text.str.len_bytes() - (text.str.len_chars() - multi) - wide
     english = text.str.count_matches(ENGLISH_PATTERN)
     judged = counts["words"] >= FOREIGN_MIN_WORDS
-    foreign = judged & (english.cast(pl.Float64) < FOREIGN_SHARE * counts["words"])
-    if document is not None:
-        in_doc = english.sum().over(document).cast(pl.Float64)
-        foreign = foreign & (in_doc < FOREIGN_SHARE * counts["words"].sum().over(document))
+    reads_english = english.cast(pl.Float64) >= FOREIGN_SHARE * counts["words"]
+    if document is None:
+        foreign = judged & ~reads_english
+    else:
+        foreign = ~english_document_expr(text, document) & ~(judged & reads_english)
     counts["foreign"] = pl.when(foreign).then(counts["letters"]).otherwise(0)
     return counts
 
@@ -192,6 +196,16 @@ def _weighted(counts: dict, w: dict[str, float]):
     for name in WEIGHTED[1:]:
         total = total + counts[name] * w[name]
     return total
+
+
+def english_document_expr(text: pl.Expr, document: pl.Expr) -> pl.Expr:
+    """Per row: whether the row's document reads as English (at least FOREIGN_SHARE of the
+    runs of ASCII letters of all its rows are English function words)."""
+    import polars as pl
+
+    english = text.str.count_matches(ENGLISH_PATTERN).sum().over(document)
+    words = text.str.count_matches(CLASSES["words"]).sum().over(document)
+    return english.cast(pl.Float64) >= FOREIGN_SHARE * words
 
 
 def estimate_expr(
@@ -234,7 +248,7 @@ _HIGH_BYTES = bytes(range(0x80, 0x100))
 _LETTER_OR_SPACE = bytes(c if c in _BYTES["letters"] else 32 for c in range(256))
 
 
-def class_counts(text: str) -> dict[str, int]:
+def class_counts(text: str, english_document: bool | None = None) -> dict[str, int]:
     """The counts of ``class_exprs`` for one string, in Python (for a handful of texts a
     polars frame costs more than the counting). ASCII classes are counted on the UTF-8
     bytes, where an ASCII byte is always a whole character."""
@@ -244,7 +258,8 @@ def class_counts(text: str) -> dict[str, int]:
     shape = data.translate(_SHAPE)
     counts["words"] = len(data.translate(_LETTER_OR_SPACE).split())
     counts["breaks"] = sum(shape.count(pair) for pair in _SHAPE_PAIRS)
-    counts["foreign"] = counts["letters"] if _foreign(text, counts["words"]) else 0
+    foreign = _foreign(text, counts["words"], english_document)
+    counts["foreign"] = counts["letters"] if foreign else 0
     if text.isascii():
         counts.update(cjk=0, hangul=0, two_byte=0, other=0, greek_hebrew=0, two_byte_rare=0)
         return counts
@@ -259,16 +274,25 @@ def class_counts(text: str) -> dict[str, int]:
     return counts
 
 
-def _foreign(text: str, words: int) -> bool:
-    """Whether a text of ``words`` runs of ASCII letters reads as another language than
-    English (see FOREIGN_LETTER); the same rule as ``class_exprs``."""
-    if words < FOREIGN_MIN_WORDS:
+def _foreign(text: str, words: int, english_document: bool | None) -> bool:
+    """Whether a text of ``words`` runs of ASCII letters counts as another language than
+    English, alone or in a document that reads (or not) as English; the rule of
+    ``class_exprs`` (see FOREIGN_LETTER)."""
+    if english_document:
         return False
-    return len(_ENGLISH.findall(text)) < FOREIGN_SHARE * words
+    judged = words >= FOREIGN_MIN_WORDS
+    if not judged and english_document is None:
+        return False
+    reads_english = judged and len(_ENGLISH.findall(text)) >= FOREIGN_SHARE * words
+    return not reads_english
 
 
-def estimate(text: str, bias: str = "balanced", group: str = "prose") -> int:
-    counts = {k: float(v) for k, v in class_counts(text).items()}
+def estimate(
+    text: str, bias: str = "balanced", group: str = "prose", english_document: bool | None = None
+) -> int:
+    """``english_document``: whether the text's document reads as English (None: unknown,
+    the text is judged alone; see FOREIGN_LETTER)."""
+    counts = {k: float(v) for k, v in class_counts(text, english_document).items()}
     return math.ceil(max(_weighted(counts, weights(bias, group)), counts["letters"] * LETTER_FLOOR))
 
 
@@ -280,15 +304,19 @@ class TokenCounter(Protocol):
 
 class EstimateCounter:
     """The estimate for single texts (pieces, breadcrumbs, whole chunk texts), with the
-    weights of prose kinds, or of code-like kinds for ``group="code"``."""
+    weights of prose kinds, or of code-like kinds for ``group="code"``;
+    ``english_document`` for the texts of one document (``english_document_expr``)."""
 
-    def __init__(self, bias: str = "balanced", group: str = "prose"):
+    def __init__(
+        self, bias: str = "balanced", group: str = "prose", english_document: bool | None = None
+    ):
         self.bias = bias
         self.group = group
+        self.english_document = english_document
         self.name = "estimate"
 
     def count(self, texts: list[str]) -> list[int]:
-        return [estimate(t, self.bias, self.group) for t in texts]
+        return [estimate(t, self.bias, self.group, self.english_document) for t in texts]
 
 
 class TiktokenCounter:

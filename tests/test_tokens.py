@@ -219,3 +219,26 @@ def test_two_byte_scripts_a_vocabulary_barely_holds_are_not_under_counted(script
     assert _expr([text], ["paragraph"]) == [estimate(text)]
     # Cyrillic, which the vocabularies hold well, keeps the plain two_byte weight
     assert class_counts("Файл конфигурации")["two_byte_rare"] == 0
+
+
+def test_split_pieces_are_judged_with_their_document():
+    from mdchunk.pipeline.policy import Policy
+    from tests.helpers import chunk_text
+
+    policy = Policy(target_tokens=60, max_tokens=80, min_tokens=10, overlap_tokens=0)
+    cl100k = make_counter("tiktoken:cl100k_base")
+    # a Finnish paragraph far over the cap: its sentence pieces are counted as Finnish
+    finnish = chunk_text("# Ohje\n\n" + " ".join([OTHER_LANGUAGES["finnish"]] * 6), policy)
+    assert len(finnish) > 3
+    for row in finnish:
+        assert cl100k.count([row["embed_text"]])[0] <= row["n_tokens"] <= policy.max_tokens
+    # the same link list over the cap: in an English document its pieces keep the English
+    # weights (fewer chunks), in a Finnish one they are judged on their own
+    links = "\n".join(f"- [Reference guide part {i}](https://example.org/g/{i})" for i in range(40))
+    prose = {"en": [ENGLISH] * 12, "fi": [OTHER_LANGUAGES["finnish"]] * 12}
+    n_chunks = {}
+    for lang, paragraphs in prose.items():
+        body = "\n\n".join(paragraphs)
+        rows = chunk_text(f"# Title\n\n{body}\n\n## Links\n\n{links}\n", policy)
+        n_chunks[lang] = sum("part" in r["text"] for r in rows)
+    assert n_chunks["en"] < n_chunks["fi"]
