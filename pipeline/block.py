@@ -51,14 +51,18 @@ def blocks(
 
 
 def with_estimates(table: pl.DataFrame, bias: str) -> pl.DataFrame:
-    """Vectorised n_chars and est_tokens for every block. Lazy, so that polars counts each
-    character class once although the prose and code weightings both use it (common
-    subexpressions; eager ``with_columns`` counted them again: ~25 % more time)."""
+    """Vectorised n_chars and est_tokens for every block (every block of a document in
+    the table: a block is judged with its document's language, tokens.FOREIGN_LETTER). Lazy,
+    so that polars counts each character class once although the prose and code weightings
+    both use it (common subexpressions; eager ``with_columns`` counted them again: ~25 %
+    more time)."""
     return (
         table.lazy()
         .with_columns(
             pl.col("text").str.len_chars().cast(pl.Int32).alias("n_chars"),
-            estimate_expr(bias, pl.col("text"), pl.col("kind")).alias("est_tokens"),
+            estimate_expr(bias, pl.col("text"), pl.col("kind"), pl.col("doc_id")).alias(
+                "est_tokens"
+            ),
         )
         .collect()
     )

@@ -8,6 +8,7 @@ is packed again with a tighter budget, so the cap holds exactly.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 from collections.abc import Callable
 
@@ -21,7 +22,12 @@ from mdchunk.pipeline.kinds import CODE_LIKE
 from mdchunk.pipeline.pack import SEP, Group, pack
 from mdchunk.pipeline.policy import Policy
 from mdchunk.pipeline.section import pack_arrays, parents, sections_of, units_of
-from mdchunk.pipeline.tokens import EstimateCounter, TokenCounter, make_counter
+from mdchunk.pipeline.tokens import (
+    EstimateCounter,
+    TokenCounter,
+    english_document_expr,
+    make_counter,
+)
 
 _BLOCK_COLS = [
     "doc_id",
@@ -49,6 +55,18 @@ class Counting:
         self.counter = counter or make_counter(policy.tokenizer, policy.bias)
         self.estimate = isinstance(self.counter, EstimateCounter)
         self._code = EstimateCounter(policy.bias, "code")
+        self._by_language: dict[bool | None, Counting] = {}
+
+    def for_document(self, english: bool | None) -> Counting:
+        """The counts of one document's own texts (pieces, headers, embed_text): with the
+        estimate, they follow the document's language as its blocks did (tokens.py)."""
+        if not self.estimate:
+            return self
+        if english not in self._by_language:  # two at most, each keeping its memo
+            same = copy.copy(self)
+            same.counter = EstimateCounter(self.policy.bias, "prose", english)
+            self._by_language[english] = same
+        return self._by_language[english]
 
     def block_tokens(self, blocks: pl.DataFrame, estimated: bool = False) -> pl.Series:
         """Tokens of every block. ``estimated``: the blocks' est_tokens were computed under
@@ -81,6 +99,7 @@ def chunks(
     counting = counting or Counting(policy)
     table = _grouped(blocks.select(_BLOCK_COLS))
     tokens = _block_tokens(table, counting, estimated)
+    english = _english_documents(table, counting)
     names = [c for c in _BLOCK_COLS if c not in ("text", "est_tokens")]
     lists = [table[c].to_pylist() for c in names] + [tokens]
     names.append("tokens")
@@ -102,7 +121,8 @@ def chunks(
             )
         ]
         try:
-            rows.extend(chunk_document(doc, part, policy, counting))
+            own = counting.for_document(english[start])
+            rows.extend(chunk_document(doc, part, policy, own))
         except Exception as exc:  # noqa: BLE001 - a bug on one document must not end the run
             rejects.append(_reject(doc, exc))
     return (
@@ -152,8 +172,16 @@ def _block_tokens(blocks: pa.Table, counting: Counting, estimated: bool) -> list
     """Tokens of every block of the batch, as Python ints."""
     if counting.estimate and estimated:
         return blocks["est_tokens"].to_pylist()
-    frame = pl.from_arrow(blocks.select(["text", "kind", "est_tokens"]))
+    frame = pl.from_arrow(blocks.select(["doc_id", "text", "kind", "est_tokens"]))
     return counting.block_tokens(frame, estimated).cast(pl.Int64).to_list()
+
+
+def _english_documents(blocks: pa.Table, counting: Counting) -> list[bool | None]:
+    """Per block, whether its document reads as English (None with a real tokenizer)."""
+    if not counting.estimate:
+        return [None] * blocks.num_rows
+    frame = pl.from_arrow(blocks.select(["doc_id", "text"]))
+    return frame.select(english_document_expr(pl.col("text"), pl.col("doc_id")))["text"].to_list()
 
 
 class OverCapError(Exception):

@@ -24,7 +24,10 @@ if TYPE_CHECKING:  # polars is imported where it is used: a run with nothing to 
 
 # Changes whenever the estimate gives other numbers for the same text (stored blocks carry
 # their estimate, so a run does not reuse blocks of another estimate version).
-ESTIMATE_VERSION = "estimate-2"  # 2: script-aware character classes (issue 12)
+# 2: script-aware character classes (issue 12); 3: Latin-script text in another language
+# than English counts its letters heavier (FOREIGN_LETTER), and so do Greek, Hebrew and
+# the two-byte scripts left to bytes (TWO_BYTE_EXTRA).
+ESTIMATE_VERSION = "estimate-3"
 
 
 def _ranges(*pairs: tuple[int, int]) -> str:
@@ -52,10 +55,56 @@ CLASSES: dict[str, str] = {
     "hangul": f"[{HANGUL_CLASS}]",
     "two_byte": f"[{_ranges((0x80, 0x7FF))}]",
     "non_ascii": r"[^\x00-\x7f]",
+    # two-byte scripts that cost more than the two_byte weight (see TWO_BYTE_EXTRA)
+    "greek_hebrew": f"[{_ranges((0x370, 0x3FF), (0x590, 0x5FF))}]",
+    "two_byte_rare": f"[{_ranges((0x250, 0x36F), (0x500, 0x58F), (0x700, 0x7FF))}]",
 }
 ASCII_CLASSES = ("letters", "words", "digits", "punct", "space", "breaks")
 NON_ASCII_CLASSES = ("cjk", "hangul", "two_byte", "other")
-WEIGHTED = (*ASCII_CLASSES, *NON_ASCII_CLASSES)
+# "foreign": the ASCII letters of a prose text written in another language than English.
+# Last, so that a text judged English adds 0.0 and keeps its estimate to the last bit.
+WEIGHTED = (*ASCII_CLASSES, *NON_ASCII_CLASSES, "foreign", "greek_hebrew", "two_byte_rare")
+
+# The two_byte weight fits the two-byte scripts BPE vocabularies know well (accented Latin,
+# Cyrillic, Arabic). On our own sentences (tests/test_tokens.py) the estimate gave 0.84 of
+# cl100k on Greek, 0.81 on Hebrew and 0.41 on Armenian: scripts a vocabulary barely holds
+# fall back towards a token per byte. So Greek and Hebrew letters count 1.17 tokens and
+# the two-byte characters of scripts left to bytes (Armenian, Syriac, Thaana, N'Ko, the
+# Cyrillic supplement, IPA, spacing modifiers, combining marks) 2.3: the largest need per
+# character on those sentences times 1.1, the margin of the other non-English weights.
+# Added on top of two_byte, last in WEIGHTED like "foreign": a text without them keeps its
+# estimate to the bit.
+TWO_BYTE_EXTRA = {"greek_hebrew": 0.335, "two_byte_rare": 1.465}  # on top of 0.835
+
+# The ASCII letter weights are fitted on English, whose words are whole tokens of every
+# BPE vocabulary (about 5 letters a token). Other languages written in Latin letters are
+# not: on our own paragraphs in 12 languages cl100k spends 2.5-4 letters a token, and the
+# English weights under-counted Finnish to 0.62 of cl100k, Swahili 0.63, Hungarian 0.67,
+# Polish and Czech 0.74, Turkish 0.76, Indonesian 0.79, Dutch 0.82, German 0.92. So a
+# prose text of at least FOREIGN_MIN_WORDS runs of ASCII letters, fewer than FOREIGN_SHARE
+# of which are English function words, counts FOREIGN_LETTER more per ASCII letter
+# (fitted on those paragraphs: the largest shortfall per letter times 1.1, the margin of
+# the other non-English weights). Code-like kinds are never judged. A text counted on its
+# own (no document known) is judged by itself: at least FOREIGN_MIN_WORDS words, fewer than
+# FOREIGN_SHARE function words; shorter texts (a heading, a table cell) say too little and
+# keep the English weights. A text of a known document follows the document (the share of
+# function words over all its blocks): in a document that reads as English no text counts
+# as foreign, so its link lists, parameter lists and command lines (few function words,
+# already counted 1.2-1.6x cl100k) keep the English weights; in one that does not, every
+# text counts as foreign unless it reads as English by itself (an English quotation), so
+# its short headings, list items and sentence pieces are not under-counted either.
+# The words are ones other Latin-script languages do not use as common words of their own
+# ("in", "is", "of", "to", "on", "an", "be", "for", "also", "will", "was" are left out).
+ENGLISH_WORDS = (
+    "the and that with this are from you your not which when if would should there their "
+    "they these those what how than then only been were it its can has into must more "
+    "each other using used use does we our all any but such about after before between "
+    "because without where while through here"
+).split()
+ENGLISH_PATTERN = rf"(?-u:\b)(?i-u:{'|'.join(ENGLISH_WORDS)})(?-u:\b)"  # polars (Rust)
+FOREIGN_MIN_WORDS = 8
+FOREIGN_SHARE = 0.05
+FOREIGN_LETTER = 0.26
 
 # Fitted weights (tokens per counted item), rounded up, as printed by
 # `python benchmarks/fit_estimate.py` (floor 0.96, penalty 60, margin 1.1; README, "Token
@@ -74,6 +123,8 @@ WEIGHTS: dict[str, dict[str, float]] = {
         "hangul": 1.333,
         "two_byte": 0.835,
         "other": 0.695,
+        "foreign": FOREIGN_LETTER,
+        **TWO_BYTE_EXTRA,
     },
     "code": {
         "letters": 0.0,
@@ -86,6 +137,8 @@ WEIGHTS: dict[str, dict[str, float]] = {
         "hangul": 1.333,
         "two_byte": 0.835,
         "other": 0.695,
+        "foreign": 0.0,
+        **TWO_BYTE_EXTRA,
     },
 }
 
@@ -106,14 +159,26 @@ def weights(bias: str, group: str) -> dict[str, float]:
 BREAKS = (r"[a-z][A-Z]", r"[A-Za-z][0-9]", r"[0-9][A-Za-z]")
 
 
-def class_exprs(text: pl.Expr) -> dict[str, pl.Expr]:
-    """The count of every weighted class of ``text``, as polars expressions."""
+def class_exprs(text: pl.Expr, document: pl.Expr | None = None) -> dict[str, pl.Expr]:
+    """The count of every weighted class of ``text``, as polars expressions. With
+    ``document`` (the rows' document ids, every block of a document in the frame) a text
+    reads as another language only if its document does as well (see FOREIGN_LETTER)."""
+    import polars as pl
+
     counts = {name: text.str.count_matches(p) for name, p in CLASSES.items()}
     b1, b2, b3 = (text.str.count_matches(p) for p in BREAKS)
     counts["breaks"] = b1 + b2 + b3
     multi = counts.pop("non_ascii")  # characters; their bytes minus the classes above
     wide = 2 * counts["two_byte"] + 3 * (counts["cjk"] + counts["hangul"])
     counts["other"] = text.str.len_bytes() - (text.str.len_chars() - multi) - wide
+    english = text.str.count_matches(ENGLISH_PATTERN)
+    judged = counts["words"] >= FOREIGN_MIN_WORDS
+    reads_english = english.cast(pl.Float64) >= FOREIGN_SHARE * counts["words"]
+    if document is None:
+        foreign = judged & ~reads_english
+    else:
+        foreign = ~english_document_expr(text, document) & ~(judged & reads_english)
+    counts["foreign"] = pl.when(foreign).then(counts["letters"]).otherwise(0)
     return counts
 
 
@@ -133,11 +198,23 @@ def _weighted(counts: dict, w: dict[str, float]):
     return total
 
 
-def estimate_expr(bias: str, text: pl.Expr, kind: pl.Expr) -> pl.Expr:
+def english_document_expr(text: pl.Expr, document: pl.Expr) -> pl.Expr:
+    """Per row: whether the row's document reads as English (at least FOREIGN_SHARE of the
+    runs of ASCII letters of all its rows are English function words)."""
+    import polars as pl
+
+    english = text.str.count_matches(ENGLISH_PATTERN).sum().over(document)
+    words = text.str.count_matches(CLASSES["words"]).sum().over(document)
+    return english.cast(pl.Float64) >= FOREIGN_SHARE * words
+
+
+def estimate_expr(
+    bias: str, text: pl.Expr, kind: pl.Expr, document: pl.Expr | None = None
+) -> pl.Expr:
     """Estimated tokens of every row at once: ceil(sum of class count * weight of kind)."""
     import polars as pl
 
-    counts = {k: v.cast(pl.Float64) for k, v in class_exprs(text).items()}
+    counts = {k: v.cast(pl.Float64) for k, v in class_exprs(text, document).items()}
     prose = _weighted(counts, weights(bias, "prose"))
     code = _weighted(counts, weights(bias, "code"))
     value = pl.when(kind.is_in(sorted(CODE_LIKE))).then(code).otherwise(prose)
@@ -146,6 +223,7 @@ def estimate_expr(bias: str, text: pl.Expr, kind: pl.Expr) -> pl.Expr:
 
 
 _PATTERNS = {name: re.compile(p) for name, p in CLASSES.items()}
+_ENGLISH = re.compile(rf"\b(?:{'|'.join(ENGLISH_WORDS)})\b", re.ASCII | re.IGNORECASE)
 _BYTES = {
     "letters": b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz",
     "digits": b"0123456789",
@@ -170,7 +248,7 @@ _HIGH_BYTES = bytes(range(0x80, 0x100))
 _LETTER_OR_SPACE = bytes(c if c in _BYTES["letters"] else 32 for c in range(256))
 
 
-def class_counts(text: str) -> dict[str, int]:
+def class_counts(text: str, english_document: bool | None = None) -> dict[str, int]:
     """The counts of ``class_exprs`` for one string, in Python (for a handful of texts a
     polars frame costs more than the counting). ASCII classes are counted on the UTF-8
     bytes, where an ASCII byte is always a whole character."""
@@ -180,10 +258,12 @@ def class_counts(text: str) -> dict[str, int]:
     shape = data.translate(_SHAPE)
     counts["words"] = len(data.translate(_LETTER_OR_SPACE).split())
     counts["breaks"] = sum(shape.count(pair) for pair in _SHAPE_PAIRS)
+    foreign = _foreign(text, counts["words"], english_document)
+    counts["foreign"] = counts["letters"] if foreign else 0
     if text.isascii():
-        counts.update(cjk=0, hangul=0, two_byte=0, other=0)
+        counts.update(cjk=0, hangul=0, two_byte=0, other=0, greek_hebrew=0, two_byte_rare=0)
         return counts
-    for name in ("cjk", "hangul"):
+    for name in ("cjk", "hangul", "greek_hebrew", "two_byte_rare"):
         counts[name] = _PATTERNS[name].subn("", text)[1]
     # a UTF-8 character starts with a byte below 0x80 (ASCII) or with a lead byte (0xC2 to
     # 0xDF for the characters of two bytes)
@@ -194,8 +274,25 @@ def class_counts(text: str) -> dict[str, int]:
     return counts
 
 
-def estimate(text: str, bias: str = "balanced", group: str = "prose") -> int:
-    counts = {k: float(v) for k, v in class_counts(text).items()}
+def _foreign(text: str, words: int, english_document: bool | None) -> bool:
+    """Whether a text of ``words`` runs of ASCII letters counts as another language than
+    English, alone or in a document that reads (or not) as English; the rule of
+    ``class_exprs`` (see FOREIGN_LETTER)."""
+    if english_document:
+        return False
+    judged = words >= FOREIGN_MIN_WORDS
+    if not judged and english_document is None:
+        return False
+    reads_english = judged and len(_ENGLISH.findall(text)) >= FOREIGN_SHARE * words
+    return not reads_english
+
+
+def estimate(
+    text: str, bias: str = "balanced", group: str = "prose", english_document: bool | None = None
+) -> int:
+    """``english_document``: whether the text's document reads as English (None: unknown,
+    the text is judged alone; see FOREIGN_LETTER)."""
+    counts = {k: float(v) for k, v in class_counts(text, english_document).items()}
     return math.ceil(max(_weighted(counts, weights(bias, group)), counts["letters"] * LETTER_FLOOR))
 
 
@@ -207,11 +304,15 @@ class TokenCounter(Protocol):
 
 class EstimateCounter:
     """The estimate for single texts (pieces, breadcrumbs, whole chunk texts), with the
-    weights of prose kinds, or of code-like kinds for ``group="code"``."""
+    weights of prose kinds, or of code-like kinds for ``group="code"``;
+    ``english_document`` for the texts of one document (``english_document_expr``)."""
 
-    def __init__(self, bias: str = "balanced", group: str = "prose"):
+    def __init__(
+        self, bias: str = "balanced", group: str = "prose", english_document: bool | None = None
+    ):
         self.bias = bias
         self.group = group
+        self.english_document = english_document
         self.name = "estimate"
         self._memo: dict[str, int] = {}
 
@@ -222,7 +323,7 @@ class EstimateCounter:
         for t in texts:
             n = memo.get(t)
             if n is None:
-                n = estimate(t, self.bias, self.group)
+                n = estimate(t, self.bias, self.group, self.english_document)
                 if len(t) <= MEMO_CHARS:
                     if len(memo) >= MEMO_ENTRIES:
                         memo.clear()

@@ -192,12 +192,13 @@ def test_tldr_malayalam_and_hindi_pages_stay_within_the_cap_in_cl100k():
 def test_check_with_a_tokenizer_reports_what_the_estimate_under_counts(tmp_path):
     pytest.importorskip("tiktoken")
     rng = random.Random(5)
-    # random lower-case letters without spaces: about 0.5 cl100k tokens per letter, far
-    # more than English words, which the estimate's letter weight is fitted on
+    # random lower-case letters without spaces in a code block: about 0.5 cl100k tokens per
+    # letter, where the code weights count a run of letters as one identifier (README,
+    # Token estimate: letter runs that are no language are left to the real tokenizer)
     blob = " ".join("".join(rng.choice("qxzjkvwyfgpbm") for _ in range(150)) for _ in range(12))
     src = tmp_path / "docs"
     src.mkdir()
-    (src / "strange.md").write_text(f"# Strange\n\n{blob}\n", encoding="utf-8")
+    (src / "strange.md").write_text(f"# Strange\n\n```\n{blob}\n```\n", encoding="utf-8")
     out = tmp_path / "out"
     flags = ["--target-tokens", "400", "--max-tokens", "512", "--min-tokens", "100"]
     ran = CliRunner().invoke(main, ["run", str(src), "--out", str(out), *flags])

@@ -115,3 +115,130 @@ def test_o200k_is_bundled_offline_and_matches_an_independent_encoder():
     # faster one)
     cl = make_counter("tiktoken:cl100k_base")
     assert cl.count(texts) == [len(quicktok.get_encoding("cl100k_base").encode(t)) for t in texts]
+
+
+# Our own paragraphs (the same notice in each language) for the estimate of Latin-script
+# languages other than English: the English letter weights under-counted all of these.
+OTHER_LANGUAGES = {
+    "finnish": "Asetustiedosto luetaan sovelluksen käynnistyessä. Jos ympäristömuuttujaa ei "
+    "ole asetettu, ohjelma käyttää oletusasetuksia. Yhteysongelmien sattuessa tarkistakaa "
+    "verkkoasetukset ja käyttäjätilin käyttöoikeudet.",
+    "hungarian": "A konfigurációs fájlt az alkalmazás indításakor olvassa be a rendszer. Ha a "
+    "környezeti változó nincs beállítva, a program az alapértelmezett beállításokat használja.",
+    "swahili": "Faili ya usanidi husomwa wakati programu inapoanza. Ikiwa kigeu cha mazingira "
+    "hakijawekwa, programu hutumia mipangilio chaguo-msingi.",
+    "polish": "Plik konfiguracyjny jest wczytywany podczas uruchamiania aplikacji. Jeśli "
+    "zmienna środowiskowa nie jest ustawiona, program używa ustawień domyślnych.",
+    "dutch": "Het configuratiebestand wordt ingelezen bij het opstarten van de toepassing. Als "
+    "de omgevingsvariabele niet is ingesteld, gebruikt het programma de standaardinstellingen.",
+    "german": "Die Konfigurationsdatei wird beim Start der Anwendung eingelesen. Wenn die "
+    "Umgebungsvariable nicht gesetzt ist, verwendet das Programm die Standardeinstellungen.",
+}
+ENGLISH = (
+    "The configuration file is read when the application starts. If the environment "
+    "variable is not set, the program uses the default settings."
+)
+
+
+@pytest.mark.parametrize("language", sorted(OTHER_LANGUAGES))
+def test_latin_script_languages_are_not_under_counted(language):
+    text = OTHER_LANGUAGES[language]
+    real = max(
+        make_counter(f"tiktoken:{e}").count([text])[0] for e in ("cl100k_base", "o200k_base")
+    )
+    assert class_counts(text)["foreign"] == class_counts(text)["letters"]
+    assert estimate(text) >= real
+    assert _expr([text], ["paragraph"]) == [estimate(text)]
+
+
+def test_english_and_short_texts_keep_the_english_weights():
+    english = class_counts(ENGLISH)
+    assert english["foreign"] == 0
+    expected = math.ceil(sum(english[k] * W["prose"][k] for k in tokens.WEIGHTED))
+    assert estimate(ENGLISH) == expected
+    # seven words are too few to judge; code is never judged
+    assert class_counts("Asetustiedosto luetaan sovelluksen käynnistyessä ja muuta")["foreign"] == 0
+    finnish = OTHER_LANGUAGES["finnish"]
+    assert estimate(finnish, group="code") == _expr([finnish], ["code"])[0]
+    assert estimate(finnish, group="code") < estimate(finnish)
+
+
+WORDS = ["the", "The", "and", "with", "kissa", "talo", "ja", "on", "is", "the_x", "théthe", "ä"]
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(WORDS), max_size=30).map(" ".join), min_size=1))
+def test_expression_and_python_judge_the_language_alike(texts):
+    assert _expr(texts, ["paragraph"] * len(texts)) == [estimate(t) for t in texts]
+    assert [class_counts(t)["foreign"] for t in texts] == pl.DataFrame({"t": texts}).select(
+        tokens.class_exprs(pl.col("t"))["foreign"]
+    )["t"].to_list()
+
+
+def test_blocks_read_as_another_language_only_with_their_document():
+    from mdchunk.pipeline.block import with_estimates
+
+    links = " ".join(f"[Reference guide part {i}](https://example.org/guide/{i})" for i in range(6))
+    english_doc = [ENGLISH, links]  # the link list alone has no English function word
+    finnish_doc = [OTHER_LANGUAGES["finnish"], links]
+    frame = pl.DataFrame(
+        {
+            "doc_id": ["en", "en", "fi", "fi"],
+            "kind": ["paragraph"] * 4,
+            "text": english_doc + finnish_doc,
+            "n_chars": [0] * 4,
+            "est_tokens": [0] * 4,
+        }
+    )
+    est = with_estimates(frame, "balanced")["est_tokens"].to_list()
+    assert class_counts(links)["foreign"] > 0  # judged alone, it reads as non-English
+    assert est[1] < estimate(links)  # in an English document it keeps the English weights
+    assert est[2] == estimate(OTHER_LANGUAGES["finnish"])  # a Finnish one: foreign
+    assert est[3] == estimate(links)
+    assert est[0] == estimate(ENGLISH)
+
+
+# Our own sentences in two-byte scripts that BPE vocabularies hold poorly.
+TWO_BYTE_SCRIPTS = {
+    "greek": "Το αρχείο ρυθμίσεων διαβάζεται κατά την εκκίνηση της εφαρμογής. Εάν η μεταβλητή "
+    "περιβάλλοντος δεν έχει οριστεί, το πρόγραμμα χρησιμοποιεί τις προεπιλεγμένες ρυθμίσεις.",
+    "hebrew": "קובץ התצורה נקרא בעת הפעלת היישום. אם משתנה הסביבה אינו מוגדר, התוכנית משתמשת "
+    "בהגדרות ברירת המחדל.",
+    "armenian": "Կազմաձևման ֆայլը կարդացվում է հավելվածի գործարկման ժամանակ։ Եթե միջավայրի "
+    "փոփոխականը սահմանված չէ, ծրագիրը օգտագործում է լռելյայն կարգավորումները։",
+}
+
+
+@pytest.mark.parametrize("script", sorted(TWO_BYTE_SCRIPTS))
+def test_two_byte_scripts_a_vocabulary_barely_holds_are_not_under_counted(script):
+    text = TWO_BYTE_SCRIPTS[script]
+    real = max(
+        make_counter(f"tiktoken:{e}").count([text])[0] for e in ("cl100k_base", "o200k_base")
+    )
+    assert estimate(text) >= real
+    assert _expr([text], ["paragraph"]) == [estimate(text)]
+    # Cyrillic, which the vocabularies hold well, keeps the plain two_byte weight
+    assert class_counts("Файл конфигурации")["two_byte_rare"] == 0
+
+
+def test_split_pieces_are_judged_with_their_document():
+    from mdchunk.pipeline.policy import Policy
+    from tests.helpers import chunk_text
+
+    policy = Policy(target_tokens=60, max_tokens=80, min_tokens=10, overlap_tokens=0)
+    cl100k = make_counter("tiktoken:cl100k_base")
+    # a Finnish paragraph far over the cap: its sentence pieces are counted as Finnish
+    finnish = chunk_text("# Ohje\n\n" + " ".join([OTHER_LANGUAGES["finnish"]] * 6), policy)
+    assert len(finnish) > 3
+    for row in finnish:
+        assert cl100k.count([row["embed_text"]])[0] <= row["n_tokens"] <= policy.max_tokens
+    # the same link list over the cap: in an English document its pieces keep the English
+    # weights (fewer chunks), in a Finnish one they are judged on their own
+    links = "\n".join(f"- [Reference guide part {i}](https://example.org/g/{i})" for i in range(40))
+    prose = {"en": [ENGLISH] * 12, "fi": [OTHER_LANGUAGES["finnish"]] * 12}
+    n_chunks = {}
+    for lang, paragraphs in prose.items():
+        body = "\n\n".join(paragraphs)
+        rows = chunk_text(f"# Title\n\n{body}\n\n## Links\n\n{links}\n", policy)
+        n_chunks[lang] = sum("part" in r["text"] for r in rows)
+    assert n_chunks["en"] < n_chunks["fi"]
