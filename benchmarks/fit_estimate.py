@@ -176,7 +176,7 @@ def weights_table(w: np.ndarray, names: list[str], margin: float) -> dict[str, d
         out[group].update({c: up[c] for c in NON_ASCII})
         # not fitted here: the shared corpora hold no Latin-script language but English and
         # no Greek, Hebrew or Armenian; those weights are fitted on our own sentences
-        for name in ("foreign", *tokens.TWO_BYTE_EXTRA):  # fitted on our own sentences
+        for name in ("foreign", *tokens.SCRIPT_EXTRAS):  # fitted on our own sentences
             out[group][name] = tokens.WEIGHTS[group][name]
     return out
 

@@ -242,3 +242,29 @@ def test_split_pieces_are_judged_with_their_document():
         rows = chunk_text(f"# Title\n\n{body}\n\n## Links\n\n{links}\n", policy)
         n_chunks[lang] = sum("part" in r["text"] for r in rows)
     assert n_chunks["en"] < n_chunks["fi"]
+
+
+GEORGIAN = (
+    "კონფიგურაციის ფაილი იკითხება აპლიკაციის გაშვებისას. თუ გარემოს ცვლადი არ არის "
+    "დაყენებული, პროგრამა იყენებს ნაგულისხმევ პარამეტრებს."
+)
+
+
+@pytest.mark.parametrize(
+    "first, last", [(0x1200, 0x135A), (0x13A0, 0x13F4), (0x1401, 0x166C), (0x10D0, 0x10F0)]
+)
+def test_three_byte_scripts_left_to_bytes_are_not_under_counted(first, last):
+    # random syllables of Ethiopic, Cherokee, Canadian syllabics and Georgian: cl100k holds
+    # almost no merges for them, so random text costs about what real text does
+    import random
+
+    rng = random.Random(first)
+    words = [
+        "".join(chr(rng.randint(first, last)) for _ in range(rng.randint(2, 7))) for _ in range(150)
+    ]
+    for text in (" ".join(words) + ".", GEORGIAN):
+        real = max(
+            make_counter(f"tiktoken:{e}").count([text])[0] for e in ("cl100k_base", "o200k_base")
+        )
+        assert estimate(text) >= real
+        assert _expr([text], ["paragraph"]) == [estimate(text)]
