@@ -175,7 +175,8 @@ def weights_table(w: np.ndarray, names: list[str], margin: float) -> dict[str, d
         out[group] = {c: up[f"{group}.{c}"] for c in tokens.ASCII_CLASSES}
         out[group].update({c: up[c] for c in NON_ASCII})
         # not fitted here: the shared corpora hold no Latin-script language but English and
-        # no Greek, Hebrew or Armenian; those weights are fitted on our own sentences
+        # no Greek, Hebrew, Armenian, Georgian or Ethiopic...; those weights are fitted on
+        # our own sentences and random syllables (tests/test_tokens.py)
         for name in ("foreign", *tokens.SCRIPT_EXTRAS):  # fitted on our own sentences
             out[group][name] = tokens.WEIGHTS[group][name]
     return out

@@ -30,8 +30,8 @@ BIASES = ("balanced", "code", "prose")
 # 5: a prose block in another language than English written in Latin letters counts its
 #    letters heavier (tokens.FOREIGN_LETTER): the English weights under-counted Finnish,
 #    Hungarian, Polish, Swahili... by up to 38 % of cl100k, so such chunks passed the cap;
-#    Greek, Hebrew and two-byte scripts left to bytes (Armenian...) count more (issue 12's
-#    bar, found in session 4).
+#    Greek, Hebrew, Georgian and the scripts cl100k leaves to bytes (Armenian, Ethiopic,
+#    Cherokee...) count more (issue 12's bar, found in session 4).
 CHUNKER_VERSION = "mdchunk-5"
 
 CHOICES = {

@@ -25,8 +25,9 @@ if TYPE_CHECKING:  # polars is imported where it is used: a run with nothing to 
 # Changes whenever the estimate gives other numbers for the same text (stored blocks carry
 # their estimate, so a run does not reuse blocks of another estimate version).
 # 2: script-aware character classes (issue 12); 3: Latin-script text in another language
-# than English counts its letters heavier (FOREIGN_LETTER), and so do Greek, Hebrew and
-# the two-byte scripts left to bytes (TWO_BYTE_EXTRA).
+# than English counts its letters heavier (FOREIGN_LETTER), and so do Greek, Hebrew, the
+# two-byte scripts left to bytes (TWO_BYTE_EXTRA), Georgian and the three-byte scripts
+# left to bytes (THREE_BYTE_EXTRA).
 ESTIMATE_VERSION = "estimate-3"
 
 
