@@ -68,13 +68,10 @@ class Counting:
             self._by_language[english] = same
         return self._by_language[english]
 
-    def block_tokens(self, blocks: pl.DataFrame, estimated: bool = False) -> pl.Series:
-        """Tokens of every block. ``estimated``: the blocks' est_tokens were computed under
-        this policy's bias (the blocks stage's, or a stored one redone), so the estimate
-        reads them instead of computing them again."""
+    def block_tokens(self, blocks: pl.DataFrame) -> pl.Series:
+        """Tokens of every block, counted now (``_block_tokens`` reads the blocks'
+        est_tokens instead when they were made under this policy's bias)."""
         if self.estimate:
-            if estimated:
-                return blocks["est_tokens"]
             return with_estimates(blocks, self.policy.bias)["est_tokens"]
         return pl.Series(self.counter.count(blocks["text"].to_list()))
 
@@ -92,7 +89,7 @@ def chunks(
     estimated: bool = False,
 ) -> tuple[pa.Table, pa.Table]:
     """The stage: (documents, blocks) -> (chunks, rejects). ``estimated``: the blocks'
-    est_tokens were made under ``policy.bias`` (see Counting.block_tokens).
+    est_tokens were made under ``policy.bias`` (see _block_tokens).
 
     Column work is done once per batch (tokens, Python lists of the small columns); per
     document only its blocks' dicts are made, from those lists and a slice of the text."""
@@ -169,11 +166,13 @@ def _runs(doc_ids: list[str]) -> dict[str, tuple[int, int]]:
 
 
 def _block_tokens(blocks: pa.Table, counting: Counting, estimated: bool) -> list[int]:
-    """Tokens of every block of the batch, as Python ints."""
+    """Tokens of every block of the batch, as Python ints. ``estimated``: the blocks'
+    est_tokens were computed under this policy's bias (the blocks stage's, or a stored one
+    redone), so the estimate reads them instead of computing them again."""
     if counting.estimate and estimated:
         return blocks["est_tokens"].to_pylist()
     frame = pl.from_arrow(blocks.select(["doc_id", "text", "kind", "est_tokens"]))
-    return counting.block_tokens(frame, estimated).cast(pl.Int64).to_list()
+    return counting.block_tokens(frame).cast(pl.Int64).to_list()
 
 
 def _english_documents(blocks: pa.Table, counting: Counting) -> list[bool | None]:

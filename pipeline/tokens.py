@@ -65,10 +65,6 @@ CLASSES: dict[str, str] = {
 }
 ASCII_CLASSES = ("letters", "words", "digits", "punct", "space", "breaks")
 NON_ASCII_CLASSES = ("cjk", "hangul", "two_byte", "other")
-# "foreign": the ASCII letters of a prose text written in another language than English.
-# Last, so that a text judged English adds 0.0 and keeps its estimate to the last bit.
-SCRIPT_EXTRAS = ("greek_hebrew", "two_byte_rare", "georgian", "byte_level")
-WEIGHTED = (*ASCII_CLASSES, *NON_ASCII_CLASSES, "foreign", *SCRIPT_EXTRAS)
 
 # The two_byte weight fits the two-byte scripts BPE vocabularies know well (accented Latin,
 # Cyrillic, Arabic). On our own sentences (tests/test_tokens.py) the estimate gave 0.84 of
@@ -88,6 +84,11 @@ TWO_BYTE_EXTRA = {"greek_hebrew": 0.335, "two_byte_rare": 1.465}  # on top of 0.
 # no margin). The extra per character is the largest need on random syllables of each
 # script (tests/test_tokens.py) times 1.1: 1.39 for the byte-level three, 0.29 Georgian.
 THREE_BYTE_EXTRA = {"georgian": 0.29, "byte_level": 1.39}
+# "foreign": the ASCII letters of a prose text written in another language than English;
+# then the scripts' extras. Last, so that a text without them adds 0.0 and keeps its
+# estimate to the last bit.
+SCRIPT_EXTRAS = (*TWO_BYTE_EXTRA, *THREE_BYTE_EXTRA)
+WEIGHTED = (*ASCII_CLASSES, *NON_ASCII_CLASSES, "foreign", *SCRIPT_EXTRAS)
 
 # The ASCII letter weights are fitted on English, whose words are whole tokens of every
 # BPE vocabulary (about 5 letters a token). Other languages written in Latin letters are
@@ -186,13 +187,13 @@ def class_exprs(text: pl.Expr, document: pl.Expr | None = None) -> dict[str, pl.
     multi = counts.pop("non_ascii")  # characters; their bytes minus the classes above
     wide = 2 * counts["two_byte"] + 3 * (counts["cjk"] + counts["hangul"])
     counts["other"] = text.str.len_bytes() - (text.str.len_chars() - multi) - wide
-    english = text.str.count_matches(ENGLISH_PATTERN)
-    judged = counts["words"] >= FOREIGN_MIN_WORDS
-    reads_english = english.cast(pl.Float64) >= FOREIGN_SHARE * counts["words"]
+    english, words = text.str.count_matches(ENGLISH_PATTERN), counts["words"]
+    judged_english = (words >= FOREIGN_MIN_WORDS) & _reads_english(english, words)
     if document is None:
-        foreign = judged & ~reads_english
+        foreign = (words >= FOREIGN_MIN_WORDS) & ~judged_english
     else:
-        foreign = ~english_document_expr(text, document) & ~(judged & reads_english)
+        in_document = _reads_english(english.sum().over(document), words.sum().over(document))
+        foreign = ~in_document & ~judged_english
     counts["foreign"] = pl.when(foreign).then(counts["letters"]).otherwise(0)
     return counts
 
@@ -213,14 +214,18 @@ def _weighted(counts: dict, w: dict[str, float]):
     return total
 
 
-def english_document_expr(text: pl.Expr, document: pl.Expr) -> pl.Expr:
-    """Per row: whether the row's document reads as English (at least FOREIGN_SHARE of the
-    runs of ASCII letters of all its rows are English function words)."""
+def _reads_english(english: pl.Expr, words: pl.Expr) -> pl.Expr:
+    """At least FOREIGN_SHARE of ``words`` (runs of ASCII letters) are English function
+    words (``english`` of them)."""
     import polars as pl
 
-    english = text.str.count_matches(ENGLISH_PATTERN).sum().over(document)
-    words = text.str.count_matches(CLASSES["words"]).sum().over(document)
     return english.cast(pl.Float64) >= FOREIGN_SHARE * words
+
+
+def english_document_expr(text: pl.Expr, document: pl.Expr) -> pl.Expr:
+    """Per row: whether the row's document reads as English, over all its rows."""
+    english = text.str.count_matches(ENGLISH_PATTERN).sum().over(document)
+    return _reads_english(english, text.str.count_matches(CLASSES["words"]).sum().over(document))
 
 
 def estimate_expr(
