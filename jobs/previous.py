@@ -46,7 +46,7 @@ class OldRun:
 
 
 def _empty(name: str, columns: list[str]) -> pa.Table:
-    return schemas.TABLES[name].empty_table().select(columns)
+    return schemas.empty(schemas.TABLES[name]).select(columns)
 
 
 @dataclass

@@ -20,7 +20,7 @@ class RollbackError(Exception):
 
 def publish(root: Path, run_id: str) -> dict:
     """Make ``run_id`` the published run of ``root``; returns the change counts."""
-    from mdchunk.jobs.run_job import _changes
+    from mdchunk.jobs import changeset
 
     root = Path(root)
     with runstore.Lock(root):
@@ -43,7 +43,7 @@ def publish(root: Path, run_id: str) -> dict:
         if runstore.pointed(root).run_id == run_id:
             return {"added": 0, "removed": 0, "unchanged": True}
         _, old, _ = open_published(root)
-        counts = _changes(old, folder, set())
+        counts = changeset.of_folder(old, folder)
         entries = manifest.entries(found)
         entries["changes.parquet"] = manifest.file_entry(folder / "changes.parquet")
         found.update(previous_run=old.run_id, files=[entries[n] for n in sorted(entries)])

@@ -19,10 +19,10 @@ from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
-import pyarrow as pa
 import pyarrow.parquet as pq
 
-from mdchunk.jobs import blocks_job, guards, pool
+from mdchunk.jobs import blocks_job, changeset, guards, pool
+from mdchunk.jobs.changeset import ChangeSet
 from mdchunk.jobs.chunks_job import ChunksSummary, run_metadata
 from mdchunk.jobs.previous import OldRun, Previous, open_published
 from mdchunk.jobs.runlog import RunLog
@@ -77,7 +77,7 @@ def _carry_unlisted(raws, prev: Previous | None, plan: list[sources.Source]):
     """After the reject of a folder that could not be listed, its documents of the previous
     run that the listing did not reach, as unchanged (Reused): a folder we cannot see is
     not a folder whose files were deleted. Without a reusable previous run there is nothing
-    to carry; the change set still removes nothing below that folder (see ``_changes``)."""
+    to carry; the change set still removes nothing below that folder (see ``changeset``)."""
     listed = None
     for raw in raws:
         yield raw
@@ -145,64 +145,6 @@ def _link_previous(prev: Previous, folder: Path, tables: list[str]) -> dict[str,
             dst.write_bytes(src.read_bytes())
             known.pop(name, None)  # hashed again
     return {n: e for n, e in known.items() if n in files}
-
-
-def _changes(
-    old: OldRun, folder: Path, unlisted: set[str], nothing_changed: bool = False
-) -> Counter:
-    """Write changes.parquet: chunk ids added (with their rows) and removed relative to the
-    published run (its readable chunks). Never removes a chunk of a document below a folder
-    that could not be listed (``unlisted``: path prefixes). Only chunk ids are read whole;
-    the rows of added chunks are read row group by row group, only from groups that hold
-    some, so memory does not grow with the chunks, and a run that changed nothing (its
-    chunks are the published run's files) reads none."""
-    chunks = pq.ParquetFile(folder / "chunks.parquet")
-    counts: Counter = Counter(total=chunks.metadata.num_rows)
-    writer = store.TableWriter(folder / "changes.parquet", schemas.CHANGES)
-    try:
-        if not nothing_changed:
-            _write_added(old, chunks, writer, counts)
-            _write_removed(old, chunks, writer, counts, unlisted)
-    except BaseException:
-        writer.abort()
-        raise
-    writer.close()
-    counts["kept"] = counts["total"] - counts["added"]
-    return counts
-
-
-def _write_added(old: OldRun, chunks: pq.ParquetFile, writer, counts: Counter) -> None:
-    import pyarrow.compute as pc  # here: an unchanged run never loads it
-
-    new_ids = chunks.read(columns=["chunk_id"])["chunk_id"].combine_chunks()
-    added = pc.invert(pc.is_in(new_ids, value_set=old.chunks["chunk_id"].combine_chunks()))
-    start = 0
-    for group in range(chunks.num_row_groups):
-        n = chunks.metadata.row_group(group).num_rows
-        mask, start = added.slice(start, n), start + n
-        k = pc.sum(mask).as_py() or 0
-        if k:
-            part = chunks.read_row_group(group).cast(schemas.CHUNKS).filter(mask)
-            writer.write(part.add_column(0, "op", pa.array(["add"] * k, pa.string())))
-            counts["added"] += k
-
-
-def _write_removed(old: OldRun, chunks, writer, counts: Counter, unlisted: set[str]) -> None:
-    import pyarrow.compute as pc
-
-    new_ids = chunks.read(columns=["chunk_id"])["chunk_id"].combine_chunks()
-    gone = pc.invert(pc.is_in(old.chunks["chunk_id"], value_set=new_ids))
-    for prefix in unlisted:  # never removed: below a folder that could not be listed
-        gone = pc.and_(gone, pc.invert(pc.starts_with(old.chunks["path"], prefix)))
-    removed = old.chunks.filter(gone).sort_by("chunk_id")
-    if removed.num_rows:
-        ops = pa.array(["remove"] * removed.num_rows, pa.string())
-        rows = removed.add_column(0, "op", ops)
-        missing = [f for f in schemas.CHANGES if f.name not in rows.column_names]
-        for f in missing:
-            rows = rows.append_column(f, pa.nulls(rows.num_rows, f.type))
-        writer.write(rows.select(schemas.CHANGES.names).cast(schemas.CHANGES))
-    counts["removed"] = removed.num_rows
 
 
 @dataclass
@@ -423,16 +365,22 @@ def _execute(job: RunJob, folder: Path, record: dict) -> tuple[RunSummary, dict]
         known = _link_previous(prev, folder, schemas.CONTENT_TABLES)
         job.progress(len(items))
         _summaries_of_linked(folder, tally)
+        changes = None
     else:
         job.start_workers()
-        _write_batches(job, folder, items, prev, reuse_chunks, reuse_blocks, tally)
+        changes = ChangeSet(old, folder)
+        try:
+            _write_batches(job, folder, items, prev, reuse_chunks, reuse_blocks, tally, changes)
+        except BaseException:
+            changes.abort()
+            raise
     if prev is not None and 0 < work.trusted == work.unread == len(work.stamped):
         known.update(_link_previous(prev, folder, [stamps.NAME]))  # every stamp as it was
     else:
         stamps.write(folder, work.stamped)
     t_changes = time.perf_counter()
-    counts = _changes(old, folder, tally.unlisted, nothing_changed)
-    work.seconds["changes"] = time.perf_counter() - t_changes
+    counts = changeset.unchanged(folder) if changes is None else changes.close(tally.unlisted)
+    work.seconds["changes"] += time.perf_counter() - t_changes
     log.stage(
         "changes",
         added=counts["added"],
@@ -449,14 +397,19 @@ def _execute(job: RunJob, folder: Path, record: dict) -> tuple[RunSummary, dict]
     return RunSummary(record["run_id"], record, csum, bsum, folder), known
 
 
-def _write_batches(job, folder, items, prev, reuse_chunks, reuse_blocks, tally: Tally) -> None:
+def _write_batches(
+    job, folder, items, prev, reuse_chunks, reuse_blocks, tally: Tally, changes: ChangeSet
+) -> None:
     work, log = tally.work, job.log
     with store.OutputSet(folder, schemas.CONTENT_TABLES, run_metadata(job.policy)) as output:
         for tables, counts in job.results(items, prev, reuse_chunks):
             t1 = time.perf_counter()
             for name, table in tables.items():
                 output.write(name, table)
-            work.seconds["write"] += time.perf_counter() - t1
+            t2 = time.perf_counter()
+            changes.add(tables["chunks"])
+            work.seconds["write"] += t2 - t1
+            work.seconds["changes"] += time.perf_counter() - t2
             work.add(counts)
             rejects = tables["rejects"]
             if not reuse_blocks:  # reading was interleaved with parsing

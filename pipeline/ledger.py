@@ -47,7 +47,7 @@ def read(path: Path) -> tuple[pl.DataFrame, list[dict]]:
 
 def _read_arrow(path: Path) -> tuple[pa.Table, list[dict]]:
     if not path.exists():
-        return schemas.LEDGER.empty_table(), []
+        return schemas.empty(schemas.LEDGER), []
     # ParquetFile, not read_table: that one loads pyarrow.dataset and pandas (start-up time)
     found = pq.ParquetFile(path)
     meta = found.schema_arrow.metadata or {}

@@ -132,7 +132,7 @@ def salvage(path: Path, columns: list[str]) -> tuple[pa.Table | None, int, int]:
         except (OSError, ValueError, pa.ArrowException):
             continue
     if not parts:
-        empty = pf.schema_arrow.empty_table().select(columns) if not pf.num_row_groups else None
+        empty = schemas.empty(pf.schema_arrow).select(columns) if not pf.num_row_groups else None
         return empty, 0, pf.num_row_groups
     return pa.concat_tables(parts), len(parts), pf.num_row_groups
 
