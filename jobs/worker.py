@@ -50,10 +50,23 @@ serve(inbox, outbox, *inbox.recv())
 """
 
 
+class _NoPandas:
+    """An import finder that says pandas is not installed. pyarrow imports pandas the first
+    time it turns Python lists into arrays, only to ask whether they are pandas objects: a
+    quarter of a second of CPU per worker at start (more under load), for a library our
+    workers never use. A worker is our own fresh interpreter, so nothing else is denied it."""
+
+    def find_spec(self, name: str, path=None, target=None):
+        if name == "pandas" or name.startswith("pandas."):
+            raise ModuleNotFoundError(f"{name} is not used in mdchunk's workers", name=name)
+        return None
+
+
 def serve(inbox, outbox, parent: int, memory_mb: int, init: Callable | None) -> None:
     """A worker: take (seq, fn, item) messages, answer (seq, "ok", result) or (seq, "error",
     text); None ends it. Ctrl-C is the parent's business: the parent stops its workers."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    sys.meta_path.insert(0, _NoPandas())
     _exit_with_parent(parent)
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # a crash leaves no core file behind
     for name in WARM_MODULES:
