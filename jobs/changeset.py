@@ -41,7 +41,7 @@ class ChangeSet:
         self.new_ids.append(ids)
         self.counts["total"] += chunks.num_rows
         if self._old_ids is None:
-            self._old_ids = _flat(self.old.chunks["chunk_id"])
+            self._old_ids = columns.flat(self.old.chunks["chunk_id"])
         added = pc.invert(pc.is_in(ids, value_set=self._old_ids))
         k = pc.sum(added).as_py() or 0
         if k:
@@ -70,7 +70,7 @@ class ChangeSet:
 
         old = self.old.chunks
         parts = [part for ids in self.new_ids for part in ids.chunks]
-        new_ids = _flat(pa.chunked_array(parts, pa.string()))
+        new_ids = columns.flat(pa.chunked_array(parts, pa.string()))
         gone = pc.invert(pc.is_in(old["chunk_id"], value_set=new_ids))
         for prefix in unlisted:  # never removed: below a folder that could not be listed
             gone = pc.and_(gone, pc.invert(pc.starts_with(old["path"], prefix)))
@@ -84,12 +84,6 @@ class ChangeSet:
             if f.name not in rows.column_names:
                 rows = rows.append_column(f, pa.nulls(rows.num_rows, f.type))
         self.writer.write(rows.select(schemas.CHANGES.names).cast(schemas.CHANGES))
-
-
-def _flat(ids: pa.ChunkedArray) -> pa.Array:
-    """One array of ``ids``. Of no chunks, an empty array made without ``combine_chunks``,
-    which builds it from a Python list and so imports pandas (half a second of a run)."""
-    return ids.combine_chunks() if ids.num_chunks else pa.nulls(0, ids.type)
 
 
 def unchanged(folder: Path) -> Counter:

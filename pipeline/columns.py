@@ -135,3 +135,9 @@ def _floats(values: list) -> pa.Array:
     valid, nulls = _validity(values)
     data = array.array("d", (0.0 if v is None else v for v in values)).tobytes()
     return pa.Array.from_buffers(pa.float64(), len(values), [valid, pa.py_buffer(data)], nulls)
+
+
+def flat(values: pa.ChunkedArray) -> pa.Array:
+    """One array of a chunked column. Of no chunks, an empty array made without
+    ``combine_chunks``, which builds that one from a Python list (and so imports pandas)."""
+    return values.combine_chunks() if values.num_chunks else pa.nulls(0, values.type)

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from mdchunk.pipeline import schemas
+from mdchunk.pipeline import columns, schemas
 from mdchunk.pipeline.store import conform, write_atomic
 
 if TYPE_CHECKING:  # polars is imported where it is used: an unchanged run never loads it
@@ -69,7 +69,7 @@ def record(root: Path, run_id: str, chunks: Path, kind: str = "run", same_ids: b
             pubs = pubs + [_publication(pubs, run_id, kind)]
             _write(root / LEDGER, table, pubs)
             return pubs[-1]["n"]
-    intervals, pubs = read(root / LEDGER)
+    intervals, pubs = _read_arrow(root / LEDGER)
     if not pubs:  # a folder published before the ledger existed: start from what is there
         pub = runstore.pointed(root)
         if pub.folder is not None and pub.run_id != run_id:
@@ -77,7 +77,7 @@ def record(root: Path, run_id: str, chunks: Path, kind: str = "run", same_ids: b
             if start.exists():
                 intervals, pubs = _add(intervals, pubs, pub.run_id, start, "start")
     intervals, pubs = _add(intervals, pubs, run_id, chunks, kind)
-    _write(root / LEDGER, intervals.to_arrow(), pubs)
+    _write(root / LEDGER, intervals, pubs)
     return pubs[-1]["n"]
 
 
@@ -87,22 +87,27 @@ def _publication(pubs: list[dict], run_id: str, kind: str) -> dict:
             "kind": kind}  # fmt: skip
 
 
-def _add(intervals: pl.DataFrame, pubs: list[dict], run_id: str, chunks: Path, kind: str):
-    import polars as pl
+def _add(intervals: pa.Table, pubs: list[dict], run_id: str, chunks: Path, kind: str):
+    """The intervals after publication of ``run_id`` (its chunk ids in ``chunks``): the
+    open intervals of ids it lacks close at its number, its ids without an open interval
+    open one. In pyarrow, not polars: every run records a publication, and polars' import
+    alone is a quarter to half a second of the run's serial end."""
+    import pyarrow.compute as pc
 
     pub = _publication(pubs, run_id, kind)
     n = pub["n"]
-    ids = pl.read_parquet(chunks, columns=["chunk_id", "doc_id", "path"])
-    alive = intervals.filter(pl.col("removed").is_null())["chunk_id"]
-    gone = pl.col("removed").is_null() & ~pl.col("chunk_id").is_in(ids["chunk_id"].implode())
-    intervals = intervals.with_columns(
-        removed=pl.when(gone).then(pl.lit(n, pl.Int64)).otherwise(pl.col("removed"))
-    )
-    new = ids.filter(~pl.col("chunk_id").is_in(alive.implode())).with_columns(
-        added=pl.lit(n, pl.Int64), removed=pl.lit(None, pl.Int64)
-    )
-    pubs = pubs + [pub]
-    return pl.concat([intervals, new.select(intervals.columns)]), pubs
+    ids = pq.ParquetFile(chunks).read(columns=["chunk_id", "doc_id", "path"])
+    open_ = pc.is_null(intervals["removed"])
+    alive_ids = intervals.filter(open_)["chunk_id"]
+    held = pc.is_in(intervals["chunk_id"], value_set=columns.flat(ids["chunk_id"]))
+    number = columns.column([n] * intervals.num_rows, pa.int64())
+    removed = pc.if_else(pc.and_(open_, pc.invert(held)), number, intervals["removed"])
+    intervals = intervals.drop_columns(["removed"]).append_column("removed", removed)
+    new = ids.filter(pc.invert(pc.is_in(ids["chunk_id"], value_set=columns.flat(alive_ids))))
+    new = new.append_column("added", columns.column([n] * new.num_rows, pa.int64()))
+    new = new.append_column("removed", pa.nulls(new.num_rows, pa.int64()))
+    parts = [conform(t.select(schemas.LEDGER.names), schemas.LEDGER) for t in (intervals, new)]
+    return pa.concat_tables(parts), pubs + [pub]
 
 
 def _write(path: Path, table: pa.Table, pubs: list[dict]) -> None:
