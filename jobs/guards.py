@@ -14,6 +14,10 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+import pyarrow as pa
+
+from mdchunk.pipeline import columns
+
 EXIT_NO_DOCUMENTS = 1  # as before the guards: no document could be read
 EXIT_REFUSED = 4  # a guard refused to publish (mass removal, policy change)
 
@@ -120,18 +124,17 @@ def check_result(documents: int, skipped: int, removed: int, base: Baseline, gua
 def chunks_of_vanished_documents(base: Baseline, folder: Path) -> int:
     """After an accepted policy change every id changes: the published chunks whose
     document is neither a document nor a reject of the new run (``folder``)."""
-    import polars as pl
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
 
     if base.folder is None:
         return 0
     try:
-        before = pl.read_parquet(base.folder / "chunks.parquet", columns=["doc_id"])
+        before = pq.ParquetFile(base.folder / "chunks.parquet").read(columns=["doc_id"])
     except OSError:
         return 0
-    seen = pl.concat(
-        [
-            pl.read_parquet(folder / f"{name}.parquet", columns=["doc_id"])
-            for name in ("documents", "rejects")
-        ]
-    )["doc_id"]
-    return before.filter(~pl.col("doc_id").is_in(seen.implode())).height
+    seen = [
+        pq.ParquetFile(folder / f"{n}.parquet").read(["doc_id"]) for n in ("documents", "rejects")
+    ]
+    known = columns.flat(pa.concat_tables(seen)["doc_id"])
+    return pc.sum(pc.invert(pc.is_in(before["doc_id"], value_set=known))).as_py() or 0

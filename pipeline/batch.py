@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
-from mdchunk.pipeline import document, schemas
+from mdchunk.pipeline import columns, document, schemas
 from mdchunk.pipeline.document import RawDocument, make_doc_id
 from mdchunk.pipeline.parse import DEFAULT_BACKEND
 from mdchunk.pipeline.policy import Policy
@@ -63,23 +63,27 @@ class DocRows:
     """
 
     def __init__(self, table: pa.Table):
-        import polars as pl
+        import pyarrow.compute as pc  # pyarrow, not polars: the main process of a re-pack
+        # needs neither polars nor (through a conversion of Python lists) pandas
 
         self.table = table
-        keys = pl.from_arrow(table.select(["doc_id"])).with_row_index("i")
-        runs = keys.group_by("doc_id", maintain_order=True).agg(
-            start=pl.col("i").min(), end=pl.col("i").max(), n=pl.len()
-        )
-        if runs.filter(pl.col("end") - pl.col("start") + 1 != pl.col("n")).height:
+        ids = columns.flat(table["doc_id"])
+        n = len(ids)
+        # a run starts at row 0 and wherever the id differs from the row before
+        changed = pc.not_equal(ids.slice(1), ids.slice(0, max(n - 1, 0)))
+        starts = [0, *(i + 1 for i in pc.indices_nonzero(changed).to_pylist())] if n else []
+        lengths = [b - a for a, b in zip(starts, [*starts[1:], n])]
+        keys = pc.take(ids, columns.column(starts, pa.int64())).to_pylist()
+        self.where = dict(zip(keys, zip(starts, lengths)))
+        if len(self.where) != len(starts):
             raise ValueError("the rows of a document are not contiguous in this table")
-        self.where = {d: (s, n) for d, s, n in runs.select("doc_id", "start", "n").iter_rows()}
 
     def take(self, doc_ids) -> pa.Table:
         """The rows of these documents, document by document in the order given. A copy,
         not slices: a slice keeps (and pickles, to a worker) all of the table's buffers."""
         runs = [self.where[d] for d in doc_ids if d in self.where]
         rows = [i for start, n in runs for i in range(start, start + n)]
-        return self.table.take(pa.array(rows, pa.int64()))
+        return self.table.take(columns.column(rows, pa.int64()))
 
 
 def drop_rejected(table: pa.Table, rejects: pa.Table) -> pa.Table:
