@@ -82,8 +82,7 @@ class DocRows:
         """The rows of these documents, document by document in the order given. A copy,
         not slices: a slice keeps (and pickles, to a worker) all of the table's buffers."""
         runs = [self.where[d] for d in doc_ids if d in self.where]
-        rows = [i for start, n in runs for i in range(start, start + n)]
-        return self.table.take(columns.column(rows, pa.int64()))
+        return self.table.take(columns.ranges(runs))
 
 
 def drop_rejected(table: pa.Table, rejects: pa.Table) -> pa.Table:

@@ -41,7 +41,7 @@ def table(columns: dict[str, list], schema: pa.Schema) -> pa.Table:
 
 def _validity(values: list) -> tuple[pa.Buffer | None, int]:
     """The validity bitmap of ``values`` (None when nothing is null) and the null count."""
-    nulls = sum(v is None for v in values)
+    nulls = values.count(None)
     if not nulls:
         return None, 0
     return _bits(v is not None for v in values), nulls
@@ -82,7 +82,8 @@ def _fixed(values: list, type: pa.DataType) -> pa.Array:
     else:
         code = _INT_CODES[type.bit_width].upper() if pa.types.is_unsigned_integer(type) else None
         code = code or _INT_CODES[type.bit_width]
-    data = array.array(code, (0 if v is None else v for v in values)).tobytes()
+    filled = [0 if v is None else v for v in values] if nulls else values
+    data = array.array(code, filled).tobytes()
     return pa.Array.from_buffers(type, len(values), [valid, pa.py_buffer(data)], nulls)
 
 
@@ -141,3 +142,11 @@ def flat(values: pa.ChunkedArray) -> pa.Array:
     """One array of a chunked column. Of no chunks, an empty array made without
     ``combine_chunks``, which builds that one from a Python list (and so imports pandas)."""
     return values.combine_chunks() if values.num_chunks else pa.nulls(0, values.type)
+
+
+def ranges(runs: list[tuple[int, int]]) -> pa.Array:
+    """The int64 positions start, start + 1, ... of every (start, length) run, in order."""
+    positions = array.array("q")
+    for start, n in runs:
+        positions.extend(range(start, start + n))
+    return pa.Array.from_buffers(pa.int64(), len(positions), [None, pa.py_buffer(positions)])
