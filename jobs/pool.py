@@ -96,9 +96,7 @@ class Supervisor:
         for w in self.workers:
             clean = exc_type is None and w.task is None and w.ready and w.alive()
             if clean and len(parked) < 2 * default_workers():
-                if not _PARKED_EVER:
-                    _PARKED_EVER.append(atexit.register(shutdown))
-                parked.append(w)
+                _park(parked, w)
             else:
                 w.stop(kill=True)
         self.workers = []
@@ -234,6 +232,21 @@ class Supervisor:
 _END = object()
 _PARKED: dict[int, list[Worker]] = {}  # idle workers between runs, by memory limit
 _PARKED_EVER: list = []  # the exit hook that stops them, once registered
+
+
+def _park(parked: list[Worker], w: Worker) -> None:
+    if not _PARKED_EVER:
+        _PARKED_EVER.append(atexit.register(shutdown))
+    parked.append(w)
+
+
+def prestart(limits: Limits, init: Callable | None) -> None:
+    """Start one worker now and park it, unless one is parked already: its start-up (the
+    imports, the warm-up: most of a second) then runs while the caller lists its inputs,
+    and the next Supervisor with these limits takes it."""
+    parked = _PARKED.setdefault(limits.memory_mb, [])
+    if not any(w.alive() for w in parked):
+        _park(parked, Worker.start(limits.memory_mb, init))
 
 
 def shutdown() -> None:

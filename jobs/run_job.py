@@ -42,6 +42,32 @@ def parse_key(policy: Policy, parser: str = DEFAULT_BACKEND) -> str:
     return f"{parser_key(parser)}|mdx={policy.mdx}|{ESTIMATE_VERSION}"
 
 
+def will_pack(root: Path, policy: Policy, parser: str, full: bool) -> bool:
+    """Whether a run into the folder ``root`` will surely parse or pack, judged from the
+    published run's manifest alone (no file of it read or checked): nothing published,
+    ``full``, or another policy, chunker or parser key."""
+    if full:
+        return True
+    found = runstore.current(root, verify=False).manifest
+    return found is None or (
+        found.get("policy_hash"),
+        found.get("chunker_version"),
+        found.get("parser_key"),
+    ) != (policy.policy_hash, CHUNKER_VERSION, parse_key(policy, parser))
+
+
+def prestart(root: Path, policy: Policy, parser: str, full: bool, limits: pool.Limits) -> None:
+    """Start a worker before the inputs are listed when the run will need one (a cold run,
+    a re-pack): its start-up overlaps the listing. Never for a run that may have nothing to
+    do: an unchanged nightly run starts no worker."""
+    try:
+        needed = will_pack(root, policy, parser, full)
+    except OSError:  # an unusable output folder: the run itself says what is wrong
+        return
+    if needed:
+        pool.prestart(limits, partial(batch.warm, policy))
+
+
 @dataclass
 class Work:
     parsed: int = 0

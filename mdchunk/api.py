@@ -275,6 +275,9 @@ def run(
     )
     inputs = [str(i) for i in inputs]
     names = {str(k): v for k, v in (names or {}).items()}
+    limits = pool.Limits(doc_timeout, doc_memory)
+    if engine == "local" and not objectstore.is_uri(out):
+        run_job.prestart(Path(out), resolved, parser, full, limits)
     plan = sources.plan(inputs, selection, input_labels(inputs, names))
     done = 0
 
@@ -296,7 +299,7 @@ def run(
             verify=verify,
             keep=keep,
             workers=workers or pool.default_workers(),
-            limits=pool.Limits(doc_timeout, doc_memory),
+            limits=limits,
             guards=Guards(allow_mass_delete, max_removed, new_policy, dry_run),
             engine=engine,
             ray_address=ray_address or os.environ.get("RAY_ADDRESS"),
