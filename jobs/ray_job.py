@@ -49,6 +49,8 @@ def read_raw(table: pa.Table, known: dict[str, str], max_bytes: int) -> pa.Table
         data = got.data
         digest = hashlib.sha256(data).hexdigest() if data is not None else None
         unchanged = digest is not None and known.get(make_doc_id(row["path"])) == digest
+        if unchanged:  # what the document weighs when batches are cut (blocks_job.batched)
+            row["n_bytes"] = len(data)
         row["data"] = None if unchanged else data
         row["uri"] = "" if unchanged else row["uri"]  # "" marks a reused document
     return pa.Table.from_pylist(rows, schema=RAW)
@@ -146,7 +148,7 @@ def read(
             continue
         row = next(rows)
         if row["uri"] == "":
-            yield Reused(make_doc_id(row["path"]))
+            yield Reused(make_doc_id(row["path"]), row["n_bytes"])
         else:
             yield RawDocument(
                 row["path"],

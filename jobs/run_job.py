@@ -134,7 +134,7 @@ def _read_stamped(plan, selection, trusted: dict, known: dict, work: Work):
         if stamp[0] <= max_bytes and doc_id in known and trusted.get(key) == (doc_id, stamp):
             work.unread += 1
             work.bytes_read += stamp[0]
-            yield Reused(doc_id)
+            yield Reused(doc_id, stamp[0])
         else:
             yield sources.read_file(src, max_bytes)
 
@@ -154,7 +154,8 @@ def _hash_inputs(raws, prev: Previous, work: Work) -> list:
         work.bytes_read += len(raw.data or b"")
         doc_id = make_doc_id(raw.path)
         digest = hashlib.sha256(raw.data).hexdigest() if raw.data is not None else None
-        items.append(Reused(doc_id) if digest and prev.hashes.get(doc_id) == digest else raw)
+        unchanged = digest and prev.hashes.get(doc_id) == digest
+        items.append(Reused(doc_id, len(raw.data)) if unchanged else raw)
     return items
 
 

@@ -39,9 +39,11 @@ _BATCH_TABLES = {
 
 @dataclass(frozen=True)
 class Reused:
-    """A document whose bytes did not change since the previous run."""
+    """A document whose bytes did not change since the previous run (``n_bytes`` of them:
+    what it weighs when batches are cut, as if it had been read)."""
 
     doc_id: str
+    n_bytes: int = 0
 
 
 @dataclass
