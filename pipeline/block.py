@@ -11,9 +11,8 @@ import hashlib
 import polars as pl
 import pyarrow as pa
 
-from mdchunk.pipeline import schemas
+from mdchunk.pipeline import bulk_estimate, schemas
 from mdchunk.pipeline.parse import DEFAULT_BACKEND, check_backend, parse
-from mdchunk.pipeline.tokens import estimate_expr
 
 _FIELDS = [f.name for f in schemas.BLOCKS if f.name not in ("n_chars", "est_tokens")]
 
@@ -51,20 +50,16 @@ def blocks(
 
 
 def with_estimates(table: pl.DataFrame, bias: str) -> pl.DataFrame:
-    """Vectorised n_chars and est_tokens for every block (every block of a document in
-    the table: a block is judged with its document's language, tokens.FOREIGN_LETTER). Lazy,
-    so that polars counts each character class once although the prose and code weightings
-    both use it (common subexpressions; eager ``with_columns`` counted them again: ~25 %
-    more time)."""
-    return (
-        table.lazy()
-        .with_columns(
-            pl.col("text").str.len_chars().cast(pl.Int32).alias("n_chars"),
-            estimate_expr(bias, pl.col("text"), pl.col("kind"), pl.col("doc_id")).alias(
-                "est_tokens"
-            ),
-        )
-        .collect()
+    """n_chars and est_tokens for every block, for all blocks at once (every block of a
+    document in the table: a block is judged with its document's language,
+    tokens.FOREIGN_LETTER). bulk_estimate counts the characters from the texts' bytes with
+    numpy: the numbers of ``tokens.estimate_expr``, in a third of its CPU time."""
+    arrow = table.select("text", "kind", "doc_id").to_arrow(compat_level=pl.CompatLevel.oldest())
+    n_chars, est_tokens = bulk_estimate.estimates(
+        bias, arrow["text"], arrow["kind"], arrow["doc_id"]
+    )
+    return table.with_columns(
+        pl.Series("n_chars", n_chars, pl.Int32), pl.Series("est_tokens", est_tokens, pl.Int32)
     )
 
 
