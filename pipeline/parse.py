@@ -79,9 +79,9 @@ def _line_table(text, cr, lf, eol) -> tuple[list[int], list[int]]:
     return starts, ends
 
 
-def byte_line_starts(src: str) -> list[int]:
-    """UTF-8 byte offset of each line start of ``src``."""
-    return _line_table(src.encode("utf-8"), b"\r", b"\n", _EOL_BYTES)[0]
+def byte_line_starts(data: bytes) -> list[int]:
+    """Byte offset of each line start of UTF-8 ``data``."""
+    return _line_table(data, b"\r", b"\n", _EOL_BYTES)[0]
 
 
 def parser_key(backend: str) -> str:
