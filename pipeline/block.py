@@ -6,7 +6,7 @@ estimates are computed for all blocks at once with polars expressions.
 
 from __future__ import annotations
 
-import hashlib
+from hashlib import sha256 as _sha256
 
 import polars as pl
 import pyarrow as pa
@@ -80,11 +80,10 @@ def document_blocks(
     bodies = [text[a:e] for a, e in zip(char_start, char_end)]
     kinds = [b.kind for b in found]
     paths, levels, keys = _heading_paths(found)
-    seen: dict[tuple, int] = {}
     cols = {
         "doc_id": [doc_id] * len(found),
         "block_index": list(range(len(found))),
-        "block_id": [_block_id(k, t, p, seen) for k, t, p in zip(kinds, bodies, keys)],
+        "block_id": _block_ids(kinds, bodies, keys),
         "kind": kinds,
         "level": [b.level for b in found],
         "heading_path": paths,
@@ -133,15 +132,21 @@ def _heading_paths(found) -> tuple[list[list[str]], list[list[int]], list[str]]:
     return paths, levels, keys
 
 
-def _block_id(kind: str, body: str, path: str, seen: dict) -> str:
-    """Content-derived id: kind, text, heading path (its texts joined by \\x1f), and
-    occurrence among identical blocks.
+def _block_ids(kinds: list[str], bodies: list[str], paths: list[str]) -> list[str]:
+    """Content-derived ids: kind, text, heading path (its texts joined by \\x1f), and
+    occurrence among identical blocks (text has no NUL: such a document is a reject).
 
     Position is left out, so inserting text above a block does not change its id; the
     heading path is in, because it is part of what gets embedded (the breadcrumb).
     """
-    key = (kind, body, path)
-    n = seen.get(key, 0)
-    seen[key] = n + 1
-    payload = f"{kind}\x00{body}\x00{path}\x00{n}".encode("utf-8", "surrogatepass")
-    return hashlib.sha256(payload).hexdigest()[:16]
+    keys = [f"{k}\x00{t}\x00{p}\x00" for k, t, p in zip(kinds, bodies, paths)]
+    if len(set(keys)) == len(keys):  # the common case: every block occurs once
+        payloads = [key + "0" for key in keys]
+    else:
+        seen: dict[str, int] = {}
+        payloads = []
+        for key in keys:
+            n = seen.get(key, 0)
+            seen[key] = n + 1
+            payloads.append(f"{key}{n}")
+    return [_sha256(p.encode("utf-8", "surrogatepass")).hexdigest()[:16] for p in payloads]
