@@ -6,14 +6,13 @@ estimates are computed for all blocks at once with polars expressions.
 
 from __future__ import annotations
 
-import hashlib
+from hashlib import sha256 as _sha256
 
 import polars as pl
 import pyarrow as pa
 
-from mdchunk.pipeline import schemas
+from mdchunk.pipeline import bulk_estimate, schemas
 from mdchunk.pipeline.parse import DEFAULT_BACKEND, check_backend, parse
-from mdchunk.pipeline.tokens import estimate_expr
 
 _FIELDS = [f.name for f in schemas.BLOCKS if f.name not in ("n_chars", "est_tokens")]
 
@@ -41,30 +40,33 @@ def blocks(
                 }
             )
     n = len(cols["doc_id"])
-    table = pl.from_arrow(
-        schemas.from_columns({**cols, "n_chars": [0] * n, "est_tokens": [0] * n}, schemas.BLOCKS)
+    table = schemas.from_columns(
+        {**cols, "n_chars": [0] * n, "est_tokens": [0] * n}, schemas.BLOCKS
     )
-    table = with_estimates(table, bias)
-    return table.to_arrow().cast(schemas.BLOCKS), pa.Table.from_pylist(
-        rejects, schema=schemas.REJECTS
-    )
+    return _with_estimates_arrow(table, bias), pa.Table.from_pylist(rejects, schema=schemas.REJECTS)
+
+
+def _with_estimates_arrow(table: pa.Table, bias: str) -> pa.Table:
+    """``with_estimates`` on an Arrow table of schemas.BLOCKS (no round trip through
+    polars: that copied every text twice)."""
+    counts = bulk_estimate.estimates(bias, table["text"], table["kind"], table["doc_id"])
+    for name, values in zip(("n_chars", "est_tokens"), counts):
+        i = table.schema.get_field_index(name)
+        table = table.set_column(i, table.schema.field(i), pa.array(values, pa.int32()))
+    return table
 
 
 def with_estimates(table: pl.DataFrame, bias: str) -> pl.DataFrame:
-    """Vectorised n_chars and est_tokens for every block (every block of a document in
-    the table: a block is judged with its document's language, tokens.FOREIGN_LETTER). Lazy,
-    so that polars counts each character class once although the prose and code weightings
-    both use it (common subexpressions; eager ``with_columns`` counted them again: ~25 %
-    more time)."""
-    return (
-        table.lazy()
-        .with_columns(
-            pl.col("text").str.len_chars().cast(pl.Int32).alias("n_chars"),
-            estimate_expr(bias, pl.col("text"), pl.col("kind"), pl.col("doc_id")).alias(
-                "est_tokens"
-            ),
-        )
-        .collect()
+    """n_chars and est_tokens for every block, for all blocks at once (every block of a
+    document in the table: a block is judged with its document's language,
+    tokens.FOREIGN_LETTER). bulk_estimate counts the characters from the texts' bytes with
+    numpy: the numbers of ``tokens.estimate_expr``, in a third of its CPU time."""
+    arrow = table.select("text", "kind", "doc_id").to_arrow(compat_level=pl.CompatLevel.oldest())
+    n_chars, est_tokens = bulk_estimate.estimates(
+        bias, arrow["text"], arrow["kind"], arrow["doc_id"]
+    )
+    return table.with_columns(
+        pl.Series("n_chars", n_chars, pl.Int32), pl.Series("est_tokens", est_tokens, pl.Int32)
     )
 
 
@@ -85,11 +87,10 @@ def document_blocks(
     bodies = [text[a:e] for a, e in zip(char_start, char_end)]
     kinds = [b.kind for b in found]
     paths, levels, keys = _heading_paths(found)
-    seen: dict[tuple, int] = {}
     cols = {
         "doc_id": [doc_id] * len(found),
         "block_index": list(range(len(found))),
-        "block_id": [_block_id(k, t, p, seen) for k, t, p in zip(kinds, bodies, keys)],
+        "block_id": _block_ids(kinds, bodies, keys),
         "kind": kinds,
         "level": [b.level for b in found],
         "heading_path": paths,
@@ -138,15 +139,21 @@ def _heading_paths(found) -> tuple[list[list[str]], list[list[int]], list[str]]:
     return paths, levels, keys
 
 
-def _block_id(kind: str, body: str, path: str, seen: dict) -> str:
-    """Content-derived id: kind, text, heading path (its texts joined by \\x1f), and
-    occurrence among identical blocks.
+def _block_ids(kinds: list[str], bodies: list[str], paths: list[str]) -> list[str]:
+    """Content-derived ids: kind, text, heading path (its texts joined by \\x1f), and
+    occurrence among identical blocks (text has no NUL: such a document is a reject).
 
     Position is left out, so inserting text above a block does not change its id; the
     heading path is in, because it is part of what gets embedded (the breadcrumb).
     """
-    key = (kind, body, path)
-    n = seen.get(key, 0)
-    seen[key] = n + 1
-    payload = f"{kind}\x00{body}\x00{path}\x00{n}".encode("utf-8", "surrogatepass")
-    return hashlib.sha256(payload).hexdigest()[:16]
+    keys = [f"{k}\x00{t}\x00{p}\x00" for k, t, p in zip(kinds, bodies, paths)]
+    if len(set(keys)) == len(keys):  # the common case: every block occurs once
+        payloads = [key + "0" for key in keys]
+    else:
+        seen: dict[str, int] = {}
+        payloads = []
+        for key in keys:
+            n = seen.get(key, 0)
+            seen[key] = n + 1
+            payloads.append(f"{key}{n}")
+    return [_sha256(p.encode("utf-8", "surrogatepass")).hexdigest()[:16] for p in payloads]

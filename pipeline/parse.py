@@ -79,9 +79,9 @@ def _line_table(text, cr, lf, eol) -> tuple[list[int], list[int]]:
     return starts, ends
 
 
-def byte_line_starts(src: str) -> list[int]:
-    """UTF-8 byte offset of each line start of ``src``."""
-    return _line_table(src.encode("utf-8"), b"\r", b"\n", _EOL_BYTES)[0]
+def byte_line_starts(data: bytes) -> list[int]:
+    """Byte offset of each line start of UTF-8 ``data``."""
+    return _line_table(data, b"\r", b"\n", _EOL_BYTES)[0]
 
 
 def parser_key(backend: str) -> str:
@@ -164,22 +164,37 @@ def _fill_gaps(
 ) -> list[Block]:
     """Trim trailing blank lines off every block and turn uncovered text into paragraphs
     (lines marked ``fenced`` never end a paragraph)."""
+    starts, ends = lines.starts, lines.ends
+    n_lines = len(starts)
     out: list[Block] = []
     nxt = 0
-    for block in blocks + [None]:
-        until = len(lines.starts) if block is None else block.first
-        run_start = None
-        for i in range(nxt, until + 1):
-            blank = i == until or not (lines.line(text, i).strip() or (fenced and fenced[i]))
-            if not blank and run_start is None:
-                run_start = i
-            elif blank and run_start is not None:
-                out.append(Block("paragraph", run_start, i - 1))
-                run_start = None
-        if block is None:
-            break
-        while block.last > block.first and not lines.line(text, block.last).strip():
-            block.last -= 1
+    for block in blocks:
+        first = block.first
+        # the lines between two blocks are most often blank: one slice tells
+        if nxt < first and (fenced or text[starts[nxt] : ends[first - 1]].strip()):
+            out += _gap_paragraphs(text, lines, nxt, first, fenced)
+        last = block.last
+        while last > first and not text[starts[last] : ends[last]].strip():
+            last -= 1
+        block.last = last
         out.append(block)
-        nxt = block.last + 1
+        nxt = last + 1
+    if nxt < n_lines:
+        out += _gap_paragraphs(text, lines, nxt, n_lines, fenced)
+    return out
+
+
+def _gap_paragraphs(
+    text: str, lines: Lines, nxt: int, until: int, fenced: list[bool] | None
+) -> list[Block]:
+    """Paragraphs of the non-blank runs of lines [nxt, until)."""
+    out: list[Block] = []
+    run_start = None
+    for i in range(nxt, until + 1):
+        blank = i == until or not (lines.line(text, i).strip() or (fenced and fenced[i]))
+        if not blank and run_start is None:
+            run_start = i
+        elif blank and run_start is not None:
+            out.append(Block("paragraph", run_start, i - 1))
+            run_start = None
     return out

@@ -1,9 +1,11 @@
 """The pyromark backend: pulldown-cmark (compiled) finds the top-level blocks; the default.
 
-pyromark yields pulldown-cmark's events with UTF-8 byte ranges. One lean pass keeps a
-nesting depth and looks only at what a top-level block needs: its kind and first and last
-line, a heading's level and plain text, a fence's info string, the first line of each
-top-level list item, the body rows of a table, and whether a paragraph is one image. The
+pyromark yields pulldown-cmark's events with UTF-8 byte ranges. One lean pass looks only at
+what a top-level block needs: its kind and first and last line, a heading's level and plain
+text, a fence's info string, the first line of each top-level list item, the body rows of a
+table, and whether a paragraph is one image. Each kind has its reader of the events inside
+the block, most of which only keep a nesting depth (a paragraph reads its inline events
+only when its source starts like an image). The
 results equal the markdown-it-py backend's (tests/test_backends.py); where pulldown-cmark
 reports a range differently, it is corrected here:
 
@@ -46,75 +48,169 @@ def parse_lines(text: str, lines: Lines, first: int, end: int) -> list[Block]:
     if "\t" in src:  # pulldown-cmark keeps a fence open when a tab follows the closing run
         src = _TRAILING_TABS.sub(lambda m: " " * len(m.group()), src)
     if plain:
-        return _walk(src, lines.starts, base, 0)
-    return _walk(src, byte_line_starts(src), 0, first)
+        return _walk(src, src, lines.starts, base, 0)
+    data = src.encode("utf-8")
+    return _walk(src, data, byte_line_starts(data), 0, first)
 
 
-def _walk(src: str, starts: list[int], shift: int, delta: int) -> list[Block]:
-    """The blocks, from one pass over the events. The line of byte offset ``off`` of
-    ``src`` is ``bisect_right(starts, off + shift) - 1 + delta``."""
+def _walk(src: str, data: str | bytes, starts: list[int], shift: int, delta: int) -> list[Block]:
+    """The blocks, from one pass over the events: each top-level Start event hands the
+    events up to its End to the reader of its kind, which returns the byte offset where
+    the block ends. ``data`` is ``src``, or its UTF-8 bytes when offsets differ. The line of
+    byte offset ``off`` is ``bisect_right(starts, off + shift) - 1 + delta``."""
     out: list[Block] = []
-    depth = 0
-    cur: Block | None = None
-    inline: _Heading | _Image | None = None  # what still wants the inline events of ``cur``
-    item_end = 0
-    for ev, rng in _MD.events_with_range(src):
-        if ev.__class__ is str:  # Rule, SoftBreak, HardBreak
-            if not depth:
-                line = bisect_right(starts, rng["start"] + shift) - 1 + delta
-                out.append(Block("thematic_break", line, line))
-            elif inline is not None and not inline.leaf("Break", " ", rng):
-                inline = None
-        elif "Start" in ev:
-            if not depth:
-                cur, inline = _open(ev["Start"], rng)
-                cur.first = cur.last = bisect_right(starts, rng["start"] + shift) - 1 + delta
-                out.append(cur)
-            elif depth == 1 and cur.items is not None and ev["Start"] == "Item":
-                cur.items.append(bisect_right(starts, rng["start"] + shift) - 1 + delta)
-                item_end = rng["end"]
-            elif depth == 1 and cur.n_rows is not None and ev["Start"] == "TableRow":
-                cur.n_rows += 1
-            elif inline is not None and not inline.start(ev["Start"], rng):
-                inline = None
-            depth += 1
-        elif "End" in ev:
-            depth -= 1
-            if not depth:
-                last = (item_end if cur.items is not None else rng["end"]) - 1
-                cur.last = bisect_right(starts, last + shift) - 1 + delta
-                if inline is not None:
-                    inline.close(cur)
-                cur = inline = None
-            elif inline is not None and not inline.end(ev["End"]):
-                inline = None
-        elif inline is not None:
-            for key, val in ev.items():
-                if not inline.leaf(key, val, rng):
-                    inline = None
+    events = _MD.events_with_range(src)
+    for ev, rng in events:
+        start = rng["start"]
+        line = bisect_right(starts, start + shift) - 1 + delta
+        if ev.__class__ is str:  # Rule: the only top-level event without a value
+            out.append(Block("thematic_break", line, line))
+            continue
+        val = ev.get("Start")
+        if val is None:  # nothing else is a top-level event
+            continue
+        name, arg = (val, None) if val.__class__ is str else next(iter(val.items()))
+        kind = _KINDS.get(name)
+        if kind is None:  # an extension we do not enable: let the reference backend parse it
+            raise ValueError(f"unexpected top-level block {name!r}")
+        block = Block(kind, line, line)
+        end = _READERS[kind](events, block, arg, data, start)
+        block.last = bisect_right(starts, end - 1 + shift) - 1 + delta
+        if block.items is not None:
+            block.items = [bisect_right(starts, off + shift) - 1 + delta for off in block.items]
+        out.append(block)
     return out
 
 
-def _open(val, rng: dict):
-    """A top-level block from its Start event (its lines are set by the caller), and what
-    collects its inline events (None when it has none we need)."""
-    name, arg = (val, None) if val.__class__ is str else next(iter(val.items()))
-    kind = _KINDS.get(name)
-    if kind is None:  # an extension we do not enable: let the reference backend parse it
-        raise ValueError(f"unexpected top-level block {name!r}")
-    block = Block(kind, 0, 0)
-    if kind == "heading":
-        block.level = int(arg["level"][1])
-        return block, _Heading()
-    if kind == "paragraph":
-        return block, _Image(rng["start"])
-    if kind == "code":
-        block.info = arg["Fenced"].strip() if arg.__class__ is dict else None
-    elif kind == "list":
-        block.items = []
-    elif kind == "table":
-        block.n_rows = 0
-    return block, None
+# Readers: each takes the events after a top-level Start event up to its End (a Start is
+# a dict {"Start": ...}, an End {"End": ...}; the events without a value, SoftBreak,
+# HardBreak and Rule, are strings, in which "Start" and "End" are not found) and returns
+# the byte offset where the block ends.
+
+
+def _nested(events, block, arg, data, start) -> int:
+    """A block whose inner events are not needed (block quotes)."""
+    depth = 1
+    for ev, rng in events:
+        if "End" in ev:
+            depth -= 1
+            if not depth:
+                return rng["end"]
+        elif "Start" in ev:
+            depth += 1
+    raise ValueError("no end event")
+
+
+def _leaf(events, block, arg, data, start) -> int:
+    """A block that holds only text (HTML blocks): its first End event is its own."""
+    for ev, rng in events:
+        if "End" in ev:
+            return rng["end"]
+    raise ValueError("no end event")
+
+
+def _code(events, block, arg, data, start) -> int:
+    block.info = arg["Fenced"].strip() if arg.__class__ is dict else None
+    return _leaf(events, block, arg, data, start)
+
+
+def _list(events, block, arg, data, start) -> int:
+    """A list ends where its last item ends (pulldown-cmark's list range can run on over
+    link reference definitions that follow it); ``items`` gets each item's offset."""
+    items: list[int] = []
+    item_end = 0
+    depth = 1
+    for ev, rng in events:
+        if "End" in ev:
+            depth -= 1
+            if not depth:
+                block.items = items
+                return item_end
+        elif "Start" in ev:
+            if depth == 1:  # an item
+                items.append(rng["start"])
+                item_end = rng["end"]
+            depth += 1
+    raise ValueError("no end event")
+
+
+def _table(events, block, arg, data, start) -> int:
+    """A table counts its body rows (the header is no TableRow)."""
+    rows = 0
+    depth = 1
+    for ev, rng in events:
+        if "End" in ev:
+            depth -= 1
+            if not depth:
+                block.n_rows = rows
+                return rng["end"]
+        elif "Start" in ev:
+            if depth == 1 and ev["Start"] == "TableRow":
+                rows += 1
+            depth += 1
+    raise ValueError("no end event")
+
+
+def _heading(events, block, arg, data, start) -> int:
+    block.level = int(arg["level"][1])
+    return _inline(events, block, _Heading())
+
+
+def _paragraph(events, block, arg, data, start) -> int:
+    """Only a paragraph whose source starts with an image (``![`` or ``[![``) can be one
+    image: the others need none of their inline events."""
+    if data.startswith(_IMAGE_HEADS if data.__class__ is str else _IMAGE_HEAD_BYTES, start):
+        return _inline(events, block, _Image(start))
+    return _nested(events, block, arg, data, start)
+
+
+_IMAGE_HEADS = ("![", "[![")
+_IMAGE_HEAD_BYTES = (b"![", b"[![")
+
+
+def _inline(events, block, inline) -> int:
+    """Hands a block's inner events to ``inline`` (a _Heading or an _Image) until it has
+    seen enough (a method returns False), then reads on to the block's end."""
+    depth = 1
+    for ev, rng in events:
+        if ev.__class__ is str:
+            alive = inline.leaf("Break", " ", rng)
+        elif "Start" in ev:
+            depth += 1
+            alive = inline.start(ev["Start"], rng)
+        elif "End" in ev:
+            depth -= 1
+            if not depth:
+                inline.close(block)
+                return rng["end"]
+            alive = inline.end(ev["End"])
+        else:
+            alive = all(inline.leaf(key, val, rng) for key, val in ev.items())
+        if not alive:
+            return _nested_from(events, depth)
+    raise ValueError("no end event")
+
+
+def _nested_from(events, depth: int) -> int:
+    for ev, rng in events:
+        if "End" in ev:
+            depth -= 1
+            if not depth:
+                return rng["end"]
+        elif "Start" in ev:
+            depth += 1
+    raise ValueError("no end event")
+
+
+_READERS = {
+    "paragraph": _paragraph,
+    "html": _leaf,
+    "blockquote": _nested,
+    "heading": _heading,
+    "code": _code,
+    "list": _list,
+    "table": _table,
+}
 
 
 class _Heading:

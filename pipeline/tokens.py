@@ -42,26 +42,33 @@ CJK_CLASS = _ranges(*CJK_RANGES, (0xFF00, 0xFFEF))
 HANGUL_RANGES = ((0x1100, 0x11FF), (0x3130, 0x318F), (0xAC00, 0xD7AF))
 HANGUL_CLASS = _ranges(*HANGUL_RANGES)
 
+# The classes of non-ASCII characters, as code point ranges (pipeline/bulk_estimate.py reads
+# them off the UTF-8 bytes). ``two_byte`` are the characters of two UTF-8 bytes (accented
+# Latin, Greek, Cyrillic, Hebrew, Arabic...); ``greek_hebrew`` and ``two_byte_rare`` are
+# two-byte scripts that cost more than the two_byte weight (see TWO_BYTE_EXTRA); ``georgian``
+# and ``byte_level`` three-byte scripts that cost more than the other weight (see
+# THREE_BYTE_EXTRA).
+CLASS_RANGES: dict[str, tuple[tuple[int, int], ...]] = {
+    "cjk": (*CJK_RANGES, (0xFF00, 0xFFEF)),
+    "hangul": HANGUL_RANGES,
+    "two_byte": ((0x80, 0x7FF),),
+    "greek_hebrew": ((0x370, 0x3FF), (0x590, 0x5FF)),
+    "two_byte_rare": ((0x250, 0x36F), (0x500, 0x58F), (0x700, 0x7FF)),
+    "georgian": ((0x10A0, 0x10FF),),
+    "byte_level": ((0x1200, 0x167F),),
+}
+
 # name -> pattern counted (non-overlapping matches); the same in Rust's regex (polars) and
-# Python's re. ``two_byte`` are the characters of two UTF-8 bytes (accented Latin, Greek,
-# Cyrillic, Hebrew, Arabic...). ``other`` is derived: the UTF-8 bytes of every other non-ASCII
-# character (Indic scripts, Thai, emoji, typographic quotes and dashes...).
+# Python's re. ``other`` is derived: the UTF-8 bytes of every non-ASCII character in no
+# class above (Indic scripts, Thai, emoji, typographic quotes and dashes...).
 CLASSES: dict[str, str] = {
     "letters": r"[A-Za-z]",
     "words": r"[A-Za-z]+",
     "digits": r"[0-9]",
     "punct": r"[!-/:-@\[-`{-~]",
     "space": r"[\t\n\r ]",
-    "cjk": f"[{CJK_CLASS}]",
-    "hangul": f"[{HANGUL_CLASS}]",
-    "two_byte": f"[{_ranges((0x80, 0x7FF))}]",
+    **{name: f"[{_ranges(*ranges)}]" for name, ranges in CLASS_RANGES.items()},
     "non_ascii": r"[^\x00-\x7f]",
-    # two-byte scripts that cost more than the two_byte weight (see TWO_BYTE_EXTRA)
-    "greek_hebrew": f"[{_ranges((0x370, 0x3FF), (0x590, 0x5FF))}]",
-    "two_byte_rare": f"[{_ranges((0x250, 0x36F), (0x500, 0x58F), (0x700, 0x7FF))}]",
-    # three-byte scripts that cost more than the other weight (see THREE_BYTE_EXTRA)
-    "georgian": f"[{_ranges((0x10A0, 0x10FF))}]",
-    "byte_level": f"[{_ranges((0x1200, 0x167F))}]",
 }
 ASCII_CLASSES = ("letters", "words", "digits", "punct", "space", "breaks")
 NON_ASCII_CLASSES = ("cjk", "hangul", "two_byte", "other")
