@@ -65,7 +65,7 @@ def assemble(
     line_of = _line_finder(text)
 
     units, groups, sections = packed.units, packed.groups, packed.sections
-    stem = PurePosixPath(doc["path"]).stem
+    stem = _stem(doc["path"])
     has_headings = any(s.level is not None for s in sections)
     parts = _section_parts(groups)
     first_text = next((id(g) for g in groups if not g.image), None)
@@ -75,7 +75,7 @@ def assemble(
         section = sections[g.section]
         body = _join(text, us) if not g.image else (us[0].alt or "")
         spans = _merge_spans(text, [s for u in us for s in u.spans])
-        content = [u for u in us if u.kind != "heading"]
+        lead = next((u for u in us if u.kind != "heading"), us[-1])  # the first content
         prefix = prefix_of(us, ctx, id(g) == first_text, limits.get(g.section))
         embed = f"{prefix}\n\n{body}" if prefix else body
         opening = sections[us[0].section].heading  # where the chunk starts
@@ -93,7 +93,7 @@ def assemble(
                 "chunk_index": index,
                 "chunk_type": _chunk_type(g, section, packed.strategy, has_headings),
                 "name": section.title if section.title is not None else stem,
-                "breadcrumb": (content[0] if content else us[-1]).heading_path,
+                "breadcrumb": lead.heading_path,
                 "header_level": section.level,
                 "section_title": section.title,
                 "anchor": anchor,
@@ -105,9 +105,9 @@ def assemble(
                 "image_src": context.image_src(us[0].text, ctx.env) if g.image else None,
                 "n_tokens": 0,
                 "token_source": "",
-                "overlap_tokens": sum(units[k].tokens for k in g.units[: g.overlap]),
-                "block_start": min(u.block_index for u in us),
-                "block_end": max(u.block_index for u in us),
+                "overlap_tokens": sum([u.tokens for u in us[: g.overlap]]),
+                "block_start": min([u.block_index for u in us]),
+                "block_end": max([u.block_index for u in us]),
                 "block_ids": keys,
                 "spans": [{"start": s, "end": e} for s, e in spans],
                 "char_start": spans[0][0],
@@ -187,9 +187,21 @@ def _section_parts(groups: list[Group]) -> dict[int, tuple[int, int]]:
     return out
 
 
+def _stem(path: str) -> str:
+    """``PurePosixPath(path).stem``, without making the path object (a document path names
+    a file: the last element, less its last suffix, as pathlib cuts it)."""
+    name = PurePosixPath(path).name if path.endswith(("/", "/.")) else path.rsplit("/", 1)[-1]
+    if name == ".":
+        return ""
+    dot = name.rfind(".")
+    return name[:dot] if 0 < dot < len(name) - 1 else name
+
+
 def _join(text: str, us: list[Unit]) -> str:
     """Unit texts, separated by the source's own whitespace when they are adjacent (nothing
     between two pieces cut where no space was, as between sentences of Japanese)."""
+    if len(us) == 1:
+        return us[0].text
     out = [us[0].text]
     for prev, u in zip(us, us[1:]):
         a, b = prev.spans[-1][1], u.spans[0][0]
@@ -201,6 +213,8 @@ def _join(text: str, us: list[Unit]) -> str:
 
 def _merge_spans(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
     """Sorted spans, joined where only whitespace separates them."""
+    if len(spans) == 1:
+        return spans
     out: list[list[int]] = []
     for s, e in sorted(spans):
         if out and (s <= out[-1][1] or not text[out[-1][1] : s].strip()):

@@ -199,7 +199,9 @@ def prepare(doc: dict, blocks: list[dict], policy) -> tuple[list[dict], DocConte
                 stack.pop()
             stack.append((b["level"], texts[b["block_index"]]))
             path = [t for _, t in stack]  # shared by the blocks up to the next heading
-        out.append({**b, "heading_path": path})
+        b = b.copy()
+        b["heading_path"] = path
+        out.append(b)
     h1 = _top_heading(headings, texts, _opening(blocks))
     on = policy.breadcrumb_prefix
     fields = (

@@ -51,7 +51,7 @@ class Units:
         return all(flags[k] for k in units)
 
 
-@dataclass
+@dataclass(slots=True)
 class Group:
     units: list[int]
     section: int
@@ -80,11 +80,18 @@ class Packer:
     def run(self) -> list[Group]:
         cur: Group | None = None
         n = len(self.u.tokens)
-        members, image, section = self.members, self.u.image, self.u.section
+        members, image, section, tokens = self.members, self.u.image, self.u.section, self.u.tokens
+        sums: dict[int, int] = {}  # per section, the size of its non-image units together
         for i in range(n):
             if not image[i]:
-                members.setdefault(section[i], []).append(i)
-        self.whole = {s for s, m in members.items() if self.size(m) <= self.cap[s]}
+                sec = section[i]
+                if sec in members:
+                    members[sec].append(i)
+                    sums[sec] += tokens[i] + SEP
+                else:
+                    members[sec] = [i]
+                    sums[sec] = tokens[i]
+        self.whole = {s for s, total in sums.items() if total <= self.cap[s]}
         self.runs = self._runs()
         for i in range(n):
             sec = self.u.section[i]
