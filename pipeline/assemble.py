@@ -69,14 +69,19 @@ def assemble(
     has_headings = any(s.level is not None for s in sections)
     parts = _section_parts(groups)
     first_text = next((id(g) for g in groups if not g.image), None)
+    prefixes: dict[tuple, str] = {}  # chunks that start on the same path share a prefix
     rows = []
     for index, g in enumerate(groups):
         us = [units[k] for k in g.units]
         section = sections[g.section]
-        body = _join(text, us) if not g.image else (us[0].alt or "")
-        spans = _merge_spans(text, [s for u in us for s in u.spans])
-        lead = next((u for u in us if u.kind != "heading"), us[-1])  # the first content
-        prefix = prefix_of(us, ctx, id(g) == first_text, limits.get(g.section))
+        body, spans = _body_and_spans(text, us)
+        if g.image:
+            body = us[0].alt or ""
+        lead = _first_content(us)
+        key = (id(us[0].heading_path), us[0].kind, id(g) == first_text, limits.get(g.section))
+        prefix = prefixes.get(key)
+        if prefix is None:
+            prefix = prefixes[key] = prefix_of(us, ctx, key[2], key[3])
         embed = f"{prefix}\n\n{body}" if prefix else body
         opening = sections[us[0].section].heading  # where the chunk starts
         anchor = ctx.anchors.get(opening) if opening is not None else None
@@ -195,6 +200,38 @@ def _stem(path: str) -> str:
         return ""
     dot = name.rfind(".")
     return name[:dot] if 0 < dot < len(name) - 1 else name
+
+
+def _first_content(us: list[Unit]) -> Unit:
+    """The first unit that is not a heading (the last unit when all are)."""
+    for u in us:
+        if u.kind != "heading":
+            return u
+    return us[-1]
+
+
+def _body_and_spans(text: str, us: list[Unit]) -> tuple[str, list[tuple[int, int]]]:
+    """``_join`` and ``_merge_spans`` of the units, in one pass over their gaps when each
+    unit has one span and they follow each other in the source (the common case; the gap
+    between two is then the same slice for both)."""
+    if len(us) == 1 or any(len(u.spans) != 1 for u in us):
+        return _join(text, us), _merge_spans(text, [s for u in us for s in u.spans])
+    out, spans = [us[0].text], [list(us[0].spans[0])]
+    end = spans[0][1]
+    for u in us[1:]:
+        start, stop = u.spans[0]
+        if start < end:  # out of source order: the general way
+            return _join(text, us), _merge_spans(text, [s for u in us for s in u.spans])
+        gap = text[end:start]
+        if gap.strip():
+            out.append("\n\n")
+            spans.append([start, stop])
+        else:
+            out.append(gap)
+            spans[-1][1] = stop  # stop >= start >= end: the joined span ends here
+        out.append(u.text)
+        end = stop
+    return "".join(out), [(a, b) for a, b in spans]
 
 
 def _join(text: str, us: list[Unit]) -> str:
