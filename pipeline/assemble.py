@@ -65,18 +65,23 @@ def assemble(
     line_of = _line_finder(text)
 
     units, groups, sections = packed.units, packed.groups, packed.sections
-    stem = PurePosixPath(doc["path"]).stem
+    stem = _stem(doc["path"])
     has_headings = any(s.level is not None for s in sections)
     parts = _section_parts(groups)
     first_text = next((id(g) for g in groups if not g.image), None)
+    prefixes: dict[tuple, str] = {}  # chunks that start on the same path share a prefix
     rows = []
     for index, g in enumerate(groups):
         us = [units[k] for k in g.units]
         section = sections[g.section]
-        body = _join(text, us) if not g.image else (us[0].alt or "")
-        spans = _merge_spans(text, [s for u in us for s in u.spans])
-        content = [u for u in us if u.kind != "heading"]
-        prefix = prefix_of(us, ctx, id(g) == first_text, limits.get(g.section))
+        body, spans = _body_and_spans(text, us)
+        if g.image:
+            body = us[0].alt or ""
+        lead = _first_content(us)
+        key = (id(us[0].heading_path), us[0].kind, id(g) == first_text, limits.get(g.section))
+        prefix = prefixes.get(key)
+        if prefix is None:
+            prefix = prefixes[key] = prefix_of(us, ctx, key[2], key[3])
         embed = f"{prefix}\n\n{body}" if prefix else body
         opening = sections[us[0].section].heading  # where the chunk starts
         anchor = ctx.anchors.get(opening) if opening is not None else None
@@ -93,7 +98,7 @@ def assemble(
                 "chunk_index": index,
                 "chunk_type": _chunk_type(g, section, packed.strategy, has_headings),
                 "name": section.title if section.title is not None else stem,
-                "breadcrumb": (content[0] if content else us[-1]).heading_path,
+                "breadcrumb": lead.heading_path,
                 "header_level": section.level,
                 "section_title": section.title,
                 "anchor": anchor,
@@ -105,9 +110,9 @@ def assemble(
                 "image_src": context.image_src(us[0].text, ctx.env) if g.image else None,
                 "n_tokens": 0,
                 "token_source": "",
-                "overlap_tokens": sum(units[k].tokens for k in g.units[: g.overlap]),
-                "block_start": min(u.block_index for u in us),
-                "block_end": max(u.block_index for u in us),
+                "overlap_tokens": sum([u.tokens for u in us[: g.overlap]]),
+                "block_start": min([u.block_index for u in us]),
+                "block_end": max([u.block_index for u in us]),
                 "block_ids": keys,
                 "spans": [{"start": s, "end": e} for s, e in spans],
                 "char_start": spans[0][0],
@@ -187,9 +192,53 @@ def _section_parts(groups: list[Group]) -> dict[int, tuple[int, int]]:
     return out
 
 
+def _stem(path: str) -> str:
+    """``PurePosixPath(path).stem``, without making the path object (a document path names
+    a file: the last element, less its last suffix, as pathlib cuts it)."""
+    name = PurePosixPath(path).name if path.endswith(("/", "/.")) else path.rsplit("/", 1)[-1]
+    if name == ".":
+        return ""
+    dot = name.rfind(".")
+    return name[:dot] if 0 < dot < len(name) - 1 else name
+
+
+def _first_content(us: list[Unit]) -> Unit:
+    """The first unit that is not a heading (the last unit when all are)."""
+    for u in us:
+        if u.kind != "heading":
+            return u
+    return us[-1]
+
+
+def _body_and_spans(text: str, us: list[Unit]) -> tuple[str, list[tuple[int, int]]]:
+    """``_join`` and ``_merge_spans`` of the units, in one pass over their gaps when each
+    unit has one span and they follow each other in the source (the common case; the gap
+    between two is then the same slice for both)."""
+    if len(us) == 1 or any(len(u.spans) != 1 for u in us):
+        return _join(text, us), _merge_spans(text, [s for u in us for s in u.spans])
+    out, spans = [us[0].text], [list(us[0].spans[0])]
+    end = spans[0][1]
+    for u in us[1:]:
+        start, stop = u.spans[0]
+        if start < end:  # out of source order: the general way
+            return _join(text, us), _merge_spans(text, [s for u in us for s in u.spans])
+        gap = text[end:start]
+        if gap.strip():
+            out.append("\n\n")
+            spans.append([start, stop])
+        else:
+            out.append(gap)
+            spans[-1][1] = stop  # stop >= start >= end: the joined span ends here
+        out.append(u.text)
+        end = stop
+    return "".join(out), [(a, b) for a, b in spans]
+
+
 def _join(text: str, us: list[Unit]) -> str:
     """Unit texts, separated by the source's own whitespace when they are adjacent (nothing
     between two pieces cut where no space was, as between sentences of Japanese)."""
+    if len(us) == 1:
+        return us[0].text
     out = [us[0].text]
     for prev, u in zip(us, us[1:]):
         a, b = prev.spans[-1][1], u.spans[0][0]
@@ -201,6 +250,8 @@ def _join(text: str, us: list[Unit]) -> str:
 
 def _merge_spans(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
     """Sorted spans, joined where only whitespace separates them."""
+    if len(spans) == 1:
+        return spans
     out: list[list[int]] = []
     for s, e in sorted(spans):
         if out and (s <= out[-1][1] or not text[out[-1][1] : s].strip()):

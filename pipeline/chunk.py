@@ -99,7 +99,7 @@ def chunks(
     english = _english_documents(table, counting)
     names = [c for c in _BLOCK_COLS if c not in ("text", "est_tokens")]
     lists = [table[c].to_pylist() for c in names] + [tokens]
-    names.append("tokens")
+    names += ["tokens", "text"]
     texts = table["text"]
     runs = _runs(lists[0])
     rows: list[dict] = []
@@ -110,22 +110,21 @@ def chunks(
         if where is None:
             continue
         start, end = where
-        part = [
-            dict(zip(names, values), text=text)
-            for *values, text in zip(
-                *(column[start:end] for column in lists),
-                texts.slice(start, end - start).to_pylist(),
-            )
-        ]
+        own = [column[start:end] for column in lists]
+        own.append(texts.slice(start, end - start).to_pylist())
+        part = [dict(zip(names, values)) for values in zip(*own)]
         try:
-            own = counting.for_document(english[start])
-            rows.extend(chunk_document(doc, part, policy, own))
+            counts = counting.for_document(english[start])
+            rows.extend(chunk_document(doc, part, policy, counts))
         except Exception as exc:  # noqa: BLE001 - a bug on one document must not end the run
             rejects.append(_reject(doc, exc))
-    return (
-        pa.Table.from_pylist(rows, schema=schemas.CHUNKS),
-        pa.Table.from_pylist(rejects, schema=schemas.REJECTS),
-    )
+    return _table(rows, schemas.CHUNKS), _table(rejects, schemas.REJECTS)
+
+
+def _table(rows: list[dict], schema: pa.Schema) -> pa.Table:
+    """``Table.from_pylist(rows, schema)``, built a column at a time (faster)."""
+    columns = [pa.array([r[f.name] for r in rows], f.type) for f in schema]
+    return pa.Table.from_arrays(columns, schema=schema)
 
 
 def _reject(doc: dict, exc: Exception) -> dict:

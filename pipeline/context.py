@@ -173,8 +173,9 @@ class DocContext:
 
 
 def prepare(doc: dict, blocks: list[dict], policy) -> tuple[list[dict], DocContext]:
-    """Blocks with clean heading paths (see ``pipeline.heading``), and the document's
-    context. Heading anchors are numbered in document order."""
+    """Blocks with clean heading paths (see ``pipeline.heading``; each block dict gets its
+    ``heading_path``), and the document's context. Heading anchors are numbered in
+    document order."""
     headings = [b for b in blocks if b["kind"] == "heading"]
     env: dict = {}
     if any("[" in b["text"] for b in headings) or any(b["kind"] == "image" for b in blocks):
@@ -199,7 +200,8 @@ def prepare(doc: dict, blocks: list[dict], policy) -> tuple[list[dict], DocConte
                 stack.pop()
             stack.append((b["level"], texts[b["block_index"]]))
             path = [t for _, t in stack]  # shared by the blocks up to the next heading
-        out.append({**b, "heading_path": path})
+        b["heading_path"] = path  # set in place: the stage makes these dicts per document
+        out.append(b)
     h1 = _top_heading(headings, texts, _opening(blocks))
     on = policy.breadcrumb_prefix
     fields = (

@@ -63,6 +63,8 @@ def open_fence(text: str) -> tuple[str, str] | None:
         return None
     fence, prefix = None, ""
     for line in split_lines(text):
+        if "```" not in line and "~~~" not in line:  # opens no fence and closes none
+            continue
         if fence is None:
             fence = opens_fence(line)
             prefix = fence_prefix(line) if fence else ""

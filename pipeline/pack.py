@@ -31,7 +31,6 @@ Rules (README "Packing rules" states them for users):
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass, field
 
 SEP = 1  # tokens charged for the blank line between two units
@@ -52,7 +51,7 @@ class Units:
         return all(flags[k] for k in units)
 
 
-@dataclass
+@dataclass(slots=True)
 class Group:
     units: list[int]
     section: int
@@ -75,16 +74,24 @@ class Packer:
     runs: list[int] = field(default_factory=list)  # per unit: tokens up to the next heading
 
     def size(self, units: list[int]) -> int:
-        return sum(self.u.tokens[i] for i in units) + SEP * max(len(units) - 1, 0)
+        tokens = self.u.tokens
+        return sum([tokens[i] for i in units]) + SEP * max(len(units) - 1, 0)
 
     def run(self) -> list[Group]:
         cur: Group | None = None
         n = len(self.u.tokens)
-        members = self.members
+        members, image, section, tokens = self.members, self.u.image, self.u.section, self.u.tokens
+        sums: dict[int, int] = {}  # per section, the size of its non-image units together
         for i in range(n):
-            if not self.u.image[i]:
-                members.setdefault(self.u.section[i], []).append(i)
-        self.whole = {s for s, m in members.items() if self.size(m) <= self.cap[s]}
+            if not image[i]:
+                sec = section[i]
+                if sec in members:
+                    members[sec].append(i)
+                    sums[sec] += tokens[i] + SEP
+                else:
+                    members[sec] = [i]
+                    sums[sec] = tokens[i]
+        self.whole = {s for s, total in sums.items() if total <= self.cap[s]}
         self.runs = self._runs()
         for i in range(n):
             sec = self.u.section[i]
@@ -180,7 +187,7 @@ class Packer:
         while i < len(text):
             g = text[i]
             empty = self.u.empty(self._own(g))
-            if empty or self.size(g.units) < self.min_tokens:
+            if empty or g.tokens < self.min_tokens:  # g.tokens is size(g.units), kept so
                 if i + 1 < len(text) and self._absorb(g, text[i + 1], empty, forward=True):
                     del text[i]
                     continue
@@ -210,16 +217,18 @@ class Packer:
         """Rule 7: runs of whole sections under one parent share a chunk, up to the target."""
         text = sorted((g for g in self.groups if not g.image), key=lambda g: g.units[0])
         out: list[Group] = []
+        held: list[list[int] | None] = []  # _sections of every group of out, kept
         for g in text:
-            prev = out[-1] if out else None
-            if prev is not None and self._siblings(prev, g):
-                prev.units = prev.units + g.units
+            secs = self._sections(g)
+            if out and self._siblings(out[-1], held[-1], g, secs):
+                out[-1].units = out[-1].units + g.units
+                held[-1] = sorted({*held[-1], *secs})  # whole sections joined: still whole
             else:
                 out.append(g)
+                held.append(secs)
         self.groups = out + [g for g in self.groups if g.image]
 
-    def _siblings(self, a: Group, b: Group) -> bool:
-        secs_a, secs_b = self._sections(a), self._sections(b)
+    def _siblings(self, a: Group, secs_a: list[int] | None, b: Group, secs_b) -> bool:
         if secs_a is None or secs_b is None:
             return False
         top = self.parents[secs_a[0]]  # the parent of the chunk's first section
@@ -239,10 +248,12 @@ class Packer:
         """The sections of g in order, when g holds every non-image unit of each; else None."""
         if g.overlap:
             return None
-        held = Counter(self.u.section[k] for k in set(g.units) if not self.u.image[k])
-        secs = sorted({self.u.section[k] for k in g.units})
-        # a section's units are distinct, so holding as many of them as it has is holding all
-        if all(held[s] == len(self.members.get(s, ())) for s in secs):
+        section, image = self.u.section, self.u.image
+        held = len({k for k in g.units if not image[k]})
+        secs = sorted({section[k] for k in g.units})
+        # g holds at most all the units of each of its sections, so it holds all of them
+        # exactly when it holds as many (distinct) units as they have together
+        if held == sum(len(self.members.get(s, ())) for s in secs):
             return secs
         return None
 

@@ -29,11 +29,17 @@ BIGRAM_RUN = f"[{BIGRAM_CLASS}]+"
 TERM_PATTERN = rf"{BIGRAM_RUN}|[\p{{L}}\p{{M}}\p{{N}}]+"  # also in sql/search.sql
 
 
+# The same runs as TERM_PATTERN on a text with spaces put around every bigram run (what
+# sql/search.sql does), found in one pass: a run of letters, marks and digits stops where a
+# bigram run begins, as a space put there would stop it (class subtraction, Rust's regex).
+_RUN_PATTERN = rf"{BIGRAM_RUN}|[[\p{{L}}\p{{M}}\p{{N}}]--[{BIGRAM_CLASS}]]+"
+_BIGRAM_FIRST = f"^[{BIGRAM_CLASS}]"  # a run that starts so is all bigram characters
+
+
 def runs_expr(text: pl.Expr) -> pl.Expr:
-    """The runs of ``text``: bigram-script runs set apart first, so that a Latin word
-    touching one ("vue文档") ends where the other script begins."""
-    spaced = text.str.to_lowercase().str.replace_all(f"({BIGRAM_RUN})", " ${1} ")
-    return spaced.str.extract_all(TERM_PATTERN)
+    """The runs of ``text``: bigram-script runs set apart, so that a Latin word touching
+    one ("vue文档") ends where the other script begins."""
+    return text.str.to_lowercase().str.extract_all(_RUN_PATTERN)
 
 
 def terms(frame: pl.DataFrame, text: str = "text", key: str = "key") -> pl.DataFrame:
@@ -41,7 +47,7 @@ def terms(frame: pl.DataFrame, text: str = "text", key: str = "key") -> pl.DataF
     runs = frame.select(pl.col(key), runs_expr(pl.col(text)).alias("run")).explode("run")
     runs = runs.drop_nulls("run")
     n = pl.col("run").str.len_chars()
-    split = pl.col("run").str.contains(f"^{BIGRAM_RUN}$") & (n > 1)
+    split = (n > 1) & pl.col("run").str.contains(_BIGRAM_FIRST)
     runs = runs.with_columns(
         split=split, off=pl.int_ranges(0, pl.when(split).then(n - 1).otherwise(1))
     )
@@ -67,13 +73,17 @@ def postings(chunks: pa.Table) -> pa.Table:
 
 
 def _postings(chunks: pa.Table) -> pa.Table:
-    frame = pl.from_arrow(chunks.select(["chunk_id", "embed_text"]))
-    found = terms(frame, "embed_text", "chunk_id")
-    # doc_len (a chunk's terms) is the sum of its terms' tf: no join of the term rows
+    """Grouped on the chunk's row number (an integer hashes faster than a 32-character id),
+    in the order of each (chunk, term)'s first occurrence, as a group_by keeping order gives
+    them; doc_len (a chunk's terms) is the sum of its terms' tf: no join of the term rows."""
+    frame = pl.from_arrow(chunks.select(["embed_text"])).with_row_index("row")
+    found = terms(frame, "embed_text", "row").with_row_index("at")
     rows = (
-        found.group_by("term", "chunk_id", maintain_order=True)
-        .agg(tf=pl.len().cast(pl.Int32))
-        .with_columns(doc_len=pl.col("tf").sum().over("chunk_id").cast(pl.Int32))
-        .select("term", "chunk_id", "tf", "doc_len")
+        found.group_by("row", "term")
+        .agg(pl.col("at").first(), tf=pl.len().cast(pl.Int32))
+        .sort("at")
+        .with_columns(doc_len=pl.col("tf").sum().over("row").cast(pl.Int32))
     )
+    ids = pl.from_arrow(chunks["chunk_id"]).gather(rows["row"])
+    rows = rows.select("term", chunk_id=ids, tf="tf", doc_len="doc_len")
     return rows.to_arrow().cast(schemas.POSTINGS)

@@ -16,7 +16,7 @@ from mdchunk.pipeline.kinds import ATOMIC
 from mdchunk.pipeline.pack import SEP, Units
 
 
-@dataclass
+@dataclass(slots=True)
 class Unit:
     block_index: int
     key: str  # block_id, or block_id@offset for a piece of a block
@@ -168,8 +168,14 @@ def pack_arrays(units: list[Unit]) -> Units:
         atomic=[u.kind in ATOMIC for u in units],
         image=[u.kind == "image" for u in units],
         overlap_ok=[u.kind not in ("heading", "front_matter", "image") for u in units],
-        filler=[u.kind == "heading" or is_filler(u.kind, u.text) for u in units],
+        filler=[u.kind == "heading" or _may_fill(u) and is_filler(u.kind, u.text) for u in units],
     )
+
+
+def _may_fill(u: Unit) -> bool:
+    """False where is_filler is sure to be: the cheap tests of its two cases."""
+    text = u.text
+    return "<!--" in text or "{/*" in text or (u.kind == "paragraph" and "]:" in text)
 
 
 _LINK_DEF = re.compile(r" {0,3}\[(?:[^\]\\]|\\.)+\]:[ \t]*\S")

@@ -251,54 +251,56 @@ def estimate_expr(
 
 _PATTERNS = {name: re.compile(p) for name, p in CLASSES.items()}
 _ENGLISH = re.compile(rf"\b(?:{'|'.join(ENGLISH_WORDS)})\b", re.ASCII | re.IGNORECASE)
-_BYTES = {
-    "letters": b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz",
-    "digits": b"0123456789",
-    "punct": bytes(c for c in range(128) if re.fullmatch(CLASSES["punct"], chr(c))),
-    "space": b"\t\n\r ",
-}
-# every byte to l(ower), u(pper), d(igit) or "." (anything else, non-ASCII bytes included)
+# every byte to its ASCII class: l(ower), u(pper), d(igit), p(unct), s(pace), or "."
+# (anything else, non-ASCII bytes included); the classes are counted on this shape
+_ASCII_SHAPE = {"digits": "d", "punct": "p", "space": "s"}
 _SHAPE = bytes(
     ord("l")
     if 97 <= c <= 122
     else ord("u")
     if 65 <= c <= 90
-    else ord("d")
-    if 48 <= c <= 57
+    else next((ord(v) for k, v in _ASCII_SHAPE.items() if re.fullmatch(CLASSES[k], chr(c))), 46)
+    if c < 128
     else ord(".")
     for c in range(256)
 )
 _SHAPE_PAIRS = (b"lu", b"ld", b"ud", b"dl", b"du")  # the pairs of BREAKS
 _TWO_BYTE_LEADS = bytes(range(0xC2, 0xE0))
 _HIGH_BYTES = bytes(range(0x80, 0x100))
-# letters stay, every other byte becomes a space: the words are what split() returns
-_LETTER_OR_SPACE = bytes(c if c in _BYTES["letters"] else 32 for c in range(256))
+# letters stay, every other class becomes a space: the words are what split() returns
+_LETTER_OR_SPACE = bytes(c if c in b"lu" else 32 for c in range(256))
+
+
+def _counts(text: str, english_document: bool | None) -> tuple[int, ...]:
+    """The count of every class of WEIGHTED, in its order. ASCII classes are counted on the
+    UTF-8 bytes, where an ASCII byte is always a whole character."""
+    data = text.encode("utf-8", "surrogatepass")
+    shape = data.translate(_SHAPE)
+    lower, upper = shape.count(b"l"), shape.count(b"u")
+    letters, words = lower + upper, len(shape.translate(_LETTER_OR_SPACE).split())
+    breaks = sum(shape.count(pair) for pair in _SHAPE_PAIRS)
+    foreign = letters if _foreign(text, words, english_document) else 0
+    ascii_counts = (letters, words, shape.count(b"d"), shape.count(b"p"), shape.count(b"s"))
+    if text.isascii():
+        return (*ascii_counts, breaks, 0, 0, 0, 0, foreign, *_NO_EXTRAS)
+    cjk, hangul, *extras = (_PATTERNS[name].subn("", text)[1] for name in _PATTERNED)
+    # a UTF-8 character starts with a byte below 0x80 (ASCII) or with a lead byte (0xC2 to
+    # 0xDF for the characters of two bytes)
+    n = len(data)
+    two_byte = n - len(data.translate(None, _TWO_BYTE_LEADS))
+    ascii_chars = len(data.translate(None, _HIGH_BYTES))
+    other = n - ascii_chars - 2 * two_byte - 3 * (cjk + hangul)
+    return (*ascii_counts, breaks, cjk, hangul, two_byte, other, foreign, *extras)
+
+
+_PATTERNED = ("cjk", "hangul", *SCRIPT_EXTRAS)
+_NO_EXTRAS = (0,) * len(SCRIPT_EXTRAS)
 
 
 def class_counts(text: str, english_document: bool | None = None) -> dict[str, int]:
     """The counts of ``class_exprs`` for one string, in Python (for a handful of texts a
-    polars frame costs more than the counting). ASCII classes are counted on the UTF-8
-    bytes, where an ASCII byte is always a whole character."""
-    data = text.encode("utf-8", "surrogatepass")
-    n = len(data)
-    counts = {name: n - len(data.translate(None, chars)) for name, chars in _BYTES.items()}
-    shape = data.translate(_SHAPE)
-    counts["words"] = len(data.translate(_LETTER_OR_SPACE).split())
-    counts["breaks"] = sum(shape.count(pair) for pair in _SHAPE_PAIRS)
-    foreign = _foreign(text, counts["words"], english_document)
-    counts["foreign"] = counts["letters"] if foreign else 0
-    if text.isascii():
-        counts.update(cjk=0, hangul=0, two_byte=0, other=0, **dict.fromkeys(SCRIPT_EXTRAS, 0))
-        return counts
-    for name in ("cjk", "hangul", *SCRIPT_EXTRAS):
-        counts[name] = _PATTERNS[name].subn("", text)[1]
-    # a UTF-8 character starts with a byte below 0x80 (ASCII) or with a lead byte (0xC2 to
-    # 0xDF for the characters of two bytes)
-    counts["two_byte"] = n - len(data.translate(None, _TWO_BYTE_LEADS))
-    ascii_chars = len(data.translate(None, _HIGH_BYTES))
-    wide = 2 * counts["two_byte"] + 3 * (counts["cjk"] + counts["hangul"])
-    counts["other"] = n - ascii_chars - wide
-    return counts
+    polars frame costs more than the counting)."""
+    return dict(zip(WEIGHTED, _counts(text, english_document)))
 
 
 def _foreign(text: str, words: int, english_document: bool | None) -> bool:
@@ -314,13 +316,24 @@ def _foreign(text: str, words: int, english_document: bool | None) -> bool:
     return not reads_english
 
 
+@cache
+def _weight_row(bias: str, group: str) -> tuple[float, ...]:
+    w = weights(bias, group)
+    return tuple(w[name] for name in WEIGHTED)
+
+
 def estimate(
     text: str, bias: str = "balanced", group: str = "prose", english_document: bool | None = None
 ) -> int:
     """``english_document``: whether the text's document reads as English (None: unknown,
-    the text is judged alone; see FOREIGN_LETTER)."""
-    counts = {k: float(v) for k, v in class_counts(text, english_document).items()}
-    return math.ceil(max(_weighted(counts, weights(bias, group)), counts["letters"] * LETTER_FLOOR))
+    the text is judged alone; see FOREIGN_LETTER). The sum of ``_weighted`` in its order;
+    a class counted 0 adds exactly 0.0, so it is left out."""
+    counts = _counts(text, english_document)
+    total = 0.0
+    for n, w in zip(counts, _weight_row(bias, group)):
+        if n:
+            total = total + n * w
+    return math.ceil(max(total, counts[0] * LETTER_FLOOR))
 
 
 class TokenCounter(Protocol):
@@ -369,7 +382,15 @@ class TiktokenCounter:
         self.enc = _tiktoken_encoding(spec)
 
     def count(self, texts: list[str]) -> list[int]:
-        return [len(t) for t in self.enc.encode_ordinary_batch(texts)] if texts else []
+        """The same tokens one at a time for a few texts: encode_ordinary_batch starts a
+        pool of 8 threads per call, which costs more than encoding a context header."""
+        if len(texts) >= THREADED_TEXTS:
+            return [len(t) for t in self.enc.encode_ordinary_batch(texts)]
+        encode = self.enc.encode_ordinary
+        return [len(encode(t)) for t in texts]
+
+
+THREADED_TEXTS = 256  # a list this long is encoded by tiktoken's thread pool
 
 
 class HFCounter:

@@ -117,6 +117,21 @@ def test_o200k_is_bundled_offline_and_matches_an_independent_encoder():
     assert cl.count(texts) == [len(quicktok.get_encoding("cl100k_base").encode(t)) for t in texts]
 
 
+def test_tiktoken_counts_a_few_texts_and_many_alike():
+    """A short list is encoded text by text, a long one by tiktoken's thread pool: the same
+    counts either way, in order."""
+    pytest.importorskip("tiktoken")
+    from mdchunk.pipeline.tokens import THREADED_TEXTS
+
+    counter = make_counter("tiktoken:cl100k_base")
+    texts = [f"Guide > Install step {i}: run `make {i}` 日本語" * (i % 5 + 1) for i in range(300)]
+    assert len(texts) >= THREADED_TEXTS
+    one_by_one = [counter.count([t])[0] for t in texts]
+    assert counter.count(texts) == one_by_one
+    assert counter.count(texts[:10]) == one_by_one[:10]
+    assert len(set(one_by_one)) >= 5  # the texts differ in length: order is checked
+
+
 # Our own paragraphs (the same notice in each language) for the estimate of Latin-script
 # languages other than English: the English letter weights under-counted all of these.
 OTHER_LANGUAGES = {
