@@ -73,9 +73,43 @@ assert _STATES <= 256
 _PAYLOAD = np.array([0, 0, 0x1F, 0x0F, 0x07], np.int32)  # a lead byte's bits, by length
 
 
+# Rows longer than this many bytes are counted by polars' regular expressions, which stream
+# over the text: numpy holds several arrays of one to eight bytes per byte of input at once,
+# which for a 30 MB paragraph (a minified blob on one line) passed a worker's --doc-memory.
+LARGE_ROW = 1 << 20
+
+
 def counts(texts: pa.Array | pa.ChunkedArray) -> dict[str, np.ndarray]:
     """Per row of ``texts`` (no nulls), the count of every class of ``tokens.CLASSES``,
     ``breaks`` (the matches of the BREAKS together), ``bytes`` and ``chars``."""
+    if isinstance(texts, pa.ChunkedArray):
+        texts = texts.combine_chunks() if texts.num_chunks != 1 else texts.chunk(0)
+    if texts.type not in (pa.string(), pa.large_string()):  # string_view, from polars
+        texts = texts.cast(pa.large_string())
+    large = pc.greater(pc.binary_length(texts), LARGE_ROW)
+    if not pc.any(large).as_py():
+        return _counts(texts)
+    rows = np.flatnonzero(large.to_numpy(zero_copy_only=False))
+    out = _counts(pc.if_else(large, pa.scalar("", texts.type), texts))
+    for name, values in _regex_counts(texts.take(pa.array(rows))).items():
+        out[name][rows] = values
+    return out
+
+
+def _regex_counts(texts: pa.Array) -> dict[str, np.ndarray]:
+    """``counts`` of a few long texts, by the patterns themselves (polars)."""
+    text = pl.col("text")
+    exprs = {name: text.str.count_matches(p) for name, p in tokens.CLASSES.items()}
+    exprs["breaks"] = sum(text.str.count_matches(p) for p in tokens.BREAKS)
+    exprs["bytes"] = text.str.len_bytes()
+    exprs["chars"] = text.str.len_chars()
+    frame = pl.DataFrame({"text": pl.Series(texts)}).select(
+        **{name: expr.cast(pl.Int64) for name, expr in exprs.items()}
+    )
+    return {name: frame[name].to_numpy() for name in exprs}
+
+
+def _counts(texts: pa.Array) -> dict[str, np.ndarray]:
     data, offsets = _utf8(texts)
     n = len(offsets) - 1
     lengths = np.diff(offsets)

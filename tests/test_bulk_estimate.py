@@ -86,3 +86,19 @@ def test_arrays_of_every_layout_give_the_same_counts():
     assert bulk_estimate.counts(pa.array(["", ""], pa.string()))["words"].tolist() == [0, 0]
     with pytest.raises(ValueError, match="null"):
         bulk_estimate.counts(pa.array(["a", None]))
+
+
+def test_long_rows_are_counted_by_the_patterns_alike(monkeypatch):
+    """Rows past LARGE_ROW bytes (counted by polars' patterns, in little memory) give the
+    very counts numpy gives."""
+    texts = pa.array(
+        ["camelCase v12 the kissa " * 9, "Ωмир 中文 한국 ሀ ʃ 😀 " * 7, "", "plain words " * 11],
+        pa.large_string(),
+    )
+    whole = bulk_estimate.counts(texts)
+    monkeypatch.setattr(bulk_estimate, "LARGE_ROW", 100)
+    assert sum(len(t.as_py().encode()) > 100 for t in texts) == 3
+    parted = bulk_estimate.counts(texts)
+    assert sorted(parted) == sorted(whole)
+    for name, values in whole.items():
+        assert parted[name].tolist() == values.tolist(), name
