@@ -90,15 +90,7 @@ def _walk(src: str, data: str | bytes, starts: list[int], shift: int, delta: int
 
 def _nested(events, block, arg, data, start) -> int:
     """A block whose inner events are not needed (block quotes)."""
-    depth = 1
-    for ev, rng in events:
-        if "End" in ev:
-            depth -= 1
-            if not depth:
-                return rng["end"]
-        elif "Start" in ev:
-            depth += 1
-    raise ValueError("no end event")
+    return _nested_from(events, 1)
 
 
 def _leaf(events, block, arg, data, start) -> int:
@@ -192,6 +184,7 @@ def _inline(events, block, inline) -> int:
 
 
 def _nested_from(events, depth: int) -> int:
+    """The end of the block ``depth`` levels out: its remaining events are skipped."""
     for ev, rng in events:
         if "End" in ev:
             depth -= 1
