@@ -1,0 +1,107 @@
+"""How a run spreads its work: batches cut by count and by bytes, the early worker, and what
+the main process and the workers import."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from mdchunk import api
+from mdchunk.jobs import pool, run_job
+from mdchunk.jobs.blocks_job import batched
+from mdchunk.pipeline.batch import Reused
+from mdchunk.pipeline.document import RawDocument
+
+SAMPLE = Path(__file__).resolve().parent.parent / "sample_data"
+
+
+def _doc(name: str, size: int) -> RawDocument:
+    return RawDocument(name, "src", b"x" * size)
+
+
+def _sizes(batches) -> list[list[int]]:
+    return [[len(x.data) if isinstance(x, RawDocument) else x.n_bytes for x in b] for b in batches]
+
+
+def test_batches_end_at_the_count_or_the_bytes_whichever_first():
+    docs = [_doc(f"{i}.md", 10) for i in range(7)]
+    assert _sizes(batched(docs, 3, max_bytes=1000)) == [[10] * 3, [10] * 3, [10]]
+    assert _sizes(batched(docs, 100, max_bytes=25)) == [[10, 10], [10, 10], [10, 10], [10]]
+
+
+def test_a_document_over_the_bytes_is_a_batch_of_its_own():
+    docs = [_doc("a.md", 5), _doc("big.md", 500), _doc("b.md", 5), _doc("c.md", 5)]
+    assert _sizes(batched(docs, 100, max_bytes=100)) == [[5], [500], [5, 5]]
+
+
+def test_a_reused_document_weighs_as_if_it_had_been_read():
+    """So an incremental run cuts the batches (and Parquet row groups) a full run cuts."""
+    read = [_doc("a.md", 40), _doc("b.md", 40), _doc("c.md", 40)]
+    mixed = [read[0], Reused("id-b", 40), read[2]]
+    assert _sizes(batched(read, 100, max_bytes=100)) == _sizes(batched(mixed, 100, max_bytes=100))
+    assert [len(b) for b in batched(mixed, 100, max_bytes=100)] == [2, 1]
+
+
+def test_a_rejected_file_weighs_nothing():
+    docs = [_doc("a.md", 60), RawDocument("gone.md", "src", None, "could not read"), _doc("b", 30)]
+    assert [len(b) for b in batched(docs, 100, max_bytes=100)] == [3]
+
+
+def test_the_early_worker_starts_only_for_runs_that_will_parse_or_pack(tmp_path):
+    corpus, out = tmp_path / "src", tmp_path / "out"
+    shutil.copytree(SAMPLE, corpus)
+    policy = api.resolve_policy(None)
+    assert run_job.will_pack(out, policy, "pyromark", full=False)  # nothing published
+    api.run(corpus, out, policy=policy, workers=1)
+    assert not run_job.will_pack(out, policy, "pyromark", full=False)  # maybe unchanged
+    assert run_job.will_pack(out, policy, "pyromark", full=True)
+    assert run_job.will_pack(out, policy, "markdown-it", full=False)  # other parser key
+    other = api.resolve_policy(None, target_tokens=policy.target_tokens - 50)
+    assert run_job.will_pack(out, other, "pyromark", full=False)
+
+
+def _modules_after_arrow_conversions(names: list[str]) -> list[str]:
+    """In a worker: convert Python lists as the stages do, then report loaded modules."""
+    import pyarrow as pa
+
+    pa.array(["a", "b"])
+    pa.Table.from_pylist([{"x": 1}])
+    return [m for m in names if m in sys.modules]
+
+
+def test_workers_never_import_pandas():
+    """pyarrow imports pandas on its first conversion of Python lists, only to ask whether
+    they are pandas objects: our workers tell it pandas is not installed."""
+    results = list(pool.ordered_map(_modules_after_arrow_conversions, [["pandas"]], workers=1))
+    assert results == [[]]
+
+
+def test_the_main_process_of_a_cold_run_and_a_repack_loads_no_polars_or_pandas(tmp_path):
+    """The workers parse and pack; the main process lists, reads, writes and keeps the
+    change set with pyarrow alone (pandas and polars cost it most of a second to import)."""
+    corpus, out = tmp_path / "src", tmp_path / "out"
+    shutil.copytree(SAMPLE, corpus)
+    code = (
+        "import sys\n"
+        "from mdchunk import api\n"
+        f"first = api.run({str(corpus)!r}, {str(out)!r}, workers=1).record\n"
+        "policy = api.resolve_policy(None, target_tokens=300)\n"
+        f"again = api.run({str(corpus)!r}, {str(out)!r}, policy=policy, workers=1,\n"
+        "                new_policy=True).record\n"
+        "assert first['chunks_added'] > 0 and again['documents_parsed'] == 0, again\n"
+        "assert again['chunks_added'] > 0, again\n"
+        "print(sorted(m for m in ('polars', 'pandas') if m in sys.modules))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[]"
+
+
+@pytest.fixture(autouse=True)
+def _no_parked_workers():
+    yield
+    pool.shutdown()
