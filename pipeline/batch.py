@@ -65,26 +65,33 @@ class DocRows:
     """
 
     def __init__(self, table: pa.Table):
-        import pyarrow.compute as pc  # pyarrow, not polars: the main process of a re-pack
-        # needs neither polars nor (through a conversion of Python lists) pandas
-
         self.table = table
-        ids = columns.flat(table["doc_id"])
-        n = len(ids)
-        # a run starts at row 0 and wherever the id differs from the row before
-        changed = pc.not_equal(ids.slice(1), ids.slice(0, max(n - 1, 0)))
-        starts = [0, *(i + 1 for i in pc.indices_nonzero(changed).to_pylist())] if n else []
-        lengths = [b - a for a, b in zip(starts, [*starts[1:], n])]
-        keys = pc.take(ids, columns.column(starts, pa.int64())).to_pylist()
-        self.where = dict(zip(keys, zip(starts, lengths)))
-        if len(self.where) != len(starts):
-            raise ValueError("the rows of a document are not contiguous in this table")
+        self.where = document_runs(table["doc_id"])
 
     def take(self, doc_ids) -> pa.Table:
         """The rows of these documents, document by document in the order given. A copy,
         not slices: a slice keeps (and pickles, to a worker) all of the table's buffers."""
         runs = [self.where[d] for d in doc_ids if d in self.where]
         return self.table.take(columns.ranges(runs))
+
+
+def document_runs(doc_ids: pa.ChunkedArray) -> dict[str, tuple[int, int]]:
+    """doc_id -> (first row, rows) of every document of a stored table's ``doc_id`` column;
+    ValueError when a document's rows are not next to each other."""
+    import pyarrow.compute as pc  # pyarrow, not polars: the main process of a re-pack
+    # needs neither polars nor (through a conversion of Python lists) pandas
+
+    ids = columns.flat(doc_ids)
+    n = len(ids)
+    # a run starts at row 0 and wherever the id differs from the row before
+    changed = pc.not_equal(ids.slice(1), ids.slice(0, max(n - 1, 0)))
+    starts = [0, *(i + 1 for i in pc.indices_nonzero(changed).to_pylist())] if n else []
+    lengths = [b - a for a, b in zip(starts, [*starts[1:], n])]
+    keys = pc.take(ids, columns.column(starts, pa.int64())).to_pylist()
+    where = dict(zip(keys, zip(starts, lengths)))
+    if len(where) != len(starts):
+        raise ValueError("the rows of a document are not contiguous in this table")
+    return where
 
 
 def drop_rejected(table: pa.Table, rejects: pa.Table) -> pa.Table:

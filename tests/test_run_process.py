@@ -105,3 +105,25 @@ def test_the_main_process_of_a_cold_run_and_a_repack_loads_no_polars_or_pandas(t
 def _no_parked_workers():
     yield
     pool.shutdown()
+
+
+def test_stored_rows_are_taken_from_the_row_groups_that_hold_them(tmp_path):
+    """A document's rows may sit in one row group or run over several; either way the
+    published run's rows come back as the whole table would give them, in the order asked."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from mdchunk.jobs.previous import StoredRows
+
+    schema = pa.schema([("doc_id", pa.string()), ("n", pa.int32())])
+    ids = ["a", "a", "a", "b", "c", "c", "d", "e", "e", "e", "e"]
+    table = pa.table({"doc_id": ids, "n": list(range(len(ids)))}, schema=schema)
+    path = tmp_path / "t.parquet"
+    pq.write_table(table, path, row_group_size=3, write_page_checksum=True)
+    assert pq.ParquetFile(path).num_row_groups == 4
+    rows = StoredRows(path, schema)
+    for asked in (["e", "a"], ["c"], ["b", "d", "missing"], ["a", "b", "c", "d", "e"], []):
+        got = rows.take(asked)
+        expected = [(d, n) for want in asked for d, n in zip(ids, range(len(ids))) if d == want]
+        assert list(zip(got["doc_id"].to_pylist(), got["n"].to_pylist())) == expected
+        assert got.schema == schema
