@@ -42,18 +42,24 @@ def parse_key(policy: Policy, parser: str = DEFAULT_BACKEND) -> str:
     return f"{parser_key(parser)}|mdx={policy.mdx}|{ESTIMATE_VERSION}"
 
 
+def reusable(manifest: dict | None, policy: Policy, parser_version: str, full: bool):
+    """(blocks, chunks): whether a run may reuse the stored blocks of the run whose manifest
+    this is (same parser key, no --full), and its chunks too (same policy and chunker)."""
+    blocks = manifest is not None and not full and manifest.get("parser_key") == parser_version
+    chunks = (
+        blocks
+        and manifest.get("policy_hash") == policy.policy_hash
+        and manifest.get("chunker_version") == CHUNKER_VERSION
+    )
+    return blocks, chunks
+
+
 def will_pack(root: Path, policy: Policy, parser: str, full: bool) -> bool:
     """Whether a run into the folder ``root`` will surely parse or pack, judged from the
-    published run's manifest alone (no file of it read or checked): nothing published,
-    ``full``, or another policy, chunker or parser key."""
-    if full:
-        return True
+    published run's manifest alone (no file of it read or checked): it could reuse none of
+    that run's chunks (``reusable``)."""
     found = runstore.current(root, verify=False).manifest
-    return found is None or (
-        found.get("policy_hash"),
-        found.get("chunker_version"),
-        found.get("parser_key"),
-    ) != (policy.policy_hash, CHUNKER_VERSION, parse_key(policy, parser))
+    return not reusable(found, policy, parse_key(policy, parser), full)[1]
 
 
 def prestart(root: Path, policy: Policy, parser: str, full: bool, limits: pool.Limits) -> None:
@@ -359,16 +365,8 @@ def _execute(job: RunJob, folder: Path, record: dict) -> tuple[RunSummary, dict]
     record["previous_run"] = old.run_id
     if note:
         log.warn(note)
-    reuse_blocks = (
-        prev is not None
-        and not job.full
-        and prev.manifest["parser_key"] == record["parser_version"]  # parse_key(policy, ...)
-    )
-    reuse_chunks = (
-        reuse_blocks
-        and prev.manifest["policy_hash"] == policy.policy_hash
-        and prev.manifest["chunker_version"] == CHUNKER_VERSION
-    )
+    manifest = prev.manifest if prev is not None else None
+    reuse_blocks, reuse_chunks = reusable(manifest, policy, record["parser_version"], job.full)
     if not reuse_chunks:  # there will be packing to do
         job.start_workers()
     tally = Tally()

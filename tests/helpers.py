@@ -67,3 +67,14 @@ def misbehave(items: list[tuple[str, object]]) -> list:
             raise ValueError(value)
         out.append(value)
     return out
+
+
+def fresh_python(code: str) -> str:
+    """The standard output of ``code`` run by a fresh interpreter (what a new process
+    imports, say), which must exit 0."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()

@@ -18,6 +18,7 @@ import pytest
 import mdchunk
 from mdchunk import Chunk, Policy, PolicyError, RejectedError, chunk_table, chunk_text
 from mdchunk.pipeline import schemas
+from tests.helpers import fresh_python
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "sample_data"
@@ -127,9 +128,7 @@ def test_command_line_imports_no_heavy_module():
         "heavy = [m for m in ('polars', 'pyarrow', 'duckdb', 'markdown_it', 'ray', "
         "'tiktoken', 'tokenizers', 'yaml') if m in sys.modules]; print(heavy)"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "[]"
+    assert fresh_python(code) == "[]"
 
 
 def test_help_and_version_work_without_heavy_imports():

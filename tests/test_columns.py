@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import importlib.util
-import subprocess
-import sys
 from datetime import UTC, datetime, timedelta, timezone
 
 import pyarrow as pa
 import pytest
 
 from mdchunk.pipeline import columns, schemas
+from tests.helpers import fresh_python
 
 CASES = {
     "strings": (pa.string(), ["a", "", None, "é文😀", "x" * 300]),
@@ -80,6 +79,4 @@ def test_no_pandas_is_imported():
         "columns.column([['a']], pa.list_(pa.string()))\n"
         "print('pandas' in sys.modules)\n"
     )
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.strip() == "False"
+    assert fresh_python(code) == "False"

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from importlib.metadata import PackageNotFoundError
 from importlib.metadata import version as metadata_version
 
 import pytest
 
 from mdchunk.pipeline import installed
+from tests.helpers import fresh_python
 
 
 @pytest.mark.parametrize("dist", ["pyromark", "markdown-it-py", "pyarrow", "PyYAML", "click"])
@@ -38,7 +37,5 @@ def test_the_parser_key_loads_no_importlib_metadata():
         "from mdchunk.pipeline.parse import parser_key\n"
         "print(parser_key('pyromark'), 'importlib.metadata' in sys.modules)\n"
     )
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert result.returncode == 0, result.stderr
-    key, loaded = result.stdout.split()
+    key, loaded = fresh_python(code).split()
     assert key.endswith(f"pyromark-{metadata_version('pyromark')}") and loaded == "False"

@@ -4,7 +4,6 @@ the main process and the workers import."""
 from __future__ import annotations
 
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
@@ -15,6 +14,7 @@ from mdchunk.jobs import pool, run_job
 from mdchunk.jobs.blocks_job import batched
 from mdchunk.pipeline.batch import Reused
 from mdchunk.pipeline.document import RawDocument
+from tests.helpers import fresh_python
 
 SAMPLE = Path(__file__).resolve().parent.parent / "sample_data"
 
@@ -96,9 +96,7 @@ def test_the_main_process_of_a_cold_run_and_a_repack_loads_no_polars_or_pandas(t
         "assert again['chunks_added'] > 0, again\n"
         "print(sorted(m for m in ('polars', 'pandas') if m in sys.modules))\n"
     )
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.strip() == "[]"
+    assert fresh_python(code) == "[]"
 
 
 @pytest.fixture(autouse=True)

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
-import sys
 
 import pyarrow.parquet as pq
 import pytest
@@ -14,7 +12,7 @@ import pytest
 from mdchunk import api
 from mdchunk.pipeline import manifest, runstore, sources, stamps
 from tests.conftest import SAMPLE
-from tests.helpers import SMALL_FLAGS
+from tests.helpers import SMALL_FLAGS, fresh_python
 
 N_DOCS = 11  # documents in sample_data
 
@@ -205,6 +203,4 @@ def test_unchanged_run_loads_no_parser_or_polars(corpus, tmp_path):
         "heavy = ('polars', 'pyromark', 'markdown_it', 'pandas', 'pyarrow.dataset')\n"
         "print(sorted(m for m in heavy if m in sys.modules))\n"
     )
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.strip() == "[]"
+    assert fresh_python(code) == "[]"
