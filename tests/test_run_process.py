@@ -125,3 +125,25 @@ def test_stored_rows_are_taken_from_the_row_groups_that_hold_them(tmp_path):
         expected = [(d, n) for want in asked for d, n in zip(ids, range(len(ids))) if d == want]
         assert list(zip(got["doc_id"].to_pylist(), got["n"].to_pylist())) == expected
         assert got.schema == schema
+
+
+def test_a_batch_table_comes_out_in_document_order_then_by_index():
+    import pyarrow as pa
+
+    from mdchunk.pipeline.batch import ordered
+
+    order = {"b": 0, "a": 1, "c": 2}  # the batch's input order
+    mixed = pa.table({"doc_id": ["a", "c", "b", "a", "b"], "i": [1, 0, 1, 0, 0]})
+    out = ordered(mixed, order, "i")
+    assert list(zip(out["doc_id"].to_pylist(), out["i"].to_pylist())) == [
+        ("b", 0),
+        ("b", 1),
+        ("a", 0),
+        ("a", 1),
+        ("c", 0),
+    ]
+    assert ordered(out, order, "i") is out  # already in order: the same table, no copy
+    rows = pa.table({"doc_id": ["c", "b", "c", "a"], "n": [1, 2, 3, 4]})
+    assert ordered(rows, order, None)["n"].to_pylist() == [2, 4, 1, 3]  # stable within a doc
+    with pytest.raises(KeyError):
+        ordered(pa.table({"doc_id": ["zz"], "i": [0]}), order, "i")
