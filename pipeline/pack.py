@@ -266,4 +266,9 @@ def pack(
     overlap: int,
     parents: list[int | None] | None = None,
 ) -> list[Group]:
+    n = len(units.tokens)
+    if n and not any(units.image) and units.section.count(units.section[0]) == n:
+        size = sum(units.tokens) + SEP * (n - 1)
+        if size <= cap[units.section[0]]:  # one section within its cap: rule 1 decides alone
+            return [Group(list(range(n)), units.section[0], tokens=size)]
     return Packer(units, cap, target, min_tokens, overlap, parents).run()

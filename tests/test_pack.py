@@ -98,3 +98,29 @@ def test_a_subsection_that_fits_a_chunk_of_its_own_is_not_cut_after_its_intro():
     u = units([5, 60, 5, 10, 50, 50], heading={0, 2}, atomic={4, 5})
     groups = pack(u, {0: 120}, target=100, min_tokens=20, overlap=0)
     assert [g.units for g in groups][0] == [0, 1, 2, 3]
+
+
+def test_one_section_within_its_cap_is_one_chunk_as_the_full_packer_makes_it():
+    """``pack`` answers a lone section that fits its cap without the packer's passes; the
+    groups must be the packer's own, whatever the targets, heading or filler flags."""
+    import random
+
+    from mdchunk.pipeline.pack import Packer
+
+    rng = random.Random(7)
+    for _ in range(500):
+        n = rng.randint(1, 12)
+        u = units(
+            [rng.randint(1, 60) for _ in range(n)],
+            heading={i for i in range(n) if rng.random() < 0.3},
+            atomic={i for i in range(n) if rng.random() < 0.2},
+        )
+        u.filler = [h or rng.random() < 0.1 for h in u.heading]
+        cap = {0: rng.randint(1, 500)}
+        target, low, lap = rng.randint(1, 400), rng.randint(0, 200), rng.randint(0, 80)
+        parents = rng.choice([None, [-1], [None]])
+        fast = pack(u, cap, target, low, lap, parents)
+        full = Packer(u, cap, target, low, lap, parents).run()
+        assert fast == full
+        if sum(u.tokens) + n - 1 <= cap[0]:
+            assert [g.units for g in fast] == [list(range(n))]
