@@ -45,7 +45,9 @@ class ChangeSet:
         added = pc.invert(pc.is_in(ids, value_set=self._old_ids))
         k = pc.sum(added).as_py() or 0
         if k:
-            rows = store.conform(chunks, schemas.CHUNKS).filter(added)
+            rows = store.conform(chunks, schemas.CHUNKS)
+            if k < rows.num_rows:  # a first run adds every chunk: no copy of their texts
+                rows = rows.filter(added)
             self.writer.write(rows.add_column(0, "op", columns.column(["add"] * k, pa.string())))
             self.counts["added"] += k
 
