@@ -13,7 +13,7 @@ import pyarrow as pa
 from mdchunk.jobs import blocks_job
 from mdchunk.pipeline import runstore, schemas, store
 from mdchunk.pipeline.batch import DocRows, drop_rejected
-from mdchunk.pipeline.policy import CHUNKER_VERSION, Policy
+from mdchunk.pipeline.policy import CHUNKER_VERSION, POSTINGS_VERSION, Policy
 
 BATCH_DOCS = blocks_job.BATCH_DOCS
 
@@ -50,7 +50,11 @@ class ChunksSummary:
 
 def run_metadata(policy: Policy) -> dict[str, str]:
     """Written into every output file's footer: what produced it."""
-    return {"mdchunk.policy": policy.canonical_json(), "mdchunk.chunker_version": CHUNKER_VERSION}
+    return {
+        "mdchunk.policy": policy.canonical_json(),
+        "mdchunk.chunker_version": CHUNKER_VERSION,
+        "mdchunk.postings_version": POSTINGS_VERSION,
+    }
 
 
 def run_chunks(

@@ -60,8 +60,9 @@ class _Slot:
 
 class Supervisor:
     """Worker processes under a watchdog; ``map`` yields fn(item) for every item, in order.
-    A context manager: workers start on entry (their imports overlap the caller's reading)
-    and are stopped on exit, killed if need be (Ctrl-C, an error)."""
+    A context manager: workers start on entry (their imports overlap the caller's reading),
+    or with ``lazy`` when ``start`` is called or an item first needs one, and are stopped on
+    exit, killed if need be (Ctrl-C, an error)."""
 
     def __init__(
         self,
@@ -71,14 +72,23 @@ class Supervisor:
         merge: Callable[[list], object] = lambda results: results[0],
         on_fail: Callable[[object, Failure], object] | None = None,
         init: Callable | None = None,
+        lazy: bool = False,
     ):
-        self.n, self.limits, self.init = max(workers, 1), limits, init
+        self.n, self.limits, self.init, self.lazy = max(workers, 1), limits, init, lazy
         self.split, self.merge, self.on_fail = split, merge, on_fail
         self.workers: list[Worker] = []
         self.failures: list[Failure] = []
         self.start_failures = 0
 
     def __enter__(self) -> Supervisor:
+        if not self.lazy:
+            self.start()
+        return self
+
+    def start(self) -> None:
+        """Start the workers now (parked ones first), once."""
+        if self.workers:
+            return
         parked = _PARKED.setdefault(self.limits.memory_mb, [])
         while parked and len(self.workers) < self.n:
             w = parked.pop()
@@ -87,7 +97,6 @@ class Supervisor:
             else:
                 w.stop(kill=True)
         self.workers += [self._start() for _ in range(self.n - len(self.workers))]
-        return self
 
     def __exit__(self, exc_type, *exc) -> None:
         """After a clean finish, idle workers are parked for the next run of this process
@@ -104,7 +113,11 @@ class Supervisor:
     def _start(self) -> Worker:
         return Worker.start(self.limits.memory_mb, self.init)
 
-    def map(self, fn: Callable, items: Iterable, window: int | None = None) -> Iterator:
+    def map(
+        self, fn: Callable, items: Iterable, window: int | None = None, local: Callable = None
+    ) -> Iterator:
+        """``fn`` of every item, in order, on the workers; ``local(item)``, when given, is
+        the result of an item that needs no worker (or None), found in this process."""
         window = window or 2 * self.n
         source = iter(items)
         slots: dict[int, _Slot] = {}
@@ -117,17 +130,24 @@ class Supervisor:
                 if item is _END:
                     exhausted = True
                     break
-                slots[next_seq] = _Slot(item)
-                todo.append(((next_seq, None), item))
+                slots[next_seq] = slot = _Slot(item)
+                done = local(item) if local is not None else None
+                if done is None:
+                    todo.append(((next_seq, None), item))
+                else:
+                    slot.result, slot.done = done, True
                 next_seq += 1
             while emitted in slots and slots[emitted].done:
                 yield slots.pop(emitted).result
                 emitted += 1
             if exhausted and not slots:
                 return
-            self._dispatch(fn, todo)
-            for key, outcome in self._collect():
-                self._settle(slots, todo, key, outcome)
+            if todo and not self.workers:
+                self.start()
+            if todo or any(w.task is not None for w in self.workers):
+                self._dispatch(fn, todo)
+                for key, outcome in self._collect():
+                    self._settle(slots, todo, key, outcome)
 
     def _dispatch(self, fn: Callable, todo: deque) -> None:
         for w in self.workers:

@@ -21,6 +21,7 @@ import pyarrow.parquet as pq
 
 from mdchunk.pipeline import columns, runstore, schemas, store
 from mdchunk.pipeline.batch import document_runs
+from mdchunk.pipeline.policy import POSTINGS_VERSION
 
 OLD_CHUNK_COLUMNS = ["chunk_id", "doc_id", "path"]
 OLD_DOC_COLUMNS = ["doc_id", "path", "source", "content_hash"]
@@ -67,13 +68,25 @@ class Previous:
         d = self.documents
         return dict(zip(d["doc_id"].to_pylist(), d["content_hash"].to_pylist()))
 
-    def table(self, name: str) -> StoredRows:
+    def table(self, name: str, key: str = "doc_id") -> StoredRows:
         if name not in self.tables:
-            self.tables[name] = StoredRows(self.folder / f"{name}.parquet", schemas.TABLES[name])
+            path = self.folder / f"{name}.parquet"
+            self.tables[name] = StoredRows(path, schemas.TABLES[name], key)
         return self.tables[name]
 
     def take(self, name: str, doc_ids: list[str]) -> pa.Table:
         return self.table(name).take(doc_ids)
+
+    @cached_property
+    def postings_reusable(self) -> bool:
+        """Whether the stored postings were made with this version's terms (its footer says
+        so): only then are the rows of unchanged chunks taken instead of made again."""
+        found = store.footer(self.folder, "postings").get("mdchunk.postings_version")
+        return found == POSTINGS_VERSION
+
+    def postings(self, chunk_ids: list[str]) -> pa.Table:
+        """The stored postings rows of these chunks, chunk by chunk in the order given."""
+        return self.table("postings", key="chunk_id").take(chunk_ids)
 
     def blocks(self, doc_ids: list[str], bias: str) -> pa.Table:
         """Stored blocks, their estimates redone when the bias changed (no parsing)."""
@@ -98,18 +111,21 @@ class Previous:
 
 
 class StoredRows:
-    """The rows of each document in one table of the published run, read from its file row
-    group by row group as batches ask for them. Only the ``doc_id`` column is read whole: a
+    """The rows of each document (or of each value of another ``key`` column whose rows lie
+    together, such as the postings' ``chunk_id``) in one table of the published run, read
+    from its file row group by row group as batches ask for them. Only the key column is
+    read whole, dictionary-encoded (a number per row, not a string): a
     re-pack's first batch goes to the workers without waiting for the whole blocks table
     (about 0.7 s over the shared corpora, while the workers stood idle), and the main
     process never holds it. A run's batches are its row groups, so a batch of the same
     documents reads one group. Pages are checked against their checksums as they are read
     (the files were checked against the manifest when the run was opened)."""
 
-    def __init__(self, path: Path, schema: pa.Schema):
+    def __init__(self, path: Path, schema: pa.Schema, key: str = "doc_id"):
         self.file = pq.ParquetFile(path, page_checksum_verification=True)
         self.schema = schema
-        self.where = document_runs(self.file.read(columns=["doc_id"])["doc_id"])
+        keys = pq.ParquetFile(path, page_checksum_verification=True, read_dictionary=[key])
+        self.where = document_runs(keys.read(columns=[key])[key])
         meta = self.file.metadata
         sizes = (meta.row_group(g).num_rows for g in range(meta.num_row_groups))
         self.starts = list(accumulate(sizes, initial=0))  # first row of every group, and n

@@ -97,11 +97,12 @@ def prepare(items: list, prev: Previous | None, policy: Policy, reuse_chunks: bo
     reused = [x.doc_id for x in items if isinstance(x, Reused)]
     if not reused:
         return Batch(items)
+    chunks = prev.take("chunks", reused) if reuse_chunks else None
+    postings = None
+    if chunks is not None and prev.postings_reusable:
+        postings = prev.postings(chunks["chunk_id"].to_pylist())
     return Batch(
-        items,
-        prev.take("documents", reused),
-        prev.blocks(reused, policy.bias),
-        prev.take("chunks", reused) if reuse_chunks else None,
+        items, prev.take("documents", reused), prev.blocks(reused, policy.bias), chunks, postings
     )
 
 
@@ -150,8 +151,10 @@ def _trusted_stamps(prev: Previous | None, verify: bool) -> dict:
     return {} if prev is None or verify else stamps.load(prev.folder)
 
 
-def _hash_inputs(raws, prev: Previous, work: Work) -> list:
-    """Fresh RawDocuments for new or changed bytes, Reused ids for the rest, in order."""
+def _hash_inputs(raws, prev: Previous, work: Work, on_fresh: Callable[[], None]) -> list:
+    """Fresh RawDocuments for new or changed bytes, Reused ids for the rest, in order;
+    ``on_fresh`` is called at the first fresh one (it starts the workers, whose start-up
+    then overlaps the rest of the listing)."""
     items = []
     for raw in raws:
         if isinstance(raw, Reused):  # carried over, or hashed by the Ray engine's read tasks
@@ -161,6 +164,8 @@ def _hash_inputs(raws, prev: Previous, work: Work) -> list:
         doc_id = make_doc_id(raw.path)
         digest = hashlib.sha256(raw.data).hexdigest() if raw.data is not None else None
         unchanged = digest and prev.hashes.get(doc_id) == digest
+        if not unchanged:
+            on_fresh()
         items.append(Reused(doc_id, len(raw.data)) if unchanged else raw)
     return items
 
@@ -227,14 +232,21 @@ class RunJob:
             merge=batch.merge,
             on_fail=lambda part, why: batch.failed(part, why.reason, why.detail),
             init=partial(batch.warm, self.policy),
+            lazy=True,
         )
 
-    def start_workers(self) -> None:
-        """Start the watched workers of a local run, once: as soon as the run knows it
-        will parse or pack (their imports then overlap its reading), never for a run that
-        changed nothing."""
+    def supervise(self) -> None:
+        """The watched workers of a local run, not started yet: a batch whose rows are all
+        the published run's needs none (batch.settled)."""
         if self.engine == "local" and self.supervisor is None:
             self.supervisor = self.stack.enter_context(self.watched())
+
+    def start_workers(self) -> None:
+        """Start the workers, once: as soon as the run knows it will parse or pack (their
+        imports then overlap its reading), never for a run that changed nothing."""
+        self.supervise()
+        if self.supervisor is not None:
+            self.supervisor.start()
 
     def documents(self, prev: Previous | None, work: Work):
         """Every document in input order: RawDocuments, and Reused ids for the files whose
@@ -264,7 +276,7 @@ class RunJob:
             from mdchunk.jobs import ray_job
 
             return ray_job.ordered_map(step, batches, self.ray_address, self.workers)
-        return self.supervisor.map(step, batches)
+        return self.supervisor.map(step, batches, local=batch.settled)
 
 
 def run(
@@ -372,7 +384,7 @@ def _execute(job: RunJob, folder: Path, record: dict) -> tuple[RunSummary, dict]
     tally = Tally()
     work = tally.work
     raws = _carry_unlisted(job.documents(prev if reuse_blocks else None, work), prev, job.plan)
-    items = _hash_inputs(raws, prev, work) if reuse_blocks else raws
+    items = _hash_inputs(raws, prev, work, job.start_workers) if reuse_blocks else raws
     if reuse_blocks:
         work.seconds["read"] = time.perf_counter() - t_start
         tally.seen = {x.doc_id if isinstance(x, Reused) else make_doc_id(x.path) for x in items}
@@ -392,7 +404,7 @@ def _execute(job: RunJob, folder: Path, record: dict) -> tuple[RunSummary, dict]
         _summaries_of_linked(folder, tally)
         changes = None
     else:
-        job.start_workers()
+        job.supervise()  # started at the first changed document (_hash_inputs), if any
         changes = ChangeSet(old, folder)
         try:
             _write_batches(job, folder, items, prev, reuse_chunks, reuse_blocks, tally, changes)

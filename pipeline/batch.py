@@ -54,6 +54,7 @@ class Batch:
     reused_docs: pa.Table | None = None
     reused_blocks: pa.Table | None = None
     reused_chunks: pa.Table | None = None  # only when the policy did not change
+    reused_postings: pa.Table | None = None  # of reused_chunks, when the terms did not change
 
 
 class DocRows:
@@ -76,18 +77,50 @@ class DocRows:
 
 
 def document_runs(doc_ids: pa.ChunkedArray) -> dict[str, tuple[int, int]]:
-    """doc_id -> (first row, rows) of every document of a stored table's ``doc_id`` column;
-    ValueError when a document's rows are not next to each other."""
+    """doc_id -> (first row, rows) of every document of a stored table's ``doc_id`` column
+    (or of any key column whose equal values are next to each other, such as the postings'
+    ``chunk_id``; dictionary-encoded or not); ValueError when a key's rows are not next to
+    each other."""
     import pyarrow.compute as pc  # pyarrow, not polars: the main process of a re-pack
     # needs neither polars nor (through a conversion of Python lists) pandas
 
+    if pa.types.is_dictionary(doc_ids.type):
+        return _dictionary_runs(doc_ids)
     ids = columns.flat(doc_ids)
     n = len(ids)
     # a run starts at row 0 and wherever the id differs from the row before
     changed = pc.not_equal(ids.slice(1), ids.slice(0, max(n - 1, 0)))
     starts = [0, *(i + 1 for i in pc.indices_nonzero(changed).to_pylist())] if n else []
-    lengths = [b - a for a, b in zip(starts, [*starts[1:], n])]
     keys = pc.take(ids, columns.column(starts, pa.int64())).to_pylist()
+    return _runs_of(keys, starts, n)
+
+
+def _dictionary_runs(keys: pa.ChunkedArray) -> dict[str, tuple[int, int]]:
+    """``document_runs`` of a dictionary-encoded column, from its integer indices: the key
+    column of a large table (1.5 million postings rows over the shared corpora) is never
+    decoded into one string per row."""
+    import pyarrow.compute as pc
+
+    starts: list[int] = []
+    names: list[str] = []
+    at = 0
+    for part in keys.chunks:
+        idx, n = part.indices, len(part)
+        if n:
+            changed = pc.not_equal(idx.slice(1), idx.slice(0, n - 1))
+            local = [0, *(i + 1 for i in pc.indices_nonzero(changed).to_pylist())]
+            first = pc.take(idx, columns.column(local, pa.int64()))
+            for s, name in zip(local, pc.take(part.dictionary, first).to_pylist()):
+                # (a run that goes on from the part before is not a new run)
+                if not (s == 0 and names and names[-1] == name):
+                    starts.append(at + s)
+                    names.append(name)
+        at += n
+    return _runs_of(names, starts, at)
+
+
+def _runs_of(keys: list[str], starts: list[int], n: int) -> dict[str, tuple[int, int]]:
+    lengths = [b - a for a, b in zip(starts, [*starts[1:], n])]
     where = dict(zip(keys, zip(starts, lengths)))
     if len(where) != len(starts):
         raise ValueError("the rows of a document are not contiguous in this table")
@@ -110,6 +143,8 @@ def documents_and_blocks(
     """The documents and blocks stages over raw documents: (documents, blocks, rejects)."""
     from mdchunk.pipeline import block
 
+    if not raws:  # a batch of reused documents only
+        return tuple(schemas.empty(s) for s in (schemas.DOCUMENTS, schemas.BLOCKS, schemas.REJECTS))
     docs, rejects = document.documents(raws, mdx, max_bytes)
     blks, parse_rejects = block.blocks(docs, bias, parser)
     return drop_rejected(docs, parse_rejects), blks, pa.concat_tables([rejects, parse_rejects])
@@ -162,9 +197,13 @@ def _single(batch: Batch, item) -> Batch:
             return None
         return table.filter(pc.equal(table["doc_id"], item.doc_id))
 
-    return Batch(
-        [item], rows(batch.reused_docs), rows(batch.reused_blocks), rows(batch.reused_chunks)
-    )
+    chunks = rows(batch.reused_chunks)
+    postings = batch.reused_postings
+    if postings is not None:
+        import pyarrow.compute as pc
+
+        postings = postings.filter(pc.is_in(postings["chunk_id"], chunks["chunk_id"]))
+    return Batch([item], rows(batch.reused_docs), rows(batch.reused_blocks), chunks, postings)
 
 
 def merge(results: list[tuple[dict[str, pa.Table], Counter]]):
@@ -205,9 +244,43 @@ def failed(batch: Batch, reason: str, detail: str) -> tuple[dict[str, pa.Table],
     return tables, Counter(items=1, bytes=n_bytes or 0)
 
 
+def _postings(chunks: pa.Table, packed: pa.Table, stored: pa.Table | None) -> pa.Table:
+    """The postings of ``chunks``: made from the chunks packed in this batch, and taken from
+    the published run's for the reused ones (``stored``), rows of each chunk in the chunks'
+    order. The rows of one chunk depend on its embed_text alone, so both ways give the rows
+    that making them all would (a test compares an incremental run's files with a full
+    run's, byte for byte)."""
+    from mdchunk.pipeline.postings import postings
+
+    if stored is None:
+        return postings(chunks)
+    both = pa.concat_tables([postings(packed), stored]) if packed.num_rows else stored
+    where = document_runs(both["chunk_id"])
+    runs = [where[c] for c in chunks["chunk_id"].to_pylist() if c in where]
+    return both.take(columns.ranges(runs))
+
+
 def warm(policy: Policy) -> None:
     """Make a worker ready: load the tokenizer and start the thread pools on a tiny batch."""
     process(Batch([RawDocument("warm-up.md", "", b"# Warm\n\nup.\n")]), policy, 1 << 20)
+
+
+def settled(batch: Batch) -> tuple[dict[str, pa.Table], Counter] | None:
+    """The result of a batch with nothing to parse or pack, every document reused with its
+    chunks and their postings (most batches of a nightly run): the published run's rows as
+    ``process`` would give them, without sending them to a worker and back. None for any
+    other batch."""
+    if batch.reused_postings is None or not all(isinstance(x, Reused) for x in batch.items):
+        return None
+    order = {x.doc_id: i for i, x in enumerate(batch.items)}
+    tables = {
+        "documents": ordered(batch.reused_docs, order, None),
+        "blocks": ordered(batch.reused_blocks, order, "block_index"),
+        "chunks": ordered(batch.reused_chunks, order, "chunk_index"),
+        "postings": batch.reused_postings,  # taken chunk by chunk in the chunks' order
+        "rejects": schemas.empty(schemas.REJECTS),
+    }
+    return tables, Counter(items=len(batch.items))
 
 
 def process(
@@ -216,7 +289,6 @@ def process(
     """Every table of one batch (documents, blocks, chunks, postings, rejects), and counters.
     ``parser`` names the block parser backend (pipeline.parse.BACKENDS)."""
     from mdchunk.pipeline import chunk
-    from mdchunk.pipeline.postings import postings
 
     counting = _COUNTING.get(policy) or _COUNTING.setdefault(policy, chunk.Counting(policy))
     work: Counter = Counter()
@@ -230,17 +302,21 @@ def process(
     if batch.reused_docs is not None:
         docs = pa.concat_tables([docs, batch.reused_docs])
         blks = pa.concat_tables([blks, batch.reused_blocks])
-    to_chunk = docs
-    if batch.reused_chunks is not None:
+    to_chunk, to_chunk_blocks = docs, blks
+    if batch.reused_chunks is not None:  # only the fresh documents are packed
         import pyarrow.compute as pc
 
         to_chunk = docs.filter(pc.invert(pc.is_in(docs["doc_id"], batch.reused_docs["doc_id"])))
+        to_chunk_blocks = blks.filter(pc.is_in(blks["doc_id"], to_chunk["doc_id"]))
     # est_tokens of fresh blocks come from the blocks stage, of reused ones from
     # Previous.blocks, both under policy.bias: the chunks stage need not compute them again
-    chunks, chunk_rejects = chunk.chunks(to_chunk, blks, policy, counting, estimated=True)
+    packed, chunk_rejects = chunk.chunks(
+        to_chunk, to_chunk_blocks, policy, counting, estimated=True
+    )
     work["repacked"] = to_chunk.num_rows
+    chunks = packed
     if batch.reused_chunks is not None:
-        chunks = pa.concat_tables([chunks, batch.reused_chunks])
+        chunks = pa.concat_tables([packed, batch.reused_chunks])
     docs, blks = drop_rejected(docs, chunk_rejects), drop_rejected(blks, chunk_rejects)
     order = {
         (x.doc_id if isinstance(x, Reused) else make_doc_id(x.path)): i
@@ -251,7 +327,7 @@ def process(
         "documents": ordered(docs, order, None),
         "blocks": ordered(blks, order, "block_index"),
         "chunks": chunks,
-        "postings": postings(chunks),
+        "postings": _postings(chunks, packed, batch.reused_postings),
         # input order, like the other tables: reused documents are packed after fresh ones
         "rejects": ordered(pa.concat_tables([rejects, chunk_rejects]), order, None),
     }

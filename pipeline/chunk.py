@@ -93,6 +93,8 @@ def chunks(
 
     Column work is done once per batch (tokens, Python lists of the small columns); per
     document only its blocks' dicts are made, from those lists and a slice of the text."""
+    if not documents.num_rows:  # a batch of reused documents only: nothing to pack
+        return schemas.empty(schemas.CHUNKS), schemas.empty(schemas.REJECTS)
     counting = counting or Counting(policy)
     table = _grouped(blocks.select(_BLOCK_COLS))
     tokens = _block_tokens(table, counting, estimated)

@@ -147,6 +147,11 @@ def flat(values: pa.ChunkedArray) -> pa.Array:
 def ranges(runs: list[tuple[int, int]]) -> pa.Array:
     """The int64 positions start, start + 1, ... of every (start, length) run, in order."""
     positions = array.array("q")
-    for start, n in runs:
-        positions.extend(range(start, start + n))
+    begin = end = 0
+    for start, n in runs:  # runs that follow each other are one range
+        if start != end:
+            positions.extend(range(begin, end))
+            begin = start
+        end = start + n
+    positions.extend(range(begin, end))
     return pa.Array.from_buffers(pa.int64(), len(positions), [None, pa.py_buffer(positions)])

@@ -33,6 +33,9 @@ BIASES = ("balanced", "code", "prose")
 #    Greek, Hebrew, Georgian and the scripts cl100k leaves to bytes (Armenian, Ethiopic,
 #    Cherokee...) count more (issue 12's bar, found in session 4).
 CHUNKER_VERSION = "mdchunk-5"
+# The terms of pipeline/postings.py: bump when they change. A run reuses the postings rows of
+# unchanged chunks only from a published postings.parquet whose footer names this version.
+POSTINGS_VERSION = "postings-1"
 
 CHOICES = {
     "front_matter": ("metadata", "include", "strip"),

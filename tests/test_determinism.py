@@ -94,3 +94,22 @@ def test_doc_rows_takes_runs_and_refuses_scattered_rows():
     assert rows.take([]).num_rows == 0
     with pytest.raises(ValueError, match="not contiguous"):
         DocRows(pa.table({"doc_id": ["a", "b", "a"]}))
+
+
+def test_document_runs_of_a_dictionary_column_span_its_parts():
+    """The key column of a stored table is read dictionary-encoded, one part per row group;
+    a key's rows may go on from one part into the next."""
+    import pyarrow as pa
+
+    from mdchunk.pipeline.batch import document_runs
+
+    parts = [
+        pa.array(["a", "a", "b"]).dictionary_encode(),
+        pa.array(["b", "c"]).dictionary_encode(),
+    ]
+    keys = pa.chunked_array(parts)
+    assert document_runs(keys) == {"a": (0, 2), "b": (2, 2), "c": (4, 1)}
+    assert document_runs(keys) == document_runs(keys.cast(pa.string()))
+    assert document_runs(pa.chunked_array([], pa.dictionary(pa.int32(), pa.string()))) == {}
+    with pytest.raises(ValueError, match="not contiguous"):
+        document_runs(pa.chunked_array([pa.array(["a", "b", "a"]).dictionary_encode()]))

@@ -354,3 +354,128 @@ def test_killed_runs_leave_the_published_run_intact(tmp_path):
     statuses = [r["status"] for r in runstore.history(out)]
     assert statuses.count("abandoned") == left_folders > 0
     assert not (out / runstore.LOCK).exists()
+
+
+def _two_documents():
+    from mdchunk.pipeline import batch
+    from mdchunk.pipeline.document import RawDocument, make_doc_id
+    from mdchunk.pipeline.policy import Policy
+
+    raws = [
+        RawDocument("a.md", "s", b"# Alpha\n\nThe first page, about alpha terms.\n"),
+        RawDocument("b.md", "s", b"# Beta\n\nThe second page.\n\n## More\n\nBeta again, more.\n"),
+    ]
+    tables, _ = batch.process(batch.Batch(raws), Policy(), 1 << 20)
+    return batch, raws, tables, make_doc_id("b.md"), Policy()
+
+
+def test_reused_chunks_take_their_postings_rows_from_the_published_run():
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    batch, raws, whole, b_id, policy = _two_documents()
+
+    def of_b(t):
+        return t.filter(pc.equal(t["doc_id"], b_id))
+
+    b_chunks = of_b(whole["chunks"])
+    stored = whole["postings"].filter(pc.is_in(whole["postings"]["chunk_id"], b_chunks["chunk_id"]))
+    marked = stored.set_column(2, "tf", pa.array([999] * stored.num_rows, pa.int32()))
+    reused = batch.Batch(
+        [raws[0], batch.Reused(b_id, len(raws[1].data))],
+        of_b(whole["documents"]),
+        of_b(whole["blocks"]),
+        b_chunks,
+        marked,
+    )
+    tables, work = batch.process(reused, policy, 1 << 20)
+    assert work["repacked"] == 1  # only a.md was packed
+    got = tables["postings"]
+    is_b = pc.is_in(got["chunk_id"], b_chunks["chunk_id"])
+    assert got.filter(is_b)["tf"].to_pylist() == [999] * stored.num_rows  # taken, not made
+    assert got.filter(pc.invert(is_b)).equals(
+        whole["postings"].filter(
+            pc.invert(pc.is_in(whole["postings"]["chunk_id"], b_chunks["chunk_id"]))
+        )
+    )
+    # without stored rows they are made again: the same table as one batch of both makes
+    again, _ = batch.process(
+        batch.Batch(reused.items, reused.reused_docs, reused.reused_blocks, b_chunks),
+        policy,
+        1 << 20,
+    )
+    assert again["postings"].equals(whole["postings"])
+    assert got["chunk_id"].to_pylist() == whole["postings"]["chunk_id"].to_pylist()  # in order
+
+
+def test_stored_postings_are_reused_only_when_made_with_the_same_terms(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from mdchunk.jobs.previous import Previous
+    from mdchunk.pipeline import schemas
+    from mdchunk.pipeline.policy import POSTINGS_VERSION
+
+    def footer_says(version):
+        folder = tmp_path / str(version)
+        folder.mkdir()
+        meta = {} if version is None else {"mdchunk.postings_version": version}
+        pq.write_table(
+            schemas.empty(schemas.POSTINGS.with_metadata(meta)), folder / "postings.parquet"
+        )
+        return Previous(
+            folder, {}, pa.table({"doc_id": pa.array([], pa.string())})
+        ).postings_reusable
+
+    assert footer_says(POSTINGS_VERSION)
+    assert not footer_says("postings-0")
+    assert not footer_says(None)  # a run of an mdchunk before postings had a version
+
+
+def test_a_batch_of_reused_documents_only_is_settled_without_a_worker():
+    import pyarrow.compute as pc
+
+    batch, raws, whole, b_id, policy = _two_documents()
+    ids = whole["documents"]["doc_id"].to_pylist()
+    chunks = whole["chunks"]
+    reused = batch.Batch(
+        [batch.Reused(d, 1) for d in ids],
+        whole["documents"],
+        whole["blocks"],
+        chunks,
+        whole["postings"].filter(pc.is_in(whole["postings"]["chunk_id"], chunks["chunk_id"])),
+    )
+    tables, counts = batch.settled(reused)
+    made, _ = batch.process(reused, policy, 1 << 20)
+    assert tables.keys() == made.keys()
+    for name in tables:
+        assert tables[name].equals(made[name]), name
+    assert counts["items"] == 2 and counts["parsed"] == counts["repacked"] == 0
+    assert batch.settled(batch.Batch([raws[0]])) is None  # something to parse
+    no_postings = batch.Batch(reused.items, whole["documents"], whole["blocks"], chunks)
+    assert batch.settled(no_postings) is None  # postings to make (another version's)
+
+
+def test_a_nightly_run_sends_only_batches_with_changes_to_workers(corpus, tmp_path, monkeypatch):
+    """Batches whose documents are all unchanged are written from the published run's rows
+    without a worker; the files are byte for byte a full run's, and a run that only deleted
+    a document starts no worker at all."""
+    from mdchunk.jobs import pool, run_job
+
+    monkeypatch.setattr(run_job, "BATCH_DOCS", 2)  # many batches from a small corpus
+    out, full = tmp_path / "out", tmp_path / "full"
+    run(corpus, out)
+    starts = []
+    real_start = pool.Worker.start
+    monkeypatch.setattr(pool.Worker, "start", lambda *a: starts.append(1) or real_start(*a))
+    pool.shutdown()  # no parked worker from an earlier test
+    (corpus / "notes" / "plain-notes.md").unlink()
+    run(corpus, out)
+    assert starts == []
+    _edit(corpus / "index.md", "imaginary key-value store", "imaginary key/value store")
+    record = run(corpus, out)
+    assert record["documents_changed"] == 1 and starts
+    run(corpus, full, "--full")
+    a, b = runstore.resolve(out), runstore.resolve(full)
+    for name in ("documents", "blocks", "chunks", "postings", "rejects"):
+        assert (a / f"{name}.parquet").read_bytes() == (b / f"{name}.parquet").read_bytes(), name
