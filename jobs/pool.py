@@ -114,7 +114,11 @@ class Supervisor:
         return Worker.start(self.limits.memory_mb, self.init)
 
     def map(
-        self, fn: Callable, items: Iterable, window: int | None = None, local: Callable = None
+        self,
+        fn: Callable,
+        items: Iterable,
+        window: int | None = None,
+        local: Callable | None = None,
     ) -> Iterator:
         """``fn`` of every item, in order, on the workers; ``local(item)``, when given, is
         the result of an item that needs no worker (or None), found in this process."""
