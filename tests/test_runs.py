@@ -479,3 +479,30 @@ def test_a_nightly_run_sends_only_batches_with_changes_to_workers(corpus, tmp_pa
     a, b = runstore.resolve(out), runstore.resolve(full)
     for name in ("documents", "blocks", "chunks", "postings", "rejects"):
         assert (a / f"{name}.parquet").read_bytes() == (b / f"{name}.parquet").read_bytes(), name
+
+
+def test_a_batch_with_stored_postings_split_after_a_crash_gives_the_same_tables():
+    """When a worker dies on a batch, its documents are processed one by one (batch.split)
+    and merged back; the stored postings of each reused document go with it."""
+    import pyarrow.compute as pc
+
+    batch, raws, whole, b_id, policy = _two_documents()
+
+    def of_b(t):
+        return t.filter(pc.equal(t["doc_id"], b_id))
+
+    b_chunks = of_b(whole["chunks"])
+    stored = whole["postings"].filter(pc.is_in(whole["postings"]["chunk_id"], b_chunks["chunk_id"]))
+    mixed = batch.Batch(
+        [raws[0], batch.Reused(b_id, len(raws[1].data))],
+        of_b(whole["documents"]),
+        of_b(whole["blocks"]),
+        b_chunks,
+        stored,
+    )
+    parts = batch.split(mixed)
+    assert len(parts) == 2 and parts[1].reused_postings.equals(stored)
+    merged, _ = batch.merge([batch.process(p, policy, 1 << 20) for p in parts])
+    together, _ = batch.process(mixed, policy, 1 << 20)
+    for name in together:
+        assert merged[name].equals(together[name]), name
