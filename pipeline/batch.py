@@ -153,25 +153,31 @@ def documents_and_blocks(
 def ordered(table: pa.Table, order: dict[str, int], index: str | None) -> pa.Table:
     """Rows by document order, then by ``index`` within a document (a stable sort). A table
     already in that order, as a batch of fresh documents makes its tables, is returned as it
-    is: no copy of its texts."""
-    import numpy as np
+    is: no copy of its texts. pyarrow compute alone: the main process of a nightly run
+    orders its settled batches, and pa.array or to_numpy would import pandas there."""
     import pyarrow.compute as pc
 
-    if table.num_rows == 0:
+    n = table.num_rows
+    if n == 0:
         return table
-    at = pc.index_in(table["doc_id"], value_set=pa.array(list(order), pa.string()))
-    if at.null_count:
+    names = columns.column(sorted(order, key=order.__getitem__), pa.string())
+    rank = pc.index_in(table["doc_id"], value_set=names)
+    if rank.null_count:
         raise KeyError("a row's doc_id is not in the batch")
-    rank = np.fromiter(order.values(), np.int64, len(order))[at.to_numpy()]
-    step = np.diff(rank)
-    within = np.asarray(table[index].to_numpy()) if index else None
-    if within is None:
-        if (step >= 0).all():
-            return table
-        return table.take(pa.array(np.argsort(rank, kind="stable")))
-    if ((step > 0) | (step == 0) & (np.diff(within) >= 0)).all():
+    before, after = rank.slice(0, n - 1), rank.slice(1)
+    rising = pc.less_equal(before, after)
+    keys = [("rank", "ascending")]
+    if index is not None:
+        within = table[index]
+        same_doc_on = pc.and_(
+            pc.equal(before, after), pc.less_equal(within.slice(0, n - 1), within.slice(1))
+        )
+        rising = pc.or_(pc.less(before, after), same_doc_on)
+        keys.append((index, "ascending"))
+    if n == 1 or pc.all(rising).as_py():
         return table
-    return table.take(pa.array(np.lexsort((within, rank))))
+    keyed = pa.table({"rank": rank, **({index: table[index]} if index else {})})
+    return table.take(pc.sort_indices(keyed, sort_keys=keys))
 
 
 _COUNTING: dict[Policy, Counting] = {}  # one tokenizer per policy and process

@@ -80,13 +80,18 @@ def test_workers_never_import_pandas():
     assert results == [[]]
 
 
-def test_the_main_process_of_a_cold_run_and_a_repack_loads_no_polars_or_pandas(tmp_path):
-    """The workers parse and pack; the main process lists, reads, writes and keeps the
-    change set with pyarrow alone (pandas and polars cost it most of a second to import)."""
+def test_the_main_process_of_a_cold_run_a_repack_and_a_nightly_run_loads_no_polars_or_pandas(
+    tmp_path,
+):
+    """The workers parse and pack; the main process lists, reads, writes, keeps the change
+    set and settles the batches of unchanged documents (batch.settled) with pyarrow alone
+    (pandas and polars cost it most of a second to import; pyarrow's ``pa.array`` and
+    ``to_numpy`` import pandas too)."""
     corpus, out = tmp_path / "src", tmp_path / "out"
     shutil.copytree(SAMPLE, corpus)
+    gone = next(p for p in sorted(corpus.rglob("*.md")) if p.name != "index.md")
     code = (
-        "import sys\n"
+        "import sys, os\n"
         "from mdchunk import api\n"
         f"first = api.run({str(corpus)!r}, {str(out)!r}, workers=1).record\n"
         "policy = api.resolve_policy(None, target_tokens=300)\n"
@@ -94,6 +99,9 @@ def test_the_main_process_of_a_cold_run_and_a_repack_loads_no_polars_or_pandas(t
         "                new_policy=True).record\n"
         "assert first['chunks_added'] > 0 and again['documents_parsed'] == 0, again\n"
         "assert again['chunks_added'] > 0, again\n"
+        f"os.remove({str(gone)!r})\n"
+        f"night = api.run({str(corpus)!r}, {str(out)!r}, policy=policy, workers=1).record\n"
+        "assert night['documents_deleted'] == 1 and night['documents_parsed'] == 0, night\n"
         "print(sorted(m for m in ('polars', 'pandas') if m in sys.modules))\n"
     )
     assert fresh_python(code) == "[]"
