@@ -12,6 +12,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from benchmarks import (  # noqa: E402
     compare,
     estimate_cap,
+    floor_cpu,
     integrity,
     linear,
     memory,
@@ -41,6 +42,9 @@ def main() -> None:
     out["integrity"] = integrity.main()
     print("== compare: mdchunk and the chunkers people use, same corpora and budget ==")
     out["compare"] = compare.main()
+    print("== floor: the CPU every cold run spends outside its parsing and packing logic ==")
+    ts = out["compare"].get("rows", {}).get("semantic-text-splitter", {}).get("seconds")
+    out["floor_cpu"] = floor_cpu.main(["--text-splitter-seconds", str(ts)] if ts else [])
     print("== estimate: the cap of cl100k, o200k and MiniLM on chunks made with the estimate ==")
     out["estimate_cap"] = estimate_cap.main([])
     print("== memory: peak RSS of a cold run at 1x and 4x the corpora ==")
