@@ -169,10 +169,10 @@ def ordered(table: pa.Table, order: dict[str, int], index: str | None) -> pa.Tab
     keys = [("rank", "ascending")]
     if index is not None:
         within = table[index]
-        same_doc_on = pc.and_(
+        same_doc_rising = pc.and_(
             pc.equal(before, after), pc.less_equal(within.slice(0, n - 1), within.slice(1))
         )
-        rising = pc.or_(pc.less(before, after), same_doc_on)
+        rising = pc.or_(pc.less(before, after), same_doc_rising)
         keys.append((index, "ascending"))
     if n == 1 or pc.all(rising).as_py():
         return table
