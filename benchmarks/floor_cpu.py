@@ -45,7 +45,7 @@ raws = list(sources.read(sources.plan([CORPORA], sel), sel))
 """,
     "one worker's start-up (imports, warm-up)": """
 from mdchunk.jobs import worker  # counted from the interpreter's start, as a worker's is
-sys.meta_path.insert(0, worker._NoPandas())
+sys.meta_path.insert(0, worker.Absent("pandas", why="is not used in mdchunk's workers"))
 from mdchunk.pipeline import batch
 from mdchunk.pipeline.policy import Policy
 batch.warm(Policy())

@@ -50,15 +50,20 @@ serve(inbox, outbox, *inbox.recv())
 """
 
 
-class _NoPandas:
-    """An import finder that says pandas is not installed. pyarrow imports pandas the first
-    time it turns Python lists into arrays, only to ask whether they are pandas objects: a
-    quarter of a second of CPU per worker at start (more under load), for a library our
-    workers never use. A worker is our own fresh interpreter, so nothing else is denied it."""
+class Absent:
+    """An import finder that says some packages are not installed, in a process of our
+    own where nothing needs them. pyarrow imports pandas the first time it turns Python
+    lists into arrays, only to ask whether they are pandas objects (a quarter of a second of
+    CPU per worker at start, more under load), and numpy when pyarrow itself is imported
+    (50-140 ms of every run's start-up), for modules that a worker (pandas) or the main
+    process of ``mdchunk run`` (numpy; see ``cli.entry``) never uses."""
+
+    def __init__(self, *names: str, why: str):
+        self.names, self.why = names, why
 
     def find_spec(self, name: str, path=None, target=None):
-        if name == "pandas" or name.startswith("pandas."):
-            raise ModuleNotFoundError(f"{name} is not used in mdchunk's workers", name=name)
+        if name.partition(".")[0] in self.names:
+            raise ModuleNotFoundError(f"{name} {self.why}", name=name)
         return None
 
 
@@ -66,7 +71,7 @@ def serve(inbox, outbox, parent: int, memory_mb: int, init: Callable | None) -> 
     """A worker: take (seq, fn, item) messages, answer (seq, "ok", result) or (seq, "error",
     text); None ends it. Ctrl-C is the parent's business: the parent stops its workers."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    sys.meta_path.insert(0, _NoPandas())
+    sys.meta_path.insert(0, Absent("pandas", why="is not used in mdchunk's workers"))
     _exit_with_parent(parent)
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # a crash leaves no core file behind
     for name in WARM_MODULES:

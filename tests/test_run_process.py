@@ -155,3 +155,40 @@ def test_a_batch_table_comes_out_in_document_order_then_by_index():
     assert ordered(rows, order, None)["n"].to_pylist() == [2, 4, 1, 3]  # stable within a doc
     with pytest.raises(KeyError):
         ordered(pa.table({"doc_id": ["zz"], "i": [0]}), order, "i")
+
+
+def test_the_run_command_keeps_numpy_out_of_its_main_process(tmp_path):
+    """`mdchunk run` (local engine) declares numpy absent before pyarrow loads it: a cold
+    run and a nightly run after an edit still publish, and numpy never enters the main
+    process (its workers load it)."""
+    corpus, out = tmp_path / "src", tmp_path / "out"
+    shutil.copytree(SAMPLE, corpus)
+    edited = corpus / "index.md"
+    code = (
+        "import sys\n"
+        "from mdchunk.jobs import cli\n"
+        "def run():\n"
+        f"    sys.argv = ['mdchunk', 'run', {str(corpus)!r}, '--out', {str(out)!r}]\n"
+        "    try:\n"
+        "        cli.entry()\n"
+        "    except SystemExit as stop:\n"
+        "        assert stop.code in (0, None), stop.code\n"
+        "run()\n"
+        f"open({str(edited)!r}, 'a').write('\\nOne more paragraph.\\n')\n"
+        "run()\n"
+        "loaded = 'numpy' in sys.modules\n"
+        "from mdchunk.pipeline import runstore  # pyarrow, and so numpy, from here on\n"
+        f"last = runstore.history({str(out)!r})[-1]\n"
+        "assert last['status'] == 'published' and last['documents_changed'] == 1, last\n"
+        "print(loaded)\n"
+    )
+    assert fresh_python(code).splitlines()[-1] == "False"
+
+
+def test_the_engine_a_command_line_asks_for():
+    from mdchunk.jobs.cli import _engine
+
+    assert _engine(["run", "docs", "--out", "o"]) == "local"
+    assert _engine(["run", "docs", "--engine", "ray"]) == "ray"
+    assert _engine(["run", "docs", "--engine=ray", "--out", "o"]) == "ray"
+    assert _engine(["run", "ray", "--out", "o"]) == "local"  # a folder named ray
