@@ -369,8 +369,9 @@ def _two_documents():
     return batch, raws, tables, make_doc_id("b.md"), Policy()
 
 
-def test_reused_chunks_take_their_postings_rows_from_the_published_run():
-    import pyarrow as pa
+def _b_reused(mark=None):
+    """A batch of a.md (fresh) and b.md (reused: its rows, chunks and postings taken from a
+    batch of both, the postings passed through ``mark`` when given)."""
     import pyarrow.compute as pc
 
     batch, raws, whole, b_id, policy = _two_documents()
@@ -380,14 +381,25 @@ def test_reused_chunks_take_their_postings_rows_from_the_published_run():
 
     b_chunks = of_b(whole["chunks"])
     stored = whole["postings"].filter(pc.is_in(whole["postings"]["chunk_id"], b_chunks["chunk_id"]))
-    marked = stored.set_column(2, "tf", pa.array([999] * stored.num_rows, pa.int32()))
-    reused = batch.Batch(
+    mixed = batch.Batch(
         [raws[0], batch.Reused(b_id, len(raws[1].data))],
         of_b(whole["documents"]),
         of_b(whole["blocks"]),
         b_chunks,
-        marked,
+        mark(stored) if mark else stored,
     )
+    return batch, whole, policy, mixed, stored
+
+
+def test_reused_chunks_take_their_postings_rows_from_the_published_run():
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    def marked(stored):
+        return stored.set_column(2, "tf", pa.array([999] * stored.num_rows, pa.int32()))
+
+    batch, whole, policy, reused, stored = _b_reused(marked)
+    b_chunks = reused.reused_chunks
     tables, work = batch.process(reused, policy, 1 << 20)
     assert work["repacked"] == 1  # only a.md was packed
     got = tables["postings"]
@@ -484,22 +496,7 @@ def test_a_nightly_run_sends_only_batches_with_changes_to_workers(corpus, tmp_pa
 def test_a_batch_with_stored_postings_split_after_a_crash_gives_the_same_tables():
     """When a worker dies on a batch, its documents are processed one by one (batch.split)
     and merged back; the stored postings of each reused document go with it."""
-    import pyarrow.compute as pc
-
-    batch, raws, whole, b_id, policy = _two_documents()
-
-    def of_b(t):
-        return t.filter(pc.equal(t["doc_id"], b_id))
-
-    b_chunks = of_b(whole["chunks"])
-    stored = whole["postings"].filter(pc.is_in(whole["postings"]["chunk_id"], b_chunks["chunk_id"]))
-    mixed = batch.Batch(
-        [raws[0], batch.Reused(b_id, len(raws[1].data))],
-        of_b(whole["documents"]),
-        of_b(whole["blocks"]),
-        b_chunks,
-        stored,
-    )
+    batch, whole, policy, mixed, stored = _b_reused()
     parts = batch.split(mixed)
     assert len(parts) == 2 and parts[1].reused_postings.equals(stored)
     merged, _ = batch.merge([batch.process(p, policy, 1 << 20) for p in parts])
