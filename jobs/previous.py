@@ -60,7 +60,7 @@ class Previous:
     folder: Path
     manifest: dict
     documents: pa.Table
-    tables: dict[str, StoredRows] = field(default_factory=dict)
+    tables: dict[tuple[str, str], StoredRows] = field(default_factory=dict)
 
     @cached_property
     def hashes(self) -> dict[str, str]:
@@ -69,10 +69,10 @@ class Previous:
         return dict(zip(d["doc_id"].to_pylist(), d["content_hash"].to_pylist()))
 
     def table(self, name: str, key: str = "doc_id") -> StoredRows:
-        if name not in self.tables:
+        if (name, key) not in self.tables:
             path = self.folder / f"{name}.parquet"
-            self.tables[name] = StoredRows(path, schemas.TABLES[name], key)
-        return self.tables[name]
+            self.tables[name, key] = StoredRows(path, schemas.TABLES[name], key)
+        return self.tables[name, key]
 
     def take(self, name: str, doc_ids: list[str]) -> pa.Table:
         return self.table(name).take(doc_ids)

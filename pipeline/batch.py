@@ -165,19 +165,20 @@ def ordered(table: pa.Table, order: dict[str, int], index: str | None) -> pa.Tab
     if rank.null_count:
         raise KeyError("a row's doc_id is not in the batch")
     before, after = rank.slice(0, n - 1), rank.slice(1)
-    rising = pc.less_equal(before, after)
-    keys = [("rank", "ascending")]
-    if index is not None:
+    if index is None:
+        rising = pc.less_equal(before, after)
+    else:
         within = table[index]
         same_doc_rising = pc.and_(
             pc.equal(before, after), pc.less_equal(within.slice(0, n - 1), within.slice(1))
         )
         rising = pc.or_(pc.less(before, after), same_doc_rising)
-        keys.append((index, "ascending"))
     if n == 1 or pc.all(rising).as_py():
         return table
     keyed = pa.table({"rank": rank, **({index: table[index]} if index else {})})
-    return table.take(pc.sort_indices(keyed, sort_keys=keys))
+    return table.take(
+        pc.sort_indices(keyed, sort_keys=[(k, "ascending") for k in keyed.column_names])
+    )
 
 
 _COUNTING: dict[Policy, Counting] = {}  # one tokenizer per policy and process
