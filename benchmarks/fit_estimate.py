@@ -176,8 +176,9 @@ def weights_table(w: np.ndarray, names: list[str], margin: float) -> dict[str, d
         out[group].update({c: up[c] for c in NON_ASCII})
         # not fitted here: the shared corpora hold no Latin-script language but English and
         # no Greek, Hebrew, Armenian, Georgian or Ethiopic...; those weights are fitted on
-        # our own sentences and random syllables (tests/test_tokens.py)
-        for name in ("foreign", *tokens.SCRIPT_EXTRAS):  # fitted on our own sentences
+        # our own sentences and random syllables (tests/test_tokens.py); "numbers" on top
+        # of this fit, on our own numeric texts (tests/helpers.py numeric_texts)
+        for name in ("foreign", *tokens.SCRIPT_EXTRAS, "numbers"):
             out[group][name] = tokens.WEIGHTS[group][name]
     return out
 

@@ -39,6 +39,7 @@ def _halves(pattern: str) -> tuple[str, str]:
 _BREAK_SETS = [tuple(map(_byte_set, _halves(p))) for p in tokens.BREAKS]
 _CLASS_SETS = {name: _byte_set(tokens.CLASSES[name]) for name in _ASCII}
 assert tokens.CLASSES["words"] == tokens.CLASSES["letters"] + "+", "a word is a run of letters"
+assert tokens.CLASSES["numbers"] == tokens.CLASSES["digits"] + "+", "a number is a run of digits"
 for _a, _b in _BREAK_SETS:  # so matches cannot overlap, and counting pairs counts matches
     assert not _a & _b, "the two characters of a break must differ in class"
 
@@ -46,16 +47,17 @@ for _a, _b in _BREAK_SETS:  # so matches cannot overlap, and counting pairs coun
 def _code_table() -> tuple[np.ndarray, int]:
     """Every byte value's code: bytes of the same code are in the same classes and break
     halves, and are all ASCII, all UTF-8 lead bytes or all continuation bytes. Letters get
-    the lowest codes (a letter is ``code < letter_codes``)."""
+    the lowest codes (a letter is ``code < letter_codes``), digits the next ones."""
     sets = [*_CLASS_SETS.values(), *(s for pair in _BREAK_SETS for s in pair)]
     signature = [(c >= 0x80, c >= 0xC0, *(c in s for s in sets)) for c in range(256)]
     letters = {signature[c] for c in _CLASS_SETS["letters"]}
-    order = sorted(set(signature), key=lambda sig: (sig not in letters, sig))
+    digits = {signature[c] for c in _CLASS_SETS["digits"]}
+    order = sorted(set(signature), key=lambda sig: (sig not in letters, sig not in digits, sig))
     code = np.array([order.index(sig) for sig in signature], np.uint8)
-    return code, len(letters)
+    return code, len(letters), len(letters) + len(digits)
 
 
-_CODE, _LETTER_CODES = _code_table()
+_CODE, _LETTER_CODES, _DIGIT_CODES = _code_table()  # letters < _LETTER_CODES <= digits < ...
 _N_CODES = int(_CODE.max()) + 1
 _MEMBERS = {  # class -> its codes
     name: np.array(sorted({int(_CODE[c]) for c in s}), np.intp) for name, s in _CLASS_SETS.items()
@@ -67,9 +69,12 @@ for _a, _b in _BREAK_SETS:
     for _pair in {int(_CODE[x]) * _N_CODES + int(_CODE[y]) for x in _a for y in _b}:
         _BREAK_PAIRS[_pair] += 1
 assert _BREAK_PAIRS.max() <= 1, "a pair of characters is one break at most"
-# A byte's state: its code, whether it starts a word, whether it starts a break
+# A byte's state: its code, whether it starts a run (a letter that does not follow a letter,
+# a word; a digit that does not follow a digit, a number), whether it starts a break
 _STATES = 4 * _N_CODES
 assert _STATES <= 256
+_RUN_CLASS = np.zeros(_N_CODES, np.uint8)  # code -> 1 letter, 2 digit, 0 other
+_RUN_CLASS[:_LETTER_CODES], _RUN_CLASS[_LETTER_CODES:_DIGIT_CODES] = 1, 2
 _PAYLOAD = np.array([0, 0, 0x1F, 0x0F, 0x07], np.int32)  # a lead byte's bits, by length
 
 
@@ -118,7 +123,9 @@ def _counts(texts: pa.Array) -> dict[str, np.ndarray]:
     totals = totals.reshape(n, _N_CODES, 2, 2)
     by_code = totals.sum(axis=(2, 3))
     out = {name: by_code[:, codes].sum(axis=1) for name, codes in _MEMBERS.items()}
-    out["words"] = totals[:, :, 1, :].sum(axis=(1, 2))
+    runs = totals[:, :, 1, :].sum(axis=2)  # per row and code: the runs it starts
+    out["words"] = runs[:, :_LETTER_CODES].sum(axis=1)
+    out["numbers"] = runs[:, _LETTER_CODES:_DIGIT_CODES].sum(axis=1)
     out["breaks"] = totals[:, :, :, 1].sum(axis=(1, 2))
     out["bytes"] = lengths
     out["chars"] = lengths - out.pop("continuation")
@@ -134,14 +141,16 @@ def _counts(texts: pa.Array) -> dict[str, np.ndarray]:
 
 
 def _states(data: np.ndarray, offsets: np.ndarray) -> np.ndarray:
-    """Every byte's state: 4 * code + 2 * (starts a word) + (starts a break)."""
+    """Every byte's state: 4 * code + 2 * (starts a run) + (starts a break)."""
     first = np.zeros(len(data) + 1, bool)  # the first byte of a text
     first[offsets[:-1]] = True
     code = np.take(_CODE, data)
-    letter = code < _LETTER_CODES
-    word = letter.copy()  # a letter that does not follow a letter of its own text
-    word[1:] &= ~letter[:-1] | first[1:-1]
-    state = code * np.uint8(4) + word.view(np.uint8) * np.uint8(2)
+    # 1 letter, 2 digit, 0 other; a run starts where a letter or digit does not follow
+    # one of its own class in its own text
+    run = np.take(_RUN_CLASS, code)
+    start = run > 0
+    start[1:] &= (run[1:] != run[:-1]) | first[1:-1]
+    state = code * np.uint8(4) + start.view(np.uint8) * np.uint8(2)
     if len(data) > 1:
         pair = np.take(_BREAK_PAIRS, code[:-1] * np.uint8(_N_CODES) + code[1:])
         pair[first[1:-1]] = 0  # a pair across two texts

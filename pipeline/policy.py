@@ -32,7 +32,10 @@ BIASES = ("balanced", "code", "prose")
 #    Hungarian, Polish, Swahili... by up to 38 % of cl100k, so such chunks passed the cap;
 #    Greek, Hebrew, Georgian and the scripts cl100k leaves to bytes (Armenian, Ethiopic,
 #    Cherokee...) count more (issue 12's bar, found in session 4).
-CHUNKER_VERSION = "mdchunk-5"
+# 6: every run of digits counts tokens.NUMBER more: byte-level BPE cuts numbers apart from
+#    their neighbours, and numeric data (printed arrays, matrices, floats, tables of
+#    numbers) passed the cap by up to 2.5x in cl100k tokens (found in session 7).
+CHUNKER_VERSION = "mdchunk-6"
 # The terms of pipeline/postings.py: bump when they change. A run reuses the postings rows of
 # unchanged chunks only from a published postings.parquet whose footer names this version.
 POSTINGS_VERSION = "postings-1"

@@ -78,3 +78,58 @@ def fresh_python(code: str) -> str:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     return done.stdout.strip()
+
+
+def numeric_texts(seed: int = 7) -> dict[str, str]:
+    """Our own texts of numbers, in the shapes documentation carries them: printed arrays,
+    lists and matrices, floats, SVG paths, tables of dates and times, addresses, hex dumps,
+    versions, long integers, numbered lines. tokens.NUMBER is fitted on them."""
+    import random
+
+    r = random.Random(seed)
+
+    def digit() -> str:
+        return str(r.randint(0, 9))
+
+    def real() -> str:
+        return f"{r.uniform(-99, 99):.{r.randint(1, 6)}f}"
+
+    def svg() -> str:
+        a, b, c = (r.randint(0, 24) for _ in range(3))
+        return f"M{a}.{r.randint(0, 99)} {b}.{r.randint(1, 9)}c0-{r.randint(0, 9)}.5-.{c} 2L{c} {a}z"
+
+    def row() -> str:
+        day = f"20{r.randint(10, 29)}-{r.randint(1, 12):02d}-{r.randint(1, 28):02d}"
+        time = f"{r.randint(0, 23):02d}:{r.randint(0, 59):02d}:{r.randint(0, 59):02d}"
+        return f"| {day} | {time} | {r.randint(0, 9999)} | {r.uniform(0, 100):.1f} |"
+
+    def address() -> str:
+        return ".".join(str(r.randint(0, 255)) for _ in range(4)) + f":{r.randint(1, 65535)}"
+
+    def hex_line(i: int) -> str:
+        return f"{16 * i:08x}  " + " ".join(f"{r.randint(0, 255):02x}" for _ in range(16))
+
+    def version() -> str:
+        return f"{r.randint(0, 20)}.{r.randint(0, 30)}.{r.randint(0, 99)}"
+
+    return {
+        "digits and spaces": " ".join(digit() for _ in range(300)),
+        "digit list": "[" + ", ".join(digit() for _ in range(250)) + "]",
+        "digits and commas": ",".join(digit() for _ in range(300)),
+        "digit lines": "\n".join(digit() for _ in range(300)),
+        "floats": " ".join(real() for _ in range(120)),
+        "float list": ", ".join(real() for _ in range(120)),
+        "matrix": "\n".join(
+            "[" + " ".join(f"{r.random():.4f}" for _ in range(8)) + "]" for _ in range(20)
+        ),
+        "int matrix": "\n".join(
+            "[" + ", ".join(str(r.randint(0, 255)) for _ in range(12)) + "]," for _ in range(20)
+        ),
+        "svg path": " ".join(svg() for _ in range(40)),
+        "table": "\n".join(row() for _ in range(30)),
+        "addresses": "\n".join(address() for _ in range(60)),
+        "hex dump": "\n".join(hex_line(i) for i in range(25)),
+        "versions": ", ".join(version() for _ in range(120)),
+        "long integers": " ".join(str(r.randint(10**8, 10**15)) for _ in range(80)),
+        "numbered lines": "\n".join(f"{i} {digit()} {digit()}" for i in range(1, 150)),
+    }

@@ -29,6 +29,8 @@ def test_class_counts_of_a_mixed_string():
     assert c["punct"] == 1
     assert c["space"] == text.count(" ") + 1
     assert c["breaks"] == 2  # lC, v1
+    assert c["numbers"] == 1  # 12
+    assert class_counts("v1.2.3, 10 and 2024-05")["numbers"] == 6
     assert c["cjk"] == 6  # 日本語カナ。
     assert c["hangul"] == 3
     assert c["two_byte"] == 1  # é
@@ -283,3 +285,20 @@ def test_three_byte_scripts_left_to_bytes_are_not_under_counted(first, last):
         )
         assert estimate(text) >= real
         assert _expr([text], ["paragraph"]) == [estimate(text)]
+
+
+def test_numbers_are_not_under_counted():
+    # byte-level BPE cuts every run of digits apart from its neighbours: numeric data is
+    # counted per run of digits (tokens.NUMBER), in prose and in code
+    from tests.helpers import numeric_texts
+
+    counters = [make_counter(f"tiktoken:{e}") for e in ("cl100k_base", "o200k_base")]
+    for name, text in numeric_texts().items():
+        real = max(c.count([text])[0] for c in counters)
+        for group, kind in (("prose", "paragraph"), ("code", "code")):
+            assert estimate(text, group=group) >= real, (name, group)
+            assert _expr([text], [kind]) == [estimate(text, group=group)]
+    # the class is added last: a text without digits keeps its estimate to the bit
+    weights = {name: w for name, w in W["prose"].items() if name != "numbers"}
+    counts = class_counts(ENGLISH)
+    assert estimate(ENGLISH) == math.ceil(sum(counts[k] * weights[k] for k in weights))
