@@ -95,8 +95,8 @@ def numeric_texts(seed: int = 7) -> dict[str, str]:
         return f"{r.uniform(-99, 99):.{r.randint(1, 6)}f}"
 
     def svg() -> str:
-        a, b, c = (r.randint(0, 24) for _ in range(3))
-        return f"M{a}.{r.randint(0, 99)} {b}.{r.randint(1, 9)}c0-{r.randint(0, 9)}.5-.{c} 2L{c} {a}z"
+        a, b, c, d = (r.randint(0, 24) for _ in range(4))
+        return f"M{a}.{r.randint(0, 99)} {b}.{r.randint(1, 9)}c0-{d}.5-.{c} 2L{c} {a}z"
 
     def row() -> str:
         day = f"20{r.randint(10, 29)}-{r.randint(1, 12):02d}-{r.randint(1, 28):02d}"
