@@ -229,8 +229,9 @@ def test_no_heading_column_holds_ids_or_template_tags(runs):
 
 @pytest.mark.parametrize("name", ["default", "small"])
 def test_estimate_keeps_the_cap_in_cl100k(runs, name):
-    """Issue 12, acceptance 1: with the estimate, at most 0.1 % of the chunks of every corpus
-    pass max_tokens in real cl100k tokens, and none by more than 10 %."""
+    """The quality bar (issue 12 asked for at most 0.1 % over, by at most 10 %): with the
+    estimate, no chunk of any corpus passes max_tokens in real cl100k tokens. The last one
+    that did, an SVG path in astro, is within it since numbers count per run of digits."""
     tiktoken = pytest.importorskip("tiktoken")
     quicktok = pytest.importorskip("quicktok")
     policy, out = runs(name)
@@ -253,5 +254,4 @@ def test_estimate_keeps_the_cap_in_cl100k(runs, name):
     )
     assert per.height >= 11  # old and new corpora
     for r in per.iter_rows(named=True):
-        assert r["over"] <= 0.001 * r["n"], r
-        assert r["worst"] <= 1.1 * cap, r
+        assert r["over"] == 0 and r["worst"] <= cap, r
