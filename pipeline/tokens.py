@@ -27,7 +27,9 @@ if TYPE_CHECKING:  # polars is imported where it is used: a run with nothing to 
 # 2: script-aware character classes (issue 12); 3: Latin-script text in another language
 # than English counts its letters heavier (FOREIGN_LETTER), and so do Greek, Hebrew, the
 # two-byte scripts left to bytes (TWO_BYTE_EXTRA), Georgian and the three-byte scripts
-# left to bytes (THREE_BYTE_EXTRA); 4: every run of digits counts NUMBER more.
+# left to bytes (THREE_BYTE_EXTRA); 4: every run of digits counts NUMBER more, and so do
+# Urdu and Persian letters, Lao, Tibetan, Sinhala, Myanmar, the scripts left to bytes
+# (Odia, Mongolian, Tifinagh, Yi, Vai: a token per byte) and characters of four bytes.
 ESTIMATE_VERSION = "estimate-4"
 
 
@@ -44,18 +46,30 @@ HANGUL_CLASS = _ranges(*HANGUL_RANGES)
 
 # The classes of non-ASCII characters, as code point ranges (pipeline/bulk_estimate.py reads
 # them off the UTF-8 bytes). ``two_byte`` are the characters of two UTF-8 bytes (accented
-# Latin, Greek, Cyrillic, Hebrew, Arabic...); ``greek_hebrew`` and ``two_byte_rare`` are
-# two-byte scripts that cost more than the two_byte weight (see TWO_BYTE_EXTRA); ``georgian``
-# and ``byte_level`` three-byte scripts that cost more than the other weight (see
-# THREE_BYTE_EXTRA).
+# Latin, Greek, Cyrillic, Hebrew, Arabic...); ``greek_hebrew``, ``two_byte_rare`` and
+# ``arabic_extended`` are two-byte scripts that cost more than the two_byte weight (see
+# TWO_BYTE_EXTRA); ``few_merges`` and ``byte_level`` three-byte scripts that cost more than
+# the other weight (see THREE_BYTE_EXTRA); ``four_byte`` every character of four bytes.
 CLASS_RANGES: dict[str, tuple[tuple[int, int], ...]] = {
     "cjk": (*CJK_RANGES, (0xFF00, 0xFFEF)),
     "hangul": HANGUL_RANGES,
     "two_byte": ((0x80, 0x7FF),),
     "greek_hebrew": ((0x370, 0x3FF), (0x590, 0x5FF)),
     "two_byte_rare": ((0x250, 0x36F), (0x500, 0x58F), (0x700, 0x7FF)),
-    "georgian": ((0x10A0, 0x10FF),),
-    "byte_level": ((0x1200, 0x167F),),
+    # the letters Persian, Urdu, Pashto, Sindhi, Kurdish and Uyghur add to Arabic's
+    "arabic_extended": ((0x671, 0x6FF),),
+    # Sinhala, Thai's neighbour Lao, Tibetan, Myanmar, Georgian
+    "few_merges": ((0xD80, 0xDFF), (0xE80, 0xFFF), (0x1000, 0x109F), (0x10A0, 0x10FF)),
+    # Odia, Ethiopic, Cherokee, Canadian syllabics, Mongolian, Tifinagh, Yi, Vai
+    "byte_level": (
+        (0xB00, 0xB7F),
+        (0x1200, 0x167F),
+        (0x1800, 0x18AF),
+        (0x2D30, 0x2D7F),
+        (0xA000, 0xA4CF),
+        (0xA500, 0xA63F),
+    ),
+    "four_byte": ((0x10000, 0x10FFFF),),
 }
 
 # name -> pattern counted (non-overlapping matches); the same in Rust's regex (polars) and
@@ -76,26 +90,32 @@ NON_ASCII_CLASSES = ("cjk", "hangul", "two_byte", "other")
 
 # The two_byte weight fits the two-byte scripts BPE vocabularies know well (accented Latin,
 # Cyrillic, Arabic). On our own sentences (tests/test_tokens.py) the estimate gave 0.84 of
-# cl100k on Greek, 0.81 on Hebrew and 0.41 on Armenian: scripts a vocabulary barely holds
-# fall back towards a token per byte. So Greek and Hebrew letters count 1.17 tokens and
-# the two-byte characters of scripts left to bytes (Armenian, Syriac, Thaana, N'Ko, the
-# Cyrillic supplement, IPA, spacing modifiers, combining marks) 2.3: the largest need per
-# character on those sentences times 1.1, the margin of the other non-English weights.
-# Added on top of two_byte, last in WEIGHTED like "foreign": a text without them keeps its
-# estimate to the bit.
-TWO_BYTE_EXTRA = {"greek_hebrew": 0.335, "two_byte_rare": 1.465}  # on top of 0.835
+# cl100k on Greek, 0.81 on Hebrew, 0.41 on Armenian and 0.82 on Urdu: scripts a vocabulary
+# barely holds fall back towards a token per byte. So Greek and Hebrew letters count 1.17
+# tokens, the letters Persian and Urdu add to Arabic 1.625, and the two-byte characters of
+# scripts left to bytes (Armenian, Syriac, Thaana, N'Ko, the Cyrillic supplement, IPA,
+# spacing modifiers, combining marks) 2.3: the largest need per character on those
+# sentences times 1.1, the margin of the other non-English weights. Added on top of
+# two_byte, last in WEIGHTED like "foreign": a text without them keeps its estimate to the
+# bit.
+TWO_BYTE_EXTRA = {"greek_hebrew": 0.335, "two_byte_rare": 1.465, "arabic_extended": 0.79}
 
 # The same for three-byte scripts, on top of the other weight (0.695 a byte, 2.085 a
-# character): cl100k leaves Ethiopic, Cherokee and the Canadian syllabics to bytes (about
-# 3 tokens a character whatever the text, so random syllables cost what real text does:
-# the estimate gave 0.67-0.72 of it), and Georgian close to it (our own sentence: 1.00,
-# no margin). The extra per character is the largest need on random syllables of each
-# script (tests/test_tokens.py) times 1.1: 1.39 for the byte-level three, 0.29 Georgian.
-THREE_BYTE_EXTRA = {"georgian": 0.29, "byte_level": 1.39}
+# character). cl100k leaves Odia, Ethiopic, Cherokee, the Canadian syllabics, Mongolian,
+# Tifinagh, Yi and Vai to bytes or nearly (2.4-3 tokens a character on our own sentences
+# and random syllables; the estimate gave 0.67-0.74 of it): they count a token per byte,
+# the most a byte-level BPE can spend (``byte_level``). Lao, Tibetan, Sinhala, Myanmar and
+# Georgian get a few merges (2.0-2.2 tokens a character; the estimate gave 0.92-1.01): they
+# count 0.42 more, the largest need per character on our own sentences (Lao) times 1.1.
+THREE_BYTE_EXTRA = {"few_merges": 0.42, "byte_level": 1.39}
+# Characters of four bytes (emoji, CJK extension B and later, historic scripts, math
+# letters) cost up to four tokens (random ones: 2.9-4.0; the other weight gave 2.78): they
+# count a token per byte.
+FOUR_BYTE_EXTRA = {"four_byte": 1.8}
 # "foreign": the ASCII letters of a prose text written in another language than English;
 # then the scripts' extras. Last, so that a text without them adds 0.0 and keeps its
 # estimate to the last bit.
-SCRIPT_EXTRAS = (*TWO_BYTE_EXTRA, *THREE_BYTE_EXTRA)
+SCRIPT_EXTRAS = (*TWO_BYTE_EXTRA, *THREE_BYTE_EXTRA, *FOUR_BYTE_EXTRA)
 
 # Byte-level BPE vocabularies (cl100k, o200k, Llama 3's) never merge a digit with what is
 # around it: every run of digits is cut into groups of up to three, and the space, comma or
@@ -162,6 +182,7 @@ WEIGHTS: dict[str, dict[str, float]] = {
         "foreign": FOREIGN_LETTER,
         **TWO_BYTE_EXTRA,
         **THREE_BYTE_EXTRA,
+        **FOUR_BYTE_EXTRA,
         "numbers": NUMBER["prose"],
     },
     "code": {
@@ -178,6 +199,7 @@ WEIGHTS: dict[str, dict[str, float]] = {
         "foreign": 0.0,
         **TWO_BYTE_EXTRA,
         **THREE_BYTE_EXTRA,
+        **FOUR_BYTE_EXTRA,
         "numbers": NUMBER["code"],
     },
 }

@@ -18,7 +18,7 @@ def _edges() -> list[str]:
     for ranges in tokens.CLASS_RANGES.values():
         for lo, hi in ranges:
             points |= {lo - 1, lo, hi, hi + 1}
-    return [chr(p) for p in sorted(points) if not 0xD800 <= p <= 0xDFFF]
+    return [chr(p) for p in sorted(points) if not 0xD800 <= p <= 0xDFFF and p <= 0x10FFFF]
 
 
 ALPHABET = _edges()
