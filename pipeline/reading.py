@@ -22,6 +22,7 @@ OUTSIDE_ROOT = "outside_root"
 BAD_NAME = "bad_name"
 UNLISTABLE = "unlistable"
 BAD_ROW = "bad_row"
+DUPLICATE = "duplicate"  # a row of a table whose path an earlier row already has
 
 _KINDS = [
     (stat.S_ISFIFO, "a named pipe (FIFO)"),

@@ -102,6 +102,22 @@ def plan(
     for item in inputs:
         label = (labels or {}).get(item)
         out.extend(replace(s, label=label) if label else s for s in _plan_one(item, selection))
+    return _once(out, selection) if len(inputs) > 1 else out
+
+
+def _once(sources: list[Source], selection: Selection) -> list[Source]:
+    """Each path once: an INPUT given twice, or a file given with its folder, lists the
+    same file again (two different roots never share a label: pipeline/labels.py). The
+    first listing is kept, the others are skipped ("listed twice")."""
+    seen: set[str] = set()
+    out = []
+    for src in sources:
+        rel = src.rel
+        if rel in seen:
+            selection.skipped["listed twice"] += 1
+            continue
+        seen.add(rel)
+        out.append(src)
     return out
 
 

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from mdchunk.pipeline.document import RawDocument
-from mdchunk.pipeline.reading import BAD_ROW, InputError
+from mdchunk.pipeline.reading import BAD_ROW, DUPLICATE, InputError
 
 TEXT_COLUMNS = ("text", "content", "body", "markdown")
 ID_COLUMNS = ("path", "id", "doc_id", "url", "name")
@@ -119,14 +119,21 @@ def row_documents(
     rows: Iterable[dict | BadRow], columns: list[str], selection, source: str
 ) -> Iterator[RawDocument]:
     """One RawDocument per row: the text column, the id column (else ``row-N``), every
-    other column as metadata; a reject (``bad_row``) for a row that cannot be a document."""
+    other column as metadata; a reject (``bad_row``) for a row that cannot be a document,
+    and (``duplicate``) for a row whose path an earlier row has: one path is one document
+    (its doc_id), and two texts under one id would be packed as one."""
     text_col = pick(columns, selection.text_column, TEXT_COLUMNS, "text", source)
     id_col = pick(columns, selection.id_column, ID_COLUMNS, "id", source)
     others = [c for c in columns if c not in (text_col, id_col)]
+    first: dict[str, int] = {}
     for i, row in enumerate(rows):
         ident = row.get(id_col) if id_col and isinstance(row, dict) else None
         key = _text(str(ident)) if ident is not None else f"row-{i}"
         if not selection.wants(key):
+            continue
+        if first.setdefault(key, i) != i:
+            why = f"row {i}: the same path as row {first[key]}, which is kept"
+            yield RawDocument(key, source, None, why, reason=DUPLICATE)
             continue
         if isinstance(row, BadRow):
             yield RawDocument(key, source, None, f"row {i}: {row.why}", reason=BAD_ROW)

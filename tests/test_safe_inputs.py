@@ -247,6 +247,44 @@ def test_one_bad_jsonl_row_rejects_only_that_row(tmp_path):
     assert "line 11" in detail["row-9"]
 
 
+def test_one_path_is_one_document(tmp_path):
+    # two rows of a table with one path: the first is the document, the second a reject
+    # (they were packed as one document: its chunks glued the two texts together)
+    rows = [
+        {"path": "a.md", "text": "# A\n\nalpha"},
+        {"path": "a.md", "text": "# Other\n\nbeta"},
+        {"path": "b.md", "text": "# B\n\ngamma"},
+    ]
+    src = tmp_path / "docs.jsonl"
+    src.write_text("\n".join(json.dumps(r) for r in rows))
+    out = tmp_path / "out"
+    result = CliRunner().invoke(main, ["run", str(src), "--out", str(out), "--workers", "1"])
+    assert result.exit_code == 0, result.output
+    folder = runstore.resolve(out)
+    assert pl.read_parquet(folder / "documents.parquet")["path"].to_list() == ["a.md", "b.md"]
+    chunks = pl.read_parquet(folder / "chunks.parquet")
+    assert chunks["text"].to_list() == ["# A\n\nalpha", "# B\n\ngamma"]
+    rejects = pl.read_parquet(folder / "rejects.parquet")
+    assert rejects.select("path", "reason").rows() == [("a.md", "duplicate")]
+    assert "row 1" in rejects["detail"][0] and "row 0" in rejects["detail"][0]
+    # the same folder twice, or a file with its folder: each file is read once
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for name in ("x.md", "y.md"):
+        (docs / name).write_text(f"# {name}\n\n{sentences(3)}\n")
+    for i, inputs in enumerate([[docs, docs], [docs, docs / "y.md"]]):
+        out = tmp_path / f"twice{i}"
+        args = ["run", *map(str, inputs), "--out", str(out), "--workers", "1"]
+        result = CliRunner().invoke(main, args)
+        assert result.exit_code == 0, result.output
+        assert "listed twice" in result.output
+        folder = runstore.resolve(out)
+        paths = pl.read_parquet(folder / "documents.parquet")["path"].to_list()
+        assert paths == ["docs/x.md", "docs/y.md"]
+        chunks = pl.read_parquet(folder / "chunks.parquet")
+        assert chunks["chunk_id"].n_unique() == chunks.height == 2
+
+
 def test_a_fifo_named_as_a_table_is_a_usage_error(tmp_path):
     os.mkfifo(tmp_path / "docs.jsonl")
     result = CliRunner().invoke(
