@@ -102,7 +102,7 @@ def search_cmd(out, query, section, level, chunk_type, path_glob, meta, limit, a
 
     \b
     Example:
-      mdchunk search out/ "configure the compactor" --section config --level 2
+      mdchunk search out/ "configure the compactor" --section config
 
     Runs sql/search.sql on the postings table written next to the chunks; no DuckDB
     extension is needed.

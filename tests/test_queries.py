@@ -263,3 +263,31 @@ def test_sql_fence_check_agrees_with_python(texts):
     con.register("chunks", frame)
     flagged = set(con.sql(queries.load("checks/balanced_fences.sql")).pl()["chunk_id"])
     assert flagged == {str(i) for i, t in enumerate(texts) if unbalanced(t)}
+
+
+def test_the_quick_start_commands_work_as_written(tmp_path):
+    # the README's Quick start, on `make run`'s output (the default policy): every mdchunk
+    # command succeeds, and its search finds the page it names
+    import shlex
+
+    from tests.conftest import REPO
+
+    readme = (REPO / "README.md").read_text()
+    block = readme.split("## Quick start", 1)[1].split("## ", 1)[0]
+    commands = [
+        shlex.split(line)[1:]
+        for line in block.splitlines()
+        if line.startswith(".venv/bin/mdchunk ")
+    ]
+    assert [c[0] for c in commands] == ["stats", "search", "sql"]
+    out = tmp_path / "sample"
+    result = CliRunner().invoke(main, ["run", str(SAMPLE), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    for args in commands:
+        args = [str(out) if a == "out/sample" else a for a in args]
+        result = CliRunner().invoke(main, args)
+        assert result.exit_code == 0, (args, result.output)
+        assert "no match" not in result.output, args
+    search = [c for c in commands if c[0] == "search"][0]
+    search = [str(out) if a == "out/sample" else a for a in search]
+    assert "reference/config.md" in CliRunner().invoke(main, search).output
