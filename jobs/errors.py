@@ -86,6 +86,10 @@ class Main(click.Group):
         """Report ``exc`` and exit, or raise it again (usage errors in plain mode, whose
         usage line click prints; anything with --debug; SystemExit)."""
         json_mode = STATE["json"]
+        if isinstance(exc, BrokenPipeError):  # the reader of our output left (`| head`):
+            # nothing went wrong here; stdout to /dev/null so the exit's flush stays quiet
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            sys.exit(0)
         if isinstance(exc, click.ClickException):
             if json_mode:
                 finish(command, exc.format_message(), exc.exit_code)

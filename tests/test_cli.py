@@ -175,3 +175,21 @@ def test_chunk_stage_rejects_are_recorded(tmp_path, monkeypatch, same_folder):
     blocks = pl.read_parquet(out / "blocks.parquet")
     # every remaining document with text keeps its blocks (notes/empty.md has none)
     assert set(blocks["doc_id"]) == set(docs.filter(pl.col("n_chars") > 0)["doc_id"])
+
+
+def test_a_reader_that_stops_early_is_no_error(tmp_path):
+    # `mdchunk stats DIR | head -1`: the pipe closes under us; exit 0, nothing on stderr
+    import subprocess
+    import sys
+
+    out = tmp_path / "out"
+    assert CliRunner().invoke(main, ["run", str(SAMPLE), "--out", str(out)]).exit_code == 0
+    for command in ("stats", "search"):
+        args = [sys.executable, "-m", "mdchunk.jobs.cli", command, str(out)]
+        args += ["pebble store"] if command == "search" else []
+        proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        proc.stdout.readline()
+        proc.stdout.close()  # as head does after its line
+        code = proc.wait(timeout=60)
+        stderr = proc.stderr.read().decode()
+        assert code == 0 and "Error" not in stderr and "error" not in stderr, (command, stderr)
