@@ -324,7 +324,10 @@ def sql_cmd(out, query, fmt, output):
 
     con = _open(api.connect, out)
     try:
-        frame = con.sql(query).pl()
+        rel = con.sql(query)
+        if rel is None:  # a statement that returns nothing (SET, CREATE VIEW, an empty one)
+            raise click.UsageError("QUERY returned no result: give a SELECT (or FROM ...)")
+        frame = _as_text(rel, _NO_POLARS_TYPE).pl()
     except duckdb.Error as exc:
         raise click.UsageError(f"query failed: {exc}") from exc
     if fmt == "parquet":
@@ -343,6 +346,24 @@ def sql_cmd(out, query, fmt, output):
             output.write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
         else:
             click.echo(text, nl=not text.endswith("\n"))
+
+
+# DuckDB types that polars cannot take from Arrow (month_day_nano intervals, `now() -
+# started_at`): such columns are shown as DuckDB prints them.
+_NO_POLARS_TYPE = ("INTERVAL", "BIT", "TIME WITH TIME ZONE")
+
+
+def _as_text(rel, types: tuple[str, ...]):
+    """``rel`` with its columns of ``types`` cast to VARCHAR."""
+    if not any(str(t) in types for t in rel.types):
+        return rel
+    names = ['"' + c.replace('"', '""') + '"' for c in rel.columns]
+    return rel.project(
+        ", ".join(
+            f"CAST({n} AS VARCHAR) AS {n}" if str(t) in types else n
+            for n, t in zip(names, rel.types)
+        )
+    )
 
 
 def _flat(frame):

@@ -291,3 +291,14 @@ def test_the_quick_start_commands_work_as_written(tmp_path):
     search = [c for c in commands if c[0] == "search"][0]
     search = [str(out) if a == "out/sample" else a for a in search]
     assert "reference/config.md" in CliRunner().invoke(main, search).output
+
+
+def test_sql_shows_intervals_and_refuses_an_empty_query(sample_out):
+    runner = CliRunner()
+    query = 'SELECT now() - started_at AS age, INTERVAL 3 DAY AS "odd ""name" FROM runs'
+    result = runner.invoke(main, ["sql", str(sample_out), query, "--format", "csv"])
+    assert result.exit_code == 0, result.output
+    header, first = result.output.splitlines()[:2]
+    assert header == 'age,"odd ""name"' and first.endswith(",3 days")
+    result = runner.invoke(main, ["sql", str(sample_out), ""])
+    assert result.exit_code == 2 and "returned no result" in result.output
