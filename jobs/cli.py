@@ -83,10 +83,26 @@ def _finish(command: str, lines: list[str], documents: int) -> None:
 
 
 def _progress(total: int, label: str):
-    """A progress bar on stderr (only drawn on a terminal)."""
+    """A progress bar on stderr, on a terminal only: elsewhere (a log file, a pipe) click
+    would still print the bare label as a line among the stage lines."""
+    if not sys.stderr.isatty():
+        return _NoBar()
     return click.progressbar(
         length=max(total, 1), label=label, file=sys.stderr, show_pos=True, show_eta=True
     )
+
+
+class _NoBar:
+    """What _progress gives off a terminal: a bar that draws nothing."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> bool:
+        return False
+
+    def update(self, n: int) -> None:
+        pass
 
 
 def input_options(f):

@@ -193,3 +193,18 @@ def test_a_reader_that_stops_early_is_no_error(tmp_path):
         code = proc.wait(timeout=60)
         stderr = proc.stderr.read().decode()
         assert code == 0 and "Error" not in stderr and "error" not in stderr, (command, stderr)
+
+
+def test_no_progress_label_lines_off_a_terminal(tmp_path):
+    # off a terminal the bar draws nothing: no bare "run" / "blocks" / "chunks" line among
+    # the stage lines of a log
+    out = tmp_path / "out"
+    runs = [
+        ["run", str(SAMPLE), "--out", str(out / "run")],
+        ["blocks", str(SAMPLE), "--out", str(out / "blocks")],
+        ["chunks", str(out / "blocks"), "--out", str(out / "chunks")],
+    ]
+    for args in runs:
+        result = CliRunner().invoke(main, args)
+        assert result.exit_code == 0, result.output
+        assert args[0] not in result.output.splitlines(), result.output
