@@ -160,7 +160,7 @@ def input_options(f):
         ),
         click.option(
             "--max-bytes",
-            type=int,
+            type=click.IntRange(min=1),
             default=DEFAULT_MAX_BYTES,
             show_default=True,
             help="Documents larger than this are rejected unread (reason too_large).",

@@ -11,6 +11,7 @@ names (its manifest: policy, chunker version, chunk count).
 from __future__ import annotations
 
 import json
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -98,17 +99,29 @@ def check_policy(base: Baseline, policy_json: str, chunker_version: str, guards:
     return differences
 
 
-def check_result(documents: int, skipped: int, removed: int, base: Baseline, guards: Guards):
+def check_result(
+    documents: int,
+    skipped: Counter,
+    removed: int,
+    base: Baseline,
+    guards: Guards,
+    rejects: Counter | None = None,
+):
     """After the run's work, before it is published. ``removed``: the published chunks this
-    run would remove (after an accepted policy change: those of documents that are gone)."""
+    run would remove (after an accepted policy change: those of documents that are gone);
+    ``skipped`` and ``rejects``: counts by reason, named when nothing was read."""
     if guards.allow_mass_delete:
         return
     published = base.chunks
     if documents == 0:
         loss = f", so this run would remove all {published} published chunks" if published else ""
+        why = "; ".join(
+            f"{sum(c.values())} {what}" + (f" ({_by_reason(c)})" if c else "")
+            for what, c in (("rejected", rejects or Counter()), ("skipped", skipped))
+        )
         raise Refused(
-            f"no document was read from INPUT ({skipped} skipped){loss}. Nothing was "
-            "published. Check INPUT and --include/--exclude, or run again with "
+            f"no document was read from INPUT ({why}){loss}. Nothing was published. Check "
+            "INPUT, --include/--exclude and --max-bytes, or run again with "
             "--allow-mass-delete.",
             EXIT_NO_DOCUMENTS,
         )
@@ -119,6 +132,10 @@ def check_result(documents: int, skipped: int, removed: int, base: Baseline, gua
             "Nothing was published. Check INPUT and --include/--exclude, or run again with "
             "--allow-mass-delete."
         )
+
+
+def _by_reason(counts: Counter) -> str:
+    return ", ".join(f"{n} {reason}" for reason, n in sorted(counts.items()))
 
 
 def chunks_of_vanished_documents(base: Baseline, folder: Path) -> int:

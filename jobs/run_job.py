@@ -354,8 +354,14 @@ def _check_result(job: RunJob, result: RunSummary, base: guards.Baseline, change
     removed = result.record["chunks_removed"]
     if changed and base.chunks:
         removed = guards.chunks_of_vanished_documents(base, result.folder)
-    skipped = sum(job.selection.skipped.values())
-    guards.check_result(result.blocks.documents, skipped, removed, base, job.guards)
+    guards.check_result(
+        result.blocks.documents,
+        job.selection.skipped,
+        removed,
+        base,
+        job.guards,
+        result.blocks.rejects,
+    )
 
 
 @dataclass

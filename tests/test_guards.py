@@ -45,6 +45,17 @@ def test_empty_input_publishes_nothing(tmp_path):
     assert "Nothing was published" in result.output
     assert runstore.published(tmp_path / "out") is None
     assert [r["status"] for r in runstore.history(tmp_path / "out")] == ["refused"]
+    # every file rejected: the refusal says why, by reason
+    (empty / "a.md").write_bytes(b"\xff\xfe not UTF-8")
+    (empty / "b.md").write_text("# B\n\n" + "words " * 100)
+    (empty / "notes.txt.orig").write_text("x")
+    result = cli(empty, tmp_path / "out2", "--max-bytes", "200")
+    assert result.exit_code == 1
+    assert "(2 rejected (1 invalid_utf8, 1 too_large); 1 skipped (1 not markdown))" in (
+        result.output
+    )
+    result = cli(empty, tmp_path / "out3", "--max-bytes", "-1")
+    assert result.exit_code == 2 and "--max-bytes" in result.output
 
 
 def test_a_mistyped_include_publishes_nothing(published):
