@@ -277,8 +277,8 @@ def _policy(policy_file, mdx=None, **flags):
 
     try:
         return resolve_policy(policy_file, mdx=mdx, **flags)
-    except PolicyError as exc:
-        raise click.BadParameter(str(exc), param_hint="policy") from exc
+    except PolicyError as exc:  # one sentence: "Error: invalid policy: ..."
+        raise click.UsageError(str(exc)) from exc
 
 
 @click.group(

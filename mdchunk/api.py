@@ -113,6 +113,11 @@ def resolve_policy(policy: PolicyLike = None, **overrides) -> Policy:
 
     try:
         make_counter(resolved.tokenizer, resolved.bias)
+    except ImportError as exc:
+        raise PolicyError(
+            f"tokenizer {resolved.tokenizer!r}: {exc}; install the 'tokenizers' extra "
+            "(pip install 'mdchunk[tokenizers]')"
+        ) from exc
     except Exception as exc:  # noqa: BLE001 - tokenizers raise plain Exception on a bad file
         raise PolicyError(
             f"tokenizer {resolved.tokenizer!r}: {' '.join(str(exc).split())}"

@@ -103,7 +103,12 @@ class Policy:
         if self.min_tokens > self.target_tokens:
             out.append(f"min_tokens ({self.min_tokens}) > target_tokens ({self.target_tokens})")
         if self.target_tokens > self.max_tokens:
-            out.append(f"target_tokens ({self.target_tokens}) > max_tokens ({self.max_tokens})")
+            # the usual case: a smaller cap given alone; say what goes with it
+            t, m = self.target_tokens, self.max_tokens
+            out.append(
+                f"target_tokens ({t}) > max_tokens ({m}): set target_tokens too, e.g. "
+                f"--target-tokens {m * 3 // 4} (75 % of the cap, as the default policy)"
+            )
         if self.overlap_tokens >= self.target_tokens:
             out.append(
                 f"overlap_tokens ({self.overlap_tokens}) must be < target_tokens "

@@ -208,3 +208,22 @@ def test_no_progress_label_lines_off_a_terminal(tmp_path):
         result = CliRunner().invoke(main, args)
         assert result.exit_code == 0, result.output
         assert args[0] not in result.output.splitlines(), result.output
+
+
+def test_policy_errors_say_what_to_do(tmp_path, monkeypatch):
+    from mdchunk.pipeline import tokens
+
+    out = str(tmp_path / "out")
+    result = CliRunner().invoke(main, ["run", str(SAMPLE), "--out", out, "--max-tokens", "512"])
+    assert result.exit_code == 2
+    assert "Error: invalid policy: target_tokens (750) > max_tokens (512)" in result.output
+    assert "--target-tokens 384" in result.output and "Invalid value" not in result.output
+
+    def missing(spec, bias="balanced"):
+        raise ImportError("No module named 'tiktoken'")
+
+    monkeypatch.setattr(tokens, "make_counter", missing)
+    args = ["run", str(SAMPLE), "--out", out, "--tokenizer", "tiktoken:cl100k_base"]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 2
+    assert "pip install 'mdchunk[tokenizers]'" in result.output
