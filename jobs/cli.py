@@ -127,7 +127,7 @@ def input_options(f):
             type=click.Choice(["auto", "on", "off"]),
             default=None,
             help="Parse MDX import/export and JSX blocks: auto = for .mdx files only "
-            "[auto, or mdx: of --policy FILE].",
+            "[auto; for run, the mdx: of its --policy FILE when it has one].",
         ),
         click.option(
             "--name",
@@ -309,7 +309,8 @@ def main(debug: bool) -> None:
       search  BM25 keyword search with section, level, path and front-matter filters
       stats   chunk-quality statistics
       check   data checks; exit 1 when one fails
-      sql     any query over the documents, blocks, chunks, rejects, postings views
+      sql     any query over the documents, blocks, chunks, rejects, postings, runs
+              (and changes) views
       report  a chunk-quality report: one offline HTML page of charts (report extra)
 
     INPUT is a folder (read recursively: .md .mdx .markdown are markdown, .txt is plain
@@ -496,6 +497,7 @@ def run_cmd(
         errors.json_mode()
     policy = _policy(policy_file, mdx=mdx, **flags)
     if not objectstore.is_uri(out):
+        _not_an_input(out, inputs)
         _writable(out)
     log = RunLog(as_json=log_json)
     bar = None if log_json else _Progress("run")  # a bar label is not a JSON line
@@ -586,8 +588,21 @@ def _run_summary(result, out, policy, log) -> None:
         click.echo(f"mdchunk run: {line}", err=True)
 
 
+def _not_an_input(out: Path, inputs) -> None:
+    """--out may lie inside an INPUT folder (it is skipped when listing), but may not be one:
+    its runs would be written among the documents."""
+    here = out.resolve()
+    for item in inputs:
+        if "://" not in item and Path(item).resolve() == here:
+            raise click.UsageError(
+                f"--out {out}: is INPUT {item} itself; write the runs to another folder"
+            )
+
+
 def _writable(out: Path) -> None:
     """--out must be a folder we can create and write in: say so in one line if not."""
+    if out.exists() and not out.is_dir():
+        raise click.UsageError(f"--out {out}: is a file, not a folder")
     try:
         out.mkdir(parents=True, exist_ok=True)
         probe = out / f".mdchunk-write-test.{os.getpid()}"
@@ -719,6 +734,7 @@ def blocks_cmd(
     from mdchunk.pipeline import sources
     from mdchunk.pipeline.labels import input_labels
 
+    _not_an_input(out, inputs)
     _writable(out)
     selection = sources.Selection(
         include,

@@ -43,7 +43,7 @@ def emit(command: str, message: str, **fields) -> None:
             default=str,
         )
     else:
-        line = f"mdchunk {command}: {message}"
+        line = f"mdchunk: {message}" if command == "mdchunk" else f"mdchunk {command}: {message}"
     click.echo(line, err=True)
 
 
@@ -90,9 +90,18 @@ class Main(click.Group):
             # nothing went wrong here; stdout to /dev/null so the exit's flush stays quiet
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             sys.exit(0)
+        if isinstance(exc, click.exceptions.NoArgsIsHelpError):
+            raise exc  # `mdchunk` alone: click prints the help
+        if isinstance(exc, click.ClickException) and not STATE["debug"]:
+            # one line, as every other failure: click's own form is three (usage, a hint,
+            # the error); the hint stays, shortened
+            # (click's own parsing errors only: ours name the file and the cause already)
+            parsing = type(exc) is not click.UsageError or "No such command" in exc.message
+            hint = f" (see mdchunk {command} --help)" if parsing else ""
+            if command == "mdchunk":
+                hint = " (see mdchunk --help)" if hint else ""
+            finish(command, exc.format_message() + hint, exc.exit_code)
         if isinstance(exc, click.ClickException):
-            if json_mode:
-                finish(command, exc.format_message(), exc.exit_code)
             raise exc
         if isinstance(exc, KeyboardInterrupt):
             code = getattr(exc, "code", 130)

@@ -86,9 +86,11 @@ def policy_differences(base: Baseline, policy_json: str, chunker_version: str) -
 
 def check_policy(base: Baseline, policy_json: str, chunker_version: str, guards: Guards):
     """Before any work: refuse a policy other than the published run's, unless
-    ``new_policy``. Returns the differences (accepted ones too)."""
+    ``new_policy``, or a dry run (it publishes nothing: it is how a change is previewed),
+    or a published run without chunks (no id to change). Returns the differences
+    (accepted ones too)."""
     differences = policy_differences(base, policy_json, chunker_version)
-    if differences and not guards.new_policy:
+    if differences and not guards.new_policy and not guards.dry_run and base.chunks:
         raise Refused(
             f"the policy differs from that of the published run {base.run_id} "
             f"({'; '.join(differences)}): all {base.chunks} published chunk ids would change, "

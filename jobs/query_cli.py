@@ -268,8 +268,12 @@ def check_cmd(out, tokenizer, show):
     """
     import polars as pl
 
-    from mdchunk.pipeline import queries, runstore
+    from mdchunk.pipeline import manifest, queries, runstore
 
+    if not (_open(queries.folder_of, out) / manifest.MANIFEST).exists():
+        # no run's manifest to hold the files to: a folder that is no output at all (or
+        # has nothing published) is a usage error, once, not every check failing alike
+        _open(queries.connect, out).close()
     try:
         results = queries.checks(out)
     except runstore.RunStoreError as exc:
@@ -305,8 +309,11 @@ def check_cmd(out, tokenizer, show):
 )
 @click.option(
     "--output",
+    "--out",
+    "output",
     type=click.Path(dir_okay=False, path_type=Path),
-    help="Write to FILE instead of the terminal (needed for parquet).",
+    help="Write to FILE instead of the terminal (needed for parquet); --out as in "
+    "`changes` and `report`.",
 )
 def sql_cmd(out, query, fmt, output):
     """Run any SQL QUERY over DIR with the views documents, blocks, chunks, rejects and

@@ -7,6 +7,7 @@ names the file uses). The views of ``sql/views.sql`` read one output folder.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from pathlib import Path
 
 import duckdb
@@ -52,6 +53,13 @@ def connect(out: str | Path) -> duckdb.DuckDBPyConnection:
         for n in ("documents", "blocks", "chunks", "rejects", "postings", "runs")
         if not (out / f"{n}.parquet").exists()
     ]
+    if missing and (out / runstore.RUNS).is_dir():  # a run folder, nothing published yet
+        statuses = Counter(r["status"] for r in runstore.history(out))
+        runs = ", ".join(f"{n} {status}" for status, n in sorted(statuses.items()))
+        raise FileNotFoundError(
+            f"{out}: no published run yet ({runs or 'no run recorded'}); "
+            f"see `mdchunk runs {out}`"
+        )
     if missing:
         raise FileNotFoundError(
             f"{out}: no {', '.join(m + '.parquet' for m in missing)}; "

@@ -216,7 +216,8 @@ def test_policy_errors_say_what_to_do(tmp_path, monkeypatch):
     out = str(tmp_path / "out")
     result = CliRunner().invoke(main, ["run", str(SAMPLE), "--out", out, "--max-tokens", "512"])
     assert result.exit_code == 2
-    assert "Error: invalid policy: target_tokens (750) > max_tokens (512)" in result.output
+    assert "mdchunk run: invalid policy: target_tokens (750) > max_tokens (512)" in result.output
+    assert len(result.output.strip().splitlines()) == 1  # one line, not click's three
     assert "--target-tokens 384" in result.output and "Invalid value" not in result.output
 
     def missing(spec, bias="balanced"):
@@ -227,3 +228,12 @@ def test_policy_errors_say_what_to_do(tmp_path, monkeypatch):
     result = CliRunner().invoke(main, args)
     assert result.exit_code == 2
     assert "pip install 'mdchunk[tokenizers]'" in result.output
+
+
+def test_out_may_not_be_the_input_folder_itself(tmp_path):
+    src = tmp_path / "docs"
+    shutil.copytree(SAMPLE, src)
+    for command in ("run", "blocks"):
+        result = CliRunner().invoke(main, [command, str(src), "--out", str(src)])
+        assert result.exit_code == 2 and "is INPUT" in result.output, result.output
+    assert not (src / "runs").exists() and not (src / "blocks.parquet").exists()

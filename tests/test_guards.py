@@ -45,6 +45,12 @@ def test_empty_input_publishes_nothing(tmp_path):
     assert "Nothing was published" in result.output
     assert runstore.published(tmp_path / "out") is None
     assert [r["status"] for r in runstore.history(tmp_path / "out")] == ["refused"]
+    # the readers say there is no published run yet, once, as a usage error
+    for command in ("stats", "check", "search"):
+        args = [command, str(tmp_path / "out")] + (["word"] if command == "search" else [])
+        result = CliRunner().invoke(main, args)
+        assert result.exit_code == 2, result.output
+        assert result.output.count("no published run yet (1 refused)") == 1, result.output
     # every file rejected: the refusal says why, by reason
     (empty / "a.md").write_bytes(b"\xff\xfe not UTF-8")
     (empty / "b.md").write_text("# B\n\n" + "words " * 100)
@@ -125,6 +131,23 @@ def test_dry_run_publishes_nothing(published):
     assert "documents +0 ~1" in result.output
     assert state(out) == (before, [before])
     assert runstore.history(out) == history
+    # a dry run is how a policy change is previewed: not refused, the change named
+    result = cli(src, out, "--dry-run", "--overlap-tokens", "11")
+    assert result.exit_code == 0, result.output
+    assert "overlap_tokens 10 -> 11" in result.output and "needs --new-policy" in result.output
+    assert state(out) == (before, [before])
+    assert runstore.history(out) == history
+
+
+def test_a_policy_change_over_no_chunk_is_not_refused(tmp_path):
+    # the published run holds no chunk: no id can change, nothing to embed again
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    out = tmp_path / "out"
+    assert cli(empty, out, "--allow-mass-delete").exit_code == 0
+    (empty / "a.md").write_text("# A\n\nSome text.\n")
+    result = cli(empty, out, "--context-keys", "")
+    assert result.exit_code == 0, result.output
 
 
 def test_the_python_api_has_the_same_guards(published, tmp_path):
