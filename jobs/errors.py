@@ -83,9 +83,8 @@ class Main(click.Group):
 
     @staticmethod
     def fail(command: str, exc: BaseException):
-        """Report ``exc`` and exit, or raise it again (usage errors in plain mode, whose
-        usage line click prints; anything with --debug; SystemExit)."""
-        json_mode = STATE["json"]
+        """Report ``exc`` in one line and exit, or raise it again (with --debug; SystemExit;
+        `mdchunk` alone, whose help click prints)."""
         if isinstance(exc, BrokenPipeError):  # the reader of our output left (`| head`):
             # nothing went wrong here; stdout to /dev/null so the exit's flush stays quiet
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
@@ -94,9 +93,11 @@ class Main(click.Group):
             raise exc  # `mdchunk` alone: click prints the help
         if isinstance(exc, click.ClickException) and not STATE["debug"]:
             # one line, as every other failure: click's own form is three (usage, a hint,
-            # the error); the hint stays, shortened
-            # (click's own parsing errors only: ours name the file and the cause already)
-            parsing = type(exc) is not click.UsageError or "No such command" in exc.message
+            # the error). The hint stays, shortened, after click's own parsing errors (ours
+            # name the file and the cause already).
+            parsing = isinstance(exc, click.UsageError) and (
+                type(exc) is not click.UsageError or "No such command" in exc.message
+            )
             hint = f" (see mdchunk {command} --help)" if parsing else ""
             if command == "mdchunk":
                 hint = " (see mdchunk --help)" if hint else ""

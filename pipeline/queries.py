@@ -57,8 +57,7 @@ def connect(out: str | Path) -> duckdb.DuckDBPyConnection:
         statuses = Counter(r["status"] for r in runstore.history(out))
         runs = ", ".join(f"{n} {status}" for status, n in sorted(statuses.items()))
         raise FileNotFoundError(
-            f"{out}: no published run yet ({runs or 'no run recorded'}); "
-            f"see `mdchunk runs {out}`"
+            f"{out}: no published run yet ({runs or 'no run recorded'}); see `mdchunk runs {out}`"
         )
     if missing:
         raise FileNotFoundError(
