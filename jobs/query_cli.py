@@ -18,7 +18,8 @@ def _out_dir(ctx, param, value: str):
         return value
     path = Path(value)
     if not path.is_dir():
-        raise click.BadParameter(f"{value}: no such folder", ctx=ctx, param=param)
+        what = "a file, not an output folder" if path.exists() else "no such folder"
+        raise click.BadParameter(f"{value}: {what}", ctx=ctx, param=param)
     return path
 
 

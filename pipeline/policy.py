@@ -168,8 +168,13 @@ def load(path: str | Path | None = None, **overrides) -> Policy:
 
         try:
             data = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
-        except (OSError, yaml.YAMLError) as exc:
-            raise PolicyError(f"{path}: cannot read policy: {exc}") from exc
+        except OSError as exc:
+            raise PolicyError(f"{path}: cannot read policy: {exc.strerror or exc}") from exc
+        except yaml.YAMLError as exc:  # one line: the problem and where, not PyYAML's drawing
+            mark = getattr(exc, "problem_mark", None)
+            where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
+            problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+            raise PolicyError(f"{path}: not valid YAML: {problem}{where}") from exc
         if not isinstance(data, dict):
             raise PolicyError(f"{path}: a policy file is a mapping of field: value")
         unknown = sorted(set(data) - set(FIELDS))

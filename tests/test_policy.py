@@ -73,3 +73,12 @@ def test_yaml_unknown_field(tmp_path):
     f.write_text("target: 400\n")
     with pytest.raises(PolicyError, match="unknown policy field"):
         load(f)
+
+
+def test_broken_yaml_is_one_line_naming_where(tmp_path):
+    f = tmp_path / "policy.yaml"
+    f.write_text("target_tokens: 400\n  max_tokens: 512\n")
+    with pytest.raises(PolicyError) as err:
+        load(f)
+    message = str(err.value)
+    assert "\n" not in message and "not valid YAML" in message and "line 2" in message
