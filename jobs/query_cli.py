@@ -271,7 +271,11 @@ def check_cmd(out, tokenizer, show):
 
     from mdchunk.pipeline import manifest, queries, runstore
 
-    if not (_open(queries.folder_of, out) / manifest.MANIFEST).exists():
+    try:
+        folder = queries.folder_of(out)
+    except runstore.RunStoreError:  # a damaged CURRENT: a failed check below, not usage
+        folder = None
+    if folder is not None and not (folder / manifest.MANIFEST).exists():
         # no run's manifest to hold the files to: a folder that is no output at all (or
         # has nothing published) is a usage error, once, not every check failing alike
         _open(queries.connect, out).close()
