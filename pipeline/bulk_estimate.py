@@ -133,11 +133,26 @@ def _counts(texts: pa.Array) -> dict[str, np.ndarray]:
     where, points = _code_points(data)
     rows = row[where]
     for name, ranges in tokens.CLASS_RANGES.items():
-        inside = np.zeros(len(points), bool)
-        for lo, hi in ranges:
-            inside |= (points >= lo) & (points <= hi)
+        if name in _TABLES:  # many ranges: one lookup per character
+            inside = _TABLES[name][points]
+        else:
+            inside = np.zeros(len(points), bool)
+            for lo, hi in ranges:
+                inside |= (points >= lo) & (points <= hi)
         out[name] = np.bincount(rows[inside], minlength=n)
     return out
+
+
+def _table(ranges) -> np.ndarray:
+    """Whether each code point (0 to U+10FFFF) is in ``ranges``."""
+    table = np.zeros(0x110000, bool)
+    for lo, hi in ranges:
+        table[lo : hi + 1] = True
+    return table
+
+
+# classes of many ranges (the Han characters a vocabulary splits) are looked up, not compared
+_TABLES = {name: _table(r) for name, r in tokens.CLASS_RANGES.items() if len(r) > 8}
 
 
 def _states(data: np.ndarray, offsets: np.ndarray) -> np.ndarray:

@@ -34,7 +34,9 @@ BIASES = ("balanced", "code", "prose")
 #    Cherokee...) count more (issue 12's bar, found in session 4).
 # 6: every run of digits counts tokens.NUMBER more: byte-level BPE cuts numbers apart from
 #    their neighbours, and numeric data (printed arrays, matrices, floats, tables of
-#    numbers) passed the cap by up to 2.5x in cl100k tokens (found in session 7).
+#    numbers) passed the cap by up to 2.5x in cl100k tokens; and so do scripts with few
+#    merges (Odia, Urdu, Lao, Tibetan...), four-byte characters and the Han characters the
+#    vocabularies split (Traditional Chinese) (found in session 7).
 CHUNKER_VERSION = "mdchunk-6"
 # The terms of pipeline/postings.py: bump when they change. A run reuses the postings rows of
 # unchanged chunks only from a published postings.parquet whose footer names this version.

@@ -17,6 +17,7 @@ import re
 from functools import cache
 from typing import TYPE_CHECKING, Protocol
 
+from mdchunk.pipeline.han_rare import HAN_BYTES, HAN_RARE
 from mdchunk.pipeline.kinds import CODE_LIKE
 
 if TYPE_CHECKING:  # polars is imported where it is used: a run with nothing to count
@@ -70,6 +71,10 @@ CLASS_RANGES: dict[str, tuple[tuple[int, int], ...]] = {
         (0xA500, 0xA63F),
     ),
     "four_byte": ((0x10000, 0x10FFFF),),
+    # the Han characters cl100k or o200k does not hold as one token, and those of them
+    # left to three byte tokens (benchmarks/han_rare.py)
+    "han_rare": HAN_RARE,
+    "han_bytes": HAN_BYTES,
 }
 
 # name -> pattern counted (non-overlapping matches); the same in Rust's regex (polars) and
@@ -107,7 +112,12 @@ TWO_BYTE_EXTRA = {"greek_hebrew": 0.335, "two_byte_rare": 1.465, "arabic_extende
 # the most a byte-level BPE can spend (``byte_level``). Lao, Tibetan, Sinhala, Myanmar and
 # Georgian get a few merges (2.0-2.2 tokens a character; the estimate gave 0.92-1.01): they
 # count 0.42 more, the largest need per character on our own sentences (Lao) times 1.1.
-THREE_BYTE_EXTRA = {"few_merges": 0.42, "byte_level": 1.39}
+# Han characters: cl100k and o200k hold the common Simplified ones as single tokens and
+# leave the rest (many Traditional ones) to two or three byte tokens; our own Traditional
+# sentences counted 0.91-1.13 of the real count. ``han_rare`` (more than one token alone)
+# and ``han_bytes`` (three) count 0.818 and 1.102 more, on top of cjk: the needs of random
+# text of each set times 1.1.
+THREE_BYTE_EXTRA = {"few_merges": 0.42, "byte_level": 1.39, "han_rare": 0.818, "han_bytes": 1.102}
 # Characters of four bytes (emoji, CJK extension B and later, historic scripts, math
 # letters) cost up to four tokens (random ones: 2.9-4.0; the other weight gave 2.78): they
 # count a token per byte.

@@ -353,3 +353,56 @@ def test_numbers_are_not_under_counted():
     weights = {name: w for name, w in W["prose"].items() if name != "numbers"}
     counts = class_counts(ENGLISH)
     assert estimate(ENGLISH) == math.ceil(sum(counts[k] * weights[k] for k in weights))
+
+
+# Our own sentences in Traditional Chinese and Cantonese: cl100k and o200k hold fewer of
+# their characters as single tokens than Simplified ones; before the han_rare and
+# han_bytes classes they counted 0.91-1.13 of the larger real count.
+TRADITIONAL = {
+    "notice": "應用程式啟動時會讀取設定檔。如果未設定環境變數，程式會使用預設設定。",
+    "guide": "本指南說明如何安裝與設定伺服器。請先確認您的作業系統版本符合需求，然後下載最新的"
+    "安裝套件。安裝完成後，請重新啟動服務並檢查記錄檔中是否有錯誤訊息。",
+    "components": "元件是可重複使用的介面單元。每個元件都有自己的狀態與屬性，並且可以在範本中組合"
+    "使用。當資料變更時，畫面會自動更新，開發者不需要手動操作文件物件模型。",
+    "cantonese": "呢份指南講解點樣安裝同設定伺服器。請先確認你嘅作業系統版本符合要求，然後下載"
+    "最新嘅安裝套件。",
+}
+
+
+@pytest.mark.parametrize("name", sorted(TRADITIONAL))
+def test_traditional_chinese_is_not_under_counted(name):
+    text = TRADITIONAL[name]
+    real = max(
+        make_counter(f"tiktoken:{e}").count([text])[0] for e in ("cl100k_base", "o200k_base")
+    )
+    assert estimate(text) >= real
+    assert _expr([text], ["paragraph"]) == [estimate(text)]
+
+
+def test_random_han_characters_a_vocabulary_splits_are_not_under_counted():
+    import random
+
+    from mdchunk.pipeline.han_rare import HAN_BYTES, HAN_RARE
+
+    rng = random.Random(11)
+    three = {c for lo, hi in HAN_BYTES for c in range(lo, hi + 1)}
+    two = [c for lo, hi in HAN_RARE for c in range(lo, hi + 1) if c not in three]
+    counters = [make_counter(f"tiktoken:{e}") for e in ("cl100k_base", "o200k_base")]
+    for pool in (two, sorted(three)):
+        sentences = (
+            "".join(chr(rng.choice(pool)) for _ in range(rng.randint(4, 12))) for _ in range(40)
+        )
+        text = "。".join(sentences) + "。"
+        assert estimate(text) >= max(c.count([text])[0] for c in counters)
+        assert _expr([text], ["paragraph"]) == [estimate(text)]
+
+
+def test_the_han_sets_are_the_vocabularies():
+    # pipeline/han_rare.py is what benchmarks/han_rare.py reads off the bundled tokenizers
+    from benchmarks import han_rare
+    from mdchunk.pipeline.han_rare import HAN_BYTES, HAN_RARE
+
+    cost = han_rare.costs()
+    assert han_rare.rare_ranges(cost, 2) == list(HAN_RARE)
+    assert han_rare.rare_ranges(cost, 3) == list(HAN_BYTES)
+    assert sum(n == 1 for n in cost.values()) > 500  # the common ones stay one token
