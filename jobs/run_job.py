@@ -9,7 +9,6 @@ When nothing changed at all, the previous files are hard-linked instead of rewri
 
 from __future__ import annotations
 
-import hashlib
 import os
 import time
 from collections import Counter
@@ -28,7 +27,7 @@ from mdchunk.jobs.previous import OldRun, Previous, open_published
 from mdchunk.jobs.runlog import RunLog
 from mdchunk.pipeline import batch, ledger, manifest, runstore, schemas, sources, stamps, store
 from mdchunk.pipeline.batch import Batch, Reused
-from mdchunk.pipeline.document import make_doc_id
+from mdchunk.pipeline.document import content_hash, make_doc_id
 from mdchunk.pipeline.parse import DEFAULT_BACKEND, parser_key
 from mdchunk.pipeline.policy import CHUNKER_VERSION, Policy
 from mdchunk.pipeline.tokens import ESTIMATE_VERSION
@@ -162,7 +161,7 @@ def _hash_inputs(raws, prev: Previous, work: Work, on_fresh: Callable[[], None])
             continue
         work.bytes_read += len(raw.data or b"")
         doc_id = make_doc_id(raw.path)
-        digest = hashlib.sha256(raw.data).hexdigest() if raw.data is not None else None
+        digest = content_hash(raw.data, raw.metadata) if raw.data is not None else None
         unchanged = digest and prev.hashes.get(doc_id) == digest
         if not unchanged:
             on_fresh()

@@ -6,7 +6,9 @@ Decisions (also in the README):
   index into ``documents.text`` and ``text[char_start:char_end]`` is the exact source.
   ``newline`` records which convention the file uses.
 - ``doc_id`` is derived from the path relative to the input root (it survives edits);
-  ``content_hash`` is the sha256 of the raw bytes (it changes with every edit).
+  ``content_hash`` is the sha256 of the raw bytes (it changes with every edit), and of a
+  table row's other columns (its ``metadata``), so that a row whose metadata changes is a
+  changed document.
 - A NUL byte means binary; invalid UTF-8 is rejected with the byte offset of the error.
 """
 
@@ -49,6 +51,17 @@ def doc_format(path: str) -> str | None:
     if suffix in TEXT_SUFFIXES:
         return "text"
     return None
+
+
+def content_hash(data: bytes, metadata: dict[str, str] | None = None) -> str:
+    """sha256 of a document's bytes; with a table row's metadata, of both (a file has none:
+    its hash is the hash of its bytes)."""
+    digest = hashlib.sha256(data)
+    if metadata:
+        digest.update(b"\x00metadata\x00")
+        for key, value in sorted(metadata.items()):
+            digest.update(f"{key}\x00{value}\x00".encode("utf-8", "surrogatepass"))
+    return digest.hexdigest()
 
 
 def make_doc_id(path: str) -> str:
@@ -126,7 +139,7 @@ def decode(raw: RawDocument, mdx: str = "auto", max_bytes: int = DEFAULT_MAX_BYT
         "source": raw.source,
         "format": fmt,
         "mdx": is_mdx,
-        "content_hash": hashlib.sha256(raw.data).hexdigest(),
+        "content_hash": content_hash(raw.data, raw.metadata),
         "n_bytes": size,
         "n_chars": len(text),
         "n_lines": count_lines(text, endings),

@@ -93,6 +93,16 @@ def _type(value) -> str:
     return names.get(type(value), type(value).__name__)
 
 
+def _cell(value) -> str:
+    """A metadata cell as text: strings as they are, lists, objects and booleans as JSON
+    (as front matter is), numbers and dates as printed."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (list, tuple, dict, bool)):
+        return json.dumps(value, ensure_ascii=False, default=str)
+    return str(value)
+
+
 def _text(value: str) -> str:
     """Text safe to store: a lone surrogate shown as a \\uXXXX escape."""
     return value.encode("utf-8", "backslashreplace").decode("utf-8")
@@ -139,7 +149,7 @@ def row_documents(
             yield RawDocument(key, source, None, f"row {i}: {row.why}", reason=BAD_ROW)
             continue
         data, why = _data(row.get(text_col), text_col)
-        meta = {_text(c): _text(str(row[c])) for c in others if row.get(c) is not None}
+        meta = {_text(c): _text(_cell(row[c])) for c in others if row.get(c) is not None}
         if data is None:
             yield RawDocument(key, source, None, f"row {i}: {why}", meta, reason=BAD_ROW)
         else:

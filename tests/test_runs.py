@@ -133,6 +133,30 @@ def test_incremental_output_equals_a_full_run(corpus, tmp_path):
         assert (a / f"{name}.parquet").read_bytes() == (b / f"{name}.parquet").read_bytes(), name
 
 
+def test_a_table_row_whose_metadata_changes_is_a_changed_document(tmp_path):
+    # the text stays, a metadata column changes: the incremental run takes the new value,
+    # and its tables are the bytes of a full run's
+    rows = [
+        {"doc": "a.md", "body": "# A\n\nalpha text", "lang": "fr", "tags": ["x", "y"]},
+        {"doc": "b.md", "body": "# B\n\nbeta text", "lang": "en", "tags": []},
+    ]
+    src, out, full = tmp_path / "docs.jsonl", tmp_path / "out", tmp_path / "full"
+    src.write_text("\n".join(json.dumps(r) for r in rows))
+    flags = ("--text-column", "body", "--id-column", "doc")
+    run(src, out, *flags)
+    rows[0]["lang"] = "es"
+    src.write_text("\n".join(json.dumps(r) for r in rows))
+    record = run(src, out, *flags)
+    assert (record["documents_changed"], record["documents_unchanged"]) == (1, 1)
+    assert record["documents_parsed"] == 1  # b.md, text and metadata as they were, is reused
+    docs = published_table(out, "documents")
+    assert dict(docs["metadata"][0]) == {"lang": "es", "tags": '["x", "y"]'}  # lists as JSON
+    run(src, full, "--full", *flags)
+    a, b = runstore.resolve(out), runstore.resolve(full)
+    for name in ("documents", "blocks", "chunks", "postings", "rejects"):
+        assert (a / f"{name}.parquet").read_bytes() == (b / f"{name}.parquet").read_bytes(), name
+
+
 def test_deleted_document_drops_its_chunks(corpus, tmp_path):
     out = tmp_path / "out"
     run(corpus, out)
