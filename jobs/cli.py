@@ -113,7 +113,8 @@ def input_options(f):
             multiple=True,
             metavar="GLOB",
             help="Only read paths (relative to INPUT) matching GLOB; repeatable. "
-            "'*' also matches '/', so '*.md' means every .md file.",
+            "'*' also matches '/', so '*.md' means every .md file; '**/x' matches 'x' at the "
+            "top too, and a folder's name matches everything below it.",
         ),
         click.option(
             "--exclude",

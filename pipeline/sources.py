@@ -53,9 +53,20 @@ class Selection:
     out: Path | None = None  # the output folder: never read, even inside INPUT
 
     def wants(self, rel: str) -> bool:
-        if self.include and not any(fnmatch.fnmatch(rel, g) for g in self.include):
+        if self.include and not any(_matches(rel, g) for g in self.include):
             return False
-        return not any(fnmatch.fnmatch(rel, g) for g in self.exclude)
+        return not any(_matches(rel, g) for g in self.exclude)
+
+
+def _matches(rel: str, pattern: str) -> bool:
+    """fnmatch ('*' matches '/' too), and as in .gitignore: a leading ``**/`` also matches
+    at the top, a pattern naming a folder matches everything below it, ``./`` is dropped."""
+    pattern = pattern.removeprefix("./")
+    if fnmatch.fnmatch(rel, pattern):
+        return True
+    if pattern.startswith("**/") and fnmatch.fnmatch(rel, pattern[3:]):
+        return True
+    return fnmatch.fnmatch(rel, pattern.rstrip("/") + "/*")
 
 
 @dataclass  # not frozen: a frozen dataclass is built three times slower, once per file

@@ -49,6 +49,22 @@ def test_include_exclude(tmp_path):
     ]
 
 
+def test_globs_read_as_in_gitignore():
+    from mdchunk.pipeline.sources import Selection
+
+    paths = ["top.md", "guides/a.md", "guides/deep/b.md", "notes.txt"]
+
+    def picked(include=(), exclude=()):
+        selection = Selection(include=tuple(include), exclude=tuple(exclude))
+        return [p for p in paths if selection.wants(p)]
+
+    assert picked(["*.md"]) == ["top.md", "guides/a.md", "guides/deep/b.md"]
+    assert picked(["**/*.md"]) == ["top.md", "guides/a.md", "guides/deep/b.md"]
+    assert picked(["guides"]) == picked(["guides/"]) == ["guides/a.md", "guides/deep/b.md"]
+    assert picked(["./top.md"]) == ["top.md"]
+    assert picked(exclude=["guides/deep"]) == ["top.md", "guides/a.md", "notes.txt"]
+
+
 def test_table_input_keeps_metadata(tmp_path):
     rows = [
         {"id": "a.md", "text": "# A\n\nbody", "lang": "en"},
