@@ -135,10 +135,13 @@ def check_template(template: str) -> list[str]:
 
 def url(template: str, path: str, anchor: str | None, line_start: int, line_end: int) -> str:
     """The chunk's link: the template filled in, path segments and anchor percent-encoded;
-    without an anchor, ``#{anchor}`` (or ``{anchor}``) is left out."""
+    without an anchor, ``#{anchor}`` (or ``{anchor}``) is left out, and for a top-level
+    file ``{dir}/`` is."""
     if not anchor:
         template = template.replace("#{anchor}", "").replace("{anchor}", "")
     posix = PurePosixPath(path)
+    if str(posix.parent) == ".":  # a top-level file: no empty segment ("site//page.html")
+        template = template.replace("{dir}/", "")
     stem = posix.with_suffix("") if posix.suffix else posix
     values = {
         "path": quote(str(posix)),

@@ -82,6 +82,9 @@ def test_chunk_anchor_and_url_from_a_template():
 def test_url_without_anchor_drops_the_fragment():
     assert url("https://x.dev/{path_stem}/#{anchor}", "a/b.md", None, 1, 2) == "https://x.dev/a/b/"
     assert url("{path}#L{line_start}-L{line_end}", "a/b.md", "q", 3, 9) == "a/b.md#L3-L9"
+    # a top-level file has no folder: no empty path segment
+    assert url("https://x/{dir}/{stem}.html", "top.md", None, 1, 1) == "https://x/top.html"
+    assert url("https://x/{dir}/{stem}.html", "a/b.md", None, 1, 1) == "https://x/a/b.html"
 
 
 def test_unknown_link_placeholder_is_a_policy_error():
