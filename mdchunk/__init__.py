@@ -21,6 +21,8 @@ from typing import TYPE_CHECKING
 
 __all__ = [
     "Chunk",
+    "InputError",
+    "LedgerError",
     "Policy",
     "PolicyError",
     "Refused",
@@ -37,6 +39,8 @@ __all__ = [
 ]
 
 _HOMES = {
+    "InputError": "mdchunk.pipeline.reading",  # an INPUT that cannot be read as asked
+    "LedgerError": "mdchunk.pipeline.ledger",  # changes(): a run the ledger does not know
     "Policy": "mdchunk.pipeline.policy",
     "PolicyError": "mdchunk.pipeline.policy",
     "RunSummary": "mdchunk.jobs.run_job",
@@ -58,7 +62,9 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and editors only
     )
     from mdchunk.jobs.guards import Refused
     from mdchunk.jobs.run_job import RunSummary
+    from mdchunk.pipeline.ledger import LedgerError
     from mdchunk.pipeline.policy import Policy, PolicyError
+    from mdchunk.pipeline.reading import InputError
 
 
 def __getattr__(name: str):

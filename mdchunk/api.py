@@ -178,7 +178,8 @@ def chunk_table(
     resolved = resolve_policy(policy)
     is_polars = type(table).__module__.split(".")[0] == "polars"
     arrow = table.to_arrow() if is_polars else table
-    raws = table_documents(arrow, Selection(text_column=text_column, id_column=id_column), "")
+    selection = Selection(text_column=text_column, id_column=id_column)
+    raws = table_documents(arrow, selection, "table")  # errors name "table: no column ..."
     parts, rejected = [], []
     for group in batched(raws, BATCH_DOCS):
         tables, _ = process(Batch(group), resolved, DEFAULT_MAX_BYTES)

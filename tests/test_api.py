@@ -142,3 +142,14 @@ def test_help_and_version_work_without_heavy_imports():
         )
         assert done.returncode == 0, done.stderr
     assert "mdchunk" in done.stdout
+
+
+def test_api_errors_can_be_caught_by_name(tmp_path):
+    with pytest.raises(mdchunk.InputError, match=r"^table: no column 'body'"):
+        mdchunk.chunk_table(pl.DataFrame({"text": ["# A"]}), text_column="body")
+    from mdchunk.jobs.runlog import RunLog
+
+    out = tmp_path / "out"
+    mdchunk.run([str(SAMPLE)], out, workers=1, log=RunLog(quiet=True))
+    with pytest.raises(mdchunk.LedgerError):
+        mdchunk.changes(out, "no-such-run")
