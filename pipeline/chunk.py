@@ -294,15 +294,17 @@ def _whole_body(doc: dict, blocks: list[dict], counting: Counting) -> list[dict]
 
 
 def _count(rows: list[dict], groups: list[Group], counting: Counting) -> None:
-    """n_tokens of every embed_text: exact with a real tokenizer, sums for the estimate."""
+    """n_tokens of every embed_text: exact with a real tokenizer, sums for the estimate (an
+    image chunk's body is its alt text, not its block: the alt is counted)."""
     if counting.estimate:
         prefixes = [r["embed_text"][: len(r["embed_text"]) - len(r["text"])] for r in rows]
         extra = counting.counter.count(prefixes)
         for r, g, p, e in zip(rows, groups, prefixes, extra):
-            r["n_tokens"] = 0 if g.image else g.tokens + (e + SEP if p else 0)
+            body = counting.counter.count([r["text"]])[0] if g.image else g.tokens
+            r["n_tokens"] = body + (e + SEP if p else 0)
     else:
         counted = counting.counter.count([r["embed_text"] for r in rows])
-        for r, g, n in zip(rows, groups, counted):
-            r["n_tokens"] = 0 if g.image else n
+        for r, n in zip(rows, counted):
+            r["n_tokens"] = n
     for r in rows:
         r["token_source"] = counting.counter.name

@@ -97,7 +97,10 @@ def units_of(
             span = ((b["char_start"], b["char_end"]),)
             path = b["heading_path"]
             index, level = b["block_index"], b["level"]
-            unit = Unit(index, b["block_id"], kind, text, span, tokens, level, path, sec, b["alt"])
+            alt = b["alt"]
+            if kind == "image" and alt:  # the alt text is what is embedded: within the cap
+                alt = _alt_within(alt, limit, count_for("paragraph"))
+            unit = Unit(index, b["block_id"], kind, text, span, tokens, level, path, sec, alt)
             out.append(unit)
             continue
         base = dict(
@@ -152,6 +155,16 @@ def _leads(blocks: list[dict], numbers: list[int], small: int) -> list[int]:
         if lead >= small:
             lead, headed, content = 0, False, False
     return out
+
+
+def _alt_within(alt: str, limit: int, count: Callable[[list[str]], list[int]]) -> str:
+    """An image's alt text, cut at a space (and marked with "…") until it counts at most
+    ``limit`` tokens; the image's span still covers the whole block."""
+    while count([alt])[0] > limit and len(alt) > 1:
+        cut = alt[: max(1, len(alt) * 3 // 4)]
+        space = cut.rfind(" ")
+        alt = (cut[:space] if space > 0 else cut).rstrip() + "…"
+    return alt
 
 
 def _closed(text: str, tokens: int, count: Callable[[list[str]], list[int]]) -> tuple[str, int]:

@@ -114,13 +114,17 @@ def test_target_steers_sizes():
     assert max(c["n_tokens"] for c in small[:-1]) <= 200 + 60
 
 
-def test_image_only_block_is_its_own_zero_token_chunk():
+def test_image_only_block_is_its_own_chunk_counted_by_its_alt_text():
+    from mdchunk.pipeline.tokens import estimate
+
     chunks = chunk_text("# Pics\n\nSome words here.\n\n![A diagram of the log](d.png)\n\nMore.\n")
     images = [c for c in chunks if c["chunk_type"] == "image"]
     assert len(images) == 1
     img = images[0]
-    assert (img["text"], img["n_tokens"], img["image_src"]) == ("A diagram of the log", 0, "d.png")
+    assert (img["text"], img["image_src"]) == ("A diagram of the log", "d.png")
     assert img["embed_text"] == "Pics\n\nA diagram of the log"  # the context header, then alt
+    # what is embedded is counted: the header, the blank line, the alt text
+    assert img["n_tokens"] == estimate("A diagram of the log") + estimate("Pics\n\n") + 1
     assert img["chunk_id"] and img["breadcrumb"] == ["Pics"]
     text_chunks = [c for c in chunks if c["chunk_type"] != "image"]
     assert all("![" not in c["text"] for c in text_chunks)
@@ -318,3 +322,18 @@ def test_estimate_counter_remembers_without_changing_counts():
         counter.count([f"header {i}"])
     assert len(counter._memo) <= tokens.MEMO_ENTRIES
     assert counter.count(texts) == want
+
+
+def test_an_alt_text_over_the_cap_is_cut_to_fit():
+    from mdchunk.pipeline.tokens import make_counter
+
+    alt = "a very long alt text " * 400
+    doc = f"# Doc\n\nIntro.\n\n![{alt}](img.png)\n"
+    for tokenizer in ("estimate", "tiktoken:cl100k_base"):
+        policy = Policy(tokenizer=tokenizer)
+        (img,) = [c for c in chunk_text(doc, policy) if c["chunk_type"] == "image"]
+        assert img["text"].endswith("…") and alt.startswith(img["text"][:-1])
+        assert 500 < img["n_tokens"] <= policy.max_tokens
+        real = make_counter("tiktoken:cl100k_base").count([img["embed_text"]])[0]
+        assert real <= policy.max_tokens
+        assert img["spans"] == [{"start": 15, "end": 15 + len(f"![{alt}](img.png)")}]

@@ -1,4 +1,4 @@
--- Token sizes of text chunks (image chunks, 0 tokens by contract, are left out).
+-- Token sizes of text chunks (image chunks, whose n_tokens counts an alt text, are left out).
 -- Parameters: $min_tokens, $max_tokens (from the policy that produced the chunks).
 -- Percentiles are nearest-rank (quantile_disc): the value at rank ceil(q * n).
 WITH
