@@ -26,7 +26,9 @@ Rules (README "Packing rules" states them for users):
    sections are packed into one chunk while it stays within ``target`` and every cap
    involved, as long as every section in it lies below the parent of its first section:
    sibling sections, and a section with its subsections, never a section with what follows
-   its parent.
+   its parent. A chunk under ``min_tokens`` made of subsections of the previous chunk's
+   last section joins it up to the cap, not only the target: a section is not left
+   without its small subsection.
 """
 
 from __future__ import annotations
@@ -234,7 +236,12 @@ class Packer:
         top = self.parents[secs_a[0]]  # the parent of the chunk's first section
         if top is None or not self._under(secs_b[0], top):
             return False
-        limit = min([self.target] + [self.cap[s] for s in secs_a + secs_b])
+        caps = [self.cap[s] for s in secs_a + secs_b]
+        limit = min([self.target] + caps)
+        if self.size(b.units) < self.min_tokens and all(
+            self._under(s, secs_a[-1]) for s in secs_b
+        ):  # a small subsection of the chunk's last section stays with it, up to the cap
+            limit = min(caps)
         return self.size(a.units + b.units) <= limit
 
     def _under(self, sec: int, top: int) -> bool:

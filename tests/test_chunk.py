@@ -337,3 +337,23 @@ def test_an_alt_text_over_the_cap_is_cut_to_fit():
         real = make_counter("tiktoken:cl100k_base").count([img["embed_text"]])[0]
         assert real <= policy.max_tokens
         assert img["spans"] == [{"start": 15, "end": 15 + len(f"![{alt}](img.png)")}]
+
+
+def test_a_small_subsection_stays_with_its_section_when_siblings_are_packed():
+    # 40 `## func` / `### Returns` pairs: the chunk that closes at a func takes that func's
+    # small Returns subsection along (up to the cap), instead of leaving it alone
+    doc = "\n".join(
+        ["# API\n"]
+        + [
+            f"## func_{i}\n\nDoes thing number {i} for the caller and returns a value.\n\n"
+            f"### Returns\n\nThe result of thing {i} which is a value of type int.\n"
+            for i in range(40)
+        ]
+    )
+    policy = Policy()
+    chunks = chunk_text(doc, policy)
+    assert min(c["n_tokens"] for c in chunks) >= policy.min_tokens
+    assert max(c["n_tokens"] for c in chunks) <= policy.max_tokens
+    for c in chunks:  # every func travels with its Returns
+        funcs = re.findall(r"^## (func_\d+)$", c["text"], re.M)
+        assert c["text"].count("### Returns") == len(funcs), c["text"][:80]
