@@ -325,10 +325,9 @@ def process(
     if batch.reused_chunks is not None:
         chunks = pa.concat_tables([packed, batch.reused_chunks])
     docs, blks = drop_rejected(docs, chunk_rejects), drop_rejected(blks, chunk_rejects)
-    order = {
-        (x.doc_id if isinstance(x, Reused) else make_doc_id(x.path)): i
-        for i, x in enumerate(batch.items)
-    }
+    order: dict[str, int] = {}  # a document's first item (a later duplicate is a reject)
+    for i, x in enumerate(batch.items):
+        order.setdefault(x.doc_id if isinstance(x, Reused) else make_doc_id(x.path), i)
     chunks = ordered(chunks, order, "chunk_index")
     tables = {
         "documents": ordered(docs, order, None),

@@ -252,8 +252,8 @@ def test_one_path_is_one_document(tmp_path):
     # (they were packed as one document: its chunks glued the two texts together)
     rows = [
         {"path": "a.md", "text": "# A\n\nalpha"},
-        {"path": "a.md", "text": "# Other\n\nbeta"},
         {"path": "b.md", "text": "# B\n\ngamma"},
+        {"path": "a.md", "text": "# Other\n\nbeta"},
     ]
     src = tmp_path / "docs.jsonl"
     src.write_text("\n".join(json.dumps(r) for r in rows))
@@ -266,7 +266,7 @@ def test_one_path_is_one_document(tmp_path):
     assert chunks["text"].to_list() == ["# A\n\nalpha", "# B\n\ngamma"]
     rejects = pl.read_parquet(folder / "rejects.parquet")
     assert rejects.select("path", "reason").rows() == [("a.md", "duplicate")]
-    assert "row 1" in rejects["detail"][0] and "row 0" in rejects["detail"][0]
+    assert "row 2" in rejects["detail"][0] and "row 0" in rejects["detail"][0]
     # the same folder twice, or a file with its folder: each file is read once
     docs = tmp_path / "docs"
     docs.mkdir()
