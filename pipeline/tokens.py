@@ -303,6 +303,8 @@ def _pattern(name: str) -> re.Pattern:
     """CLASSES[name], compiled on first use: a run that counts nothing (an unchanged nightly
     run reads ESTIMATE_VERSION only) does not compile the classes of many ranges."""
     return re.compile(CLASSES[name])
+
+
 _ENGLISH = re.compile(rf"\b(?:{'|'.join(ENGLISH_WORDS)})\b", re.ASCII | re.IGNORECASE)
 # every byte to its ASCII class: l(ower), u(pper), d(igit), p(unct), s(pace), or "."
 # (anything else, non-ASCII bytes included); the classes are counted on this shape
