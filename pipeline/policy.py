@@ -38,6 +38,7 @@ BIASES = ("balanced", "code", "prose")
 #    merges (Odia, Urdu, Lao, Tibetan...), four-byte characters and the Han characters the
 #    vocabularies split (Traditional Chinese) (found in session 7).
 CHUNKER_VERSION = "mdchunk-6"
+MIN_MAX_TOKENS = 16  # a smaller cap leaves no room for a context header and a word
 # The terms of pipeline/postings.py: bump when they change. A run reuses the postings rows of
 # unchanged chunks only from a published postings.parquet whose footer names this version.
 POSTINGS_VERSION = "postings-1"
@@ -96,12 +97,11 @@ class Policy:
             "heading_depth",
         ):
             value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-                out.append(f"{name} must be a whole number >= 0, got {value!r}")
+            least = MIN_MAX_TOKENS if name == "max_tokens" else 0
+            if not isinstance(value, int) or isinstance(value, bool) or value < least:
+                out.append(f"{name} must be a whole number >= {least}, got {value!r}")
         if out:
             return out
-        if self.max_tokens < 16:
-            out.append(f"max_tokens must be at least 16, got {self.max_tokens}")
         if self.min_tokens > self.target_tokens:
             out.append(f"min_tokens ({self.min_tokens}) > target_tokens ({self.target_tokens})")
         if self.target_tokens > self.max_tokens:

@@ -41,6 +41,9 @@ def test_defaults():
         ({"strategy": "semantic"}, "strategy must be one of"),
         ({"front_matter": "keep"}, "front_matter must be one of"),
         ({"target_tokens": -1}, "target_tokens must be a whole number"),
+        # one message for every max_tokens too small, negative or not
+        ({"max_tokens": -5, "target_tokens": 4}, "max_tokens must be a whole number >= 16"),
+        ({"max_tokens": 0, "target_tokens": 0}, "max_tokens must be a whole number >= 16"),
     ],
 )
 def test_contradictions_raise(changes, message):
