@@ -278,7 +278,7 @@ def _policy(policy_file, mdx=None, **flags):
 
     try:
         return resolve_policy(policy_file, mdx=mdx, **flags)
-    except PolicyError as exc:  # one sentence: "Error: invalid policy: ..."
+    except PolicyError as exc:  # one line: "mdchunk run: invalid policy: ..."
         raise click.UsageError(str(exc)) from exc
 
 
