@@ -98,9 +98,8 @@ class Main(click.Group):
             parsing = isinstance(exc, click.UsageError) and (
                 type(exc) is not click.UsageError or "No such command" in exc.message
             )
-            hint = f" (see mdchunk {command} --help)" if parsing else ""
-            if command == "mdchunk":
-                hint = " (see mdchunk --help)" if hint else ""
+            where = "mdchunk" if command == "mdchunk" else f"mdchunk {command}"
+            hint = f" (see {where} --help)" if parsing else ""
             finish(command, exc.format_message() + hint, exc.exit_code)
         if isinstance(exc, click.ClickException):
             raise exc

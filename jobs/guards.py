@@ -84,19 +84,26 @@ def policy_differences(base: Baseline, policy_json: str, chunker_version: str) -
     return out
 
 
-def check_policy(base: Baseline, policy_json: str, chunker_version: str, guards: Guards):
+def check_policy(base: Baseline, policy_json: str, chunker_version: str, guards: Guards, warn=None):
     """Before any work: refuse a policy other than the published run's, unless
-    ``new_policy``, or a dry run (it publishes nothing: it is how a change is previewed),
-    or a published run without chunks (no id to change). Returns the differences
-    (accepted ones too)."""
+    ``new_policy``, or a published run without chunks (no id to change). A dry run is how a
+    change is previewed: it publishes nothing, so it is not refused but told (``warn``).
+    Returns the differences (accepted ones too)."""
     differences = policy_differences(base, policy_json, chunker_version)
-    if differences and not guards.new_policy and not guards.dry_run and base.chunks:
+    if not differences or guards.new_policy or not base.chunks:
+        return differences
+    if not guards.dry_run:
         raise Refused(
             f"the policy differs from that of the published run {base.run_id} "
             f"({'; '.join(differences)}): all {base.chunks} published chunk ids would change, "
             "so every chunk would be embedded again. Nothing was published. Run again with "
             "--new-policy to accept that, or with the published policy "
             "(`mdchunk runs DIR --json` shows it)."
+        )
+    if warn is not None:
+        warn(
+            f"the policy differs from the published run's ({'; '.join(differences)}): "
+            f"all {base.chunks} chunk ids would change; a real run needs --new-policy"
         )
     return differences
 

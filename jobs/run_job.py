@@ -303,13 +303,8 @@ def run(
             history = runstore.history(job.root) if dry else runstore.start(job.root)
             base = guards.baseline(job.root)
             changed = guards.check_policy(
-                base, policy.canonical_json(), CHUNKER_VERSION, job.guards
+                base, policy.canonical_json(), CHUNKER_VERSION, job.guards, job.log.warn
             )
-            if changed and dry and not job.guards.new_policy and base.chunks:
-                job.log.warn(
-                    f"the policy differs from the published run's ({'; '.join(changed)}): "
-                    f"all {base.chunks} chunk ids would change; a real run needs --new-policy"
-                )
             folder.mkdir(parents=True)
             with job.stack:  # the workers, if the run starts them, stop at its end
                 result, known = _execute(job, folder, record)

@@ -20,6 +20,22 @@ def _expr(texts: list[str], kinds: list[str], bias: str = "balanced") -> list[in
     return df.select(estimate_expr(bias, pl.col("text"), pl.col("kind")))["text"].to_list()
 
 
+REAL = ("cl100k_base", "o200k_base")  # the estimate must not under-count either
+
+
+def _real(text: str) -> int:
+    """The larger of cl100k's and o200k's count of ``text``."""
+    return max(make_counter(f"tiktoken:{e}").count([text])[0] for e in REAL)
+
+
+def _never_under(text: str, group: str = "prose") -> None:
+    """The estimate of ``text`` is at least its real count, and the polars expression gives
+    the Python path's number."""
+    assert estimate(text, group=group) >= _real(text)
+    kind = "code" if group == "code" else "paragraph"
+    assert _expr([text], [kind]) == [estimate(text, group=group)]
+
+
 def test_class_counts_of_a_mixed_string():
     text = "Hi camelCase v12 ok!\n日本語カナ。한국어 é ा 👍"
     c = class_counts(text)
@@ -160,12 +176,8 @@ ENGLISH = (
 @pytest.mark.parametrize("language", sorted(OTHER_LANGUAGES))
 def test_latin_script_languages_are_not_under_counted(language):
     text = OTHER_LANGUAGES[language]
-    real = max(
-        make_counter(f"tiktoken:{e}").count([text])[0] for e in ("cl100k_base", "o200k_base")
-    )
     assert class_counts(text)["foreign"] == class_counts(text)["letters"]
-    assert estimate(text) >= real
-    assert _expr([text], ["paragraph"]) == [estimate(text)]
+    _never_under(text)
 
 
 def test_english_and_short_texts_keep_the_english_weights():
@@ -228,12 +240,7 @@ TWO_BYTE_SCRIPTS = {
 
 @pytest.mark.parametrize("script", sorted(TWO_BYTE_SCRIPTS))
 def test_two_byte_scripts_a_vocabulary_barely_holds_are_not_under_counted(script):
-    text = TWO_BYTE_SCRIPTS[script]
-    real = max(
-        make_counter(f"tiktoken:{e}").count([text])[0] for e in ("cl100k_base", "o200k_base")
-    )
-    assert estimate(text) >= real
-    assert _expr([text], ["paragraph"]) == [estimate(text)]
+    _never_under(TWO_BYTE_SCRIPTS[script])
     # Cyrillic, which the vocabularies hold well, keeps the plain two_byte weight
     assert class_counts("Файл конфигурации")["two_byte_rare"] == 0
 
@@ -291,12 +298,7 @@ FEW_MERGES = {
 
 @pytest.mark.parametrize("language", sorted(FEW_MERGES))
 def test_scripts_with_few_merges_are_not_under_counted(language):
-    text = FEW_MERGES[language]
-    real = max(
-        make_counter(f"tiktoken:{e}").count([text])[0] for e in ("cl100k_base", "o200k_base")
-    )
-    assert estimate(text) >= real
-    assert _expr([text], ["paragraph"]) == [estimate(text)]
+    _never_under(FEW_MERGES[language])
 
 
 @pytest.mark.parametrize(
@@ -331,11 +333,7 @@ def test_scripts_left_to_bytes_are_not_under_counted(first, last):
         "".join(chr(rng.randint(first, last)) for _ in range(rng.randint(2, 7))) for _ in range(150)
     ]
     for text in (" ".join(words) + ".", GEORGIAN):
-        real = max(
-            make_counter(f"tiktoken:{e}").count([text])[0] for e in ("cl100k_base", "o200k_base")
-        )
-        assert estimate(text) >= real
-        assert _expr([text], ["paragraph"]) == [estimate(text)]
+        _never_under(text)
 
 
 def test_numbers_are_not_under_counted():
@@ -343,12 +341,9 @@ def test_numbers_are_not_under_counted():
     # counted per run of digits (tokens.NUMBER), in prose and in code
     from tests.helpers import numeric_texts
 
-    counters = [make_counter(f"tiktoken:{e}") for e in ("cl100k_base", "o200k_base")]
-    for name, text in numeric_texts().items():
-        real = max(c.count([text])[0] for c in counters)
-        for group, kind in (("prose", "paragraph"), ("code", "code")):
-            assert estimate(text, group=group) >= real, (name, group)
-            assert _expr([text], [kind]) == [estimate(text, group=group)]
+    for text in numeric_texts().values():
+        for group in ("prose", "code"):
+            _never_under(text, group)
     # the class is added last: a text without digits keeps its estimate to the bit
     weights = {name: w for name, w in W["prose"].items() if name != "numbers"}
     counts = class_counts(ENGLISH)
@@ -371,12 +366,7 @@ TRADITIONAL = {
 
 @pytest.mark.parametrize("name", sorted(TRADITIONAL))
 def test_traditional_chinese_is_not_under_counted(name):
-    text = TRADITIONAL[name]
-    real = max(
-        make_counter(f"tiktoken:{e}").count([text])[0] for e in ("cl100k_base", "o200k_base")
-    )
-    assert estimate(text) >= real
-    assert _expr([text], ["paragraph"]) == [estimate(text)]
+    _never_under(TRADITIONAL[name])
 
 
 def test_random_han_characters_a_vocabulary_splits_are_not_under_counted():
@@ -387,14 +377,11 @@ def test_random_han_characters_a_vocabulary_splits_are_not_under_counted():
     rng = random.Random(11)
     three = {c for lo, hi in HAN_BYTES for c in range(lo, hi + 1)}
     two = [c for lo, hi in HAN_RARE for c in range(lo, hi + 1) if c not in three]
-    counters = [make_counter(f"tiktoken:{e}") for e in ("cl100k_base", "o200k_base")]
     for pool in (two, sorted(three)):
         sentences = (
             "".join(chr(rng.choice(pool)) for _ in range(rng.randint(4, 12))) for _ in range(40)
         )
-        text = "。".join(sentences) + "。"
-        assert estimate(text) >= max(c.count([text])[0] for c in counters)
-        assert _expr([text], ["paragraph"]) == [estimate(text)]
+        _never_under("。".join(sentences) + "。")
 
 
 def test_the_han_sets_are_the_vocabularies():
