@@ -1,5 +1,5 @@
 """The change set of a run: ``changes.parquet``, chunk ids added (with their rows) and
-removed relative to the published run.
+removed relative to the published run; and the kept ids whose rows were updated.
 
 Added rows are written as each batch's chunks arrive, not read back from the finished
 ``chunks.parquet`` (which cost a first run a second pass over every chunk, about 0.7 s of
@@ -7,11 +7,22 @@ the main process over the shared corpora, while the workers stood idle). Rows co
 the same order and row groups as that second pass gave: a batch's added chunks are one row
 group, as its chunks are one row group of ``chunks.parquet``. Removed rows follow at the
 end, by chunk id. Memory holds the published run's chunk ids and the new ids, never rows.
+
+An id is kept when its embed_text is (the id hashes the blocks, header and anchor it is
+made of), so its vector stays right; its other columns can still change: an edit above it
+moves its ``chunk_index``, offsets and line numbers (and a url built from them), a front
+matter field not shown in embed_text changes ``front_matter``. Such an id is *updated*.
+Only chunks of documents packed again can differ from the published rows (reused chunks
+are those rows), so only theirs are compared, with the published run's rows of those
+documents. Updated ids go to the ledger, not to changes.parquet, whose two ops (add,
+remove) consumers already act on: ``mdchunk changes --updates`` gives their rows.
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
+from functools import reduce
 from pathlib import Path
 
 import pyarrow as pa
@@ -22,46 +33,83 @@ from mdchunk.pipeline import columns, schemas, store
 
 class ChangeSet:
     """Written batch by batch (``add``), finished by ``close`` (the removed chunks), or
-    ``abort``-ed with the run."""
+    ``abort``-ed with the run. ``stored``: the published run's chunk rows of some documents
+    (None when that run cannot be reused: then no row is told an update); ``repacked``: the
+    documents this run packs again (None: every one)."""
 
-    def __init__(self, old: OldRun, folder: Path):
+    def __init__(
+        self,
+        old: OldRun,
+        folder: Path,
+        stored: Callable[[list[str]], pa.Table] | None = None,
+        repacked: set[str] | None = None,
+    ):
         self.old = old
         self.writer = store.TableWriter(folder / "changes.parquet", schemas.CHANGES)
         self.new_ids: list[pa.ChunkedArray] = []
-        self.counts: Counter = Counter(total=0, added=0, removed=0)
+        self.counts: Counter = Counter(total=0, added=0, removed=0, updated=0)
+        self.updated: list[str] = []  # kept ids whose rows changed, in chunk order
+        self.new_docs: list[pa.ChunkedArray] = []
+        self.stored = stored
+        self._repacked = None if repacked is None else columns.column(sorted(repacked), pa.string())
         self._old_ids = None
 
     def add(self, chunks: pa.Table) -> None:
-        """The chunks of one batch: those the published run does not hold are added."""
+        """The chunks of one batch: those the published run does not hold are added; of
+        those it holds, the ones whose other columns changed are noted as updated."""
         import pyarrow.compute as pc  # here: an unchanged run never loads it
 
         if not chunks.num_rows:
             return
         ids = chunks["chunk_id"]
         self.new_ids.append(ids)
+        self.new_docs.append(chunks["doc_id"])
         self.counts["total"] += chunks.num_rows
         if self._old_ids is None:
             self._old_ids = columns.flat(self.old.chunks["chunk_id"])
         added = pc.invert(pc.is_in(ids, value_set=self._old_ids))
         k = pc.sum(added).as_py() or 0
+        rows = store.conform(chunks, schemas.CHUNKS)
+        updated = self._updated(rows, added, k)
+        self.updated.extend(updated)
+        self.counts["updated"] += len(updated)
         if k:
-            rows = store.conform(chunks, schemas.CHUNKS)
             if k < rows.num_rows:  # a first run adds every chunk: no copy of their texts
                 rows = rows.filter(added)
             self.writer.write(rows.add_column(0, "op", columns.column(["add"] * k, pa.string())))
             self.counts["added"] += k
 
+    def _updated(self, rows: pa.Table, added, k: int) -> list[str]:
+        """The kept ids of documents packed again whose row differs from the published
+        run's row of that id."""
+        import pyarrow.compute as pc
+
+        if self.stored is None or k == rows.num_rows:
+            return []
+        kept = pc.invert(added)
+        if self._repacked is not None:
+            if not len(self._repacked):
+                return []
+            kept = pc.and_(kept, pc.is_in(rows["doc_id"], value_set=self._repacked))
+        new = rows.filter(kept).to_pylist()
+        if not new:
+            return []
+        docs = list(dict.fromkeys(r["doc_id"] for r in new))
+        old = {r["chunk_id"]: r for r in self.stored(docs).to_pylist()}
+        return [r["chunk_id"] for r in new if old.get(r["chunk_id"], r) != r]
+
     def close(self, unlisted: set[str]) -> Counter:
         """Write the removed chunks and publish the file; the counts (total, added, removed,
-        kept). Never removes a chunk of a document below a folder that could not be listed
-        (``unlisted``: path prefixes)."""
+        updated, kept: updated ids are kept ids; unlisted_lost: removed chunks of documents
+        below a folder that could not be listed, ``unlisted``, which this run could not
+        carry: no reusable published run; the run's guard refuses to publish them)."""
         try:
             self._write_removed(unlisted)
         except BaseException:
             self.writer.abort()
             raise
         self.writer.close()
-        self.counts["kept"] = self.counts["total"] - self.counts["added"]
+        self.counts["kept"] = self.counts["total"] - self.counts["added"]  # updated among them
         return self.counts
 
     def abort(self) -> None:
@@ -71,11 +119,12 @@ class ChangeSet:
         import pyarrow.compute as pc
 
         old = self.old.chunks
-        parts = [part for ids in self.new_ids for part in ids.chunks]
-        new_ids = columns.flat(pa.chunked_array(parts, pa.string()))
-        gone = pc.invert(pc.is_in(old["chunk_id"], value_set=new_ids))
-        for prefix in unlisted:  # never removed: below a folder that could not be listed
-            gone = pc.and_(gone, pc.invert(pc.starts_with(old["path"], prefix)))
+        gone = pc.invert(pc.is_in(old["chunk_id"], value_set=_flat(self.new_ids)))
+        if unlisted:
+            below = reduce(pc.or_, (pc.starts_with(old["path"], p) for p in sorted(unlisted)))
+            held = pc.is_in(old["doc_id"], value_set=_flat(self.new_docs))
+            lost = pc.and_(gone, pc.and_(below, pc.invert(held)))
+            self.counts["unlisted_lost"] = pc.sum(lost).as_py() or 0
         removed = old.filter(gone).sort_by("chunk_id")
         self.counts["removed"] = removed.num_rows
         if not removed.num_rows:
@@ -88,6 +137,10 @@ class ChangeSet:
         self.writer.write(rows.select(schemas.CHANGES.names).cast(schemas.CHANGES))
 
 
+def _flat(parts: list[pa.ChunkedArray]) -> pa.Array:
+    return columns.flat(pa.chunked_array([c for p in parts for c in p.chunks], pa.string()))
+
+
 def unchanged(folder: Path) -> Counter:
     """The empty change set of a run that changed nothing (its chunks are the published
     run's files)."""
@@ -98,17 +151,19 @@ def unchanged(folder: Path) -> Counter:
     return Counter(total=total, added=0, removed=0, kept=total)
 
 
-def of_folder(old: OldRun, folder: Path) -> Counter:
+def of_folder(old: OldRun, folder: Path, stored: Callable | None = None) -> ChangeSet:
     """The change set of a finished run folder against ``old`` (a rollback publishes an
-    older run again), its chunks read row group by row group."""
+    older run again), its chunks read row group by row group; ``stored`` as for ChangeSet
+    (every kept id is compared). Closed: its ``counts`` and ``updated`` are final."""
     import pyarrow.parquet as pq
 
     chunks = pq.ParquetFile(folder / "chunks.parquet")
-    changes = ChangeSet(old, folder)
+    changes = ChangeSet(old, folder, stored)
     try:
         for group in range(chunks.num_row_groups):
             changes.add(chunks.read_row_group(group))
     except BaseException:
         changes.abort()
         raise
-    return changes.close(set())
+    changes.close(set())
+    return changes

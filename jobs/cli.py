@@ -553,6 +553,7 @@ SUMMARY_COUNTS = [
     "documents_parsed",
     "chunks_added",
     "chunks_removed",
+    "chunks_updated",
     "chunks_kept",
     "chunks_total",
 ]
@@ -582,7 +583,8 @@ def _run_summary(result, out, policy, log) -> None:
         f"{result.chunks.line()} (policy {policy.policy_hash})",
         f"run {r['run_id']} {verb}: documents +{r['documents_added']} "
         f"~{r['documents_changed']} ={r['documents_unchanged']} -{r['documents_deleted']}, "
-        f"chunks +{r['chunks_added']} -{r['chunks_removed']} ={r['chunks_kept']}, "
+        f"chunks +{r['chunks_added']} -{r['chunks_removed']} ~{r['chunks_updated']} "
+        f"={r['chunks_kept']}, "
         f"parsed {r['documents_parsed']}, {r['seconds']['total']:.2f} s",
     ]
     for line in lines:
@@ -654,7 +656,8 @@ def runs_cmd(out, as_json):
             f"docs +{r['documents_added'] or 0} ~{r['documents_changed'] or 0} "
             f"={r['documents_unchanged'] or 0} -{r['documents_deleted'] or 0}  "
             f"chunks +{r['chunks_added'] or 0} -{r['chunks_removed'] or 0} "
-            f"={r['chunks_kept'] or 0}  parsed {r['documents_parsed'] or 0}  "
+            f"~{r['chunks_updated'] or 0} ={r['chunks_kept'] or 0}  "
+            f"parsed {r['documents_parsed'] or 0}  "
             f"policy {r['policy_hash'] or '-'}  "
             f"{'' if total is None else f'{total:.2f} s'}"
             f"{'  ' + r['error'] if r['error'] else ''}"

@@ -38,15 +38,24 @@ def _folder_or_uri(ctx, param, value: str):
     type=click.Path(dir_okay=False, path_type=Path),
     help="Write to FILE (needed for parquet); jsonl goes to stdout without it.",
 )
-def changes_cmd(out, since, fmt, output):
+@click.option(
+    "--updates",
+    is_flag=True,
+    help="Also op update: the new rows of kept chunks whose other columns changed.",
+)
+def changes_cmd(out, since, fmt, output, updates):
     """What changed between run RUN_ID and the published run of DIR: the chunks to embed
-    (op add, whole rows) and the chunk ids to delete (op remove).
+    (op add, whole rows) and the chunk ids to delete (op remove). With --updates also the
+    kept chunks whose embed_text (so their vector) is the same but another column changed
+    (op update, whole new rows: line numbers moved by an edit above, url, front matter,
+    n_tokens), for a consumer that stores such columns beside its vectors.
 
     \b
     The consumer pattern (an embedding job that may miss nights or crash):
-      mdchunk changes out/ --since "$(cat applied)" --format parquet --out todo.parquet
-      # upsert the adds and delete the removes (both idempotent), then store the run
-      # they bring you to (footer key mdchunk.until; also printed on stderr):
+      mdchunk changes out/ --since "$(cat applied)" --updates --format parquet --out todo.parquet
+      # embed and upsert the adds, upsert the updates' columns (no embedding: same
+      # embed_hash), delete the removes (all idempotent), then store the run they
+      # bring you to (footer key mdchunk.until; also printed on stderr):
       duckdb -noheader -list -c "SELECT value FROM parquet_kv_metadata('todo.parquet')
                WHERE key = 'mdchunk.until'" > applied
     After a crash, ask again since the same run. DIR/ledger.parquet keeps the chunk ids of
@@ -58,7 +67,7 @@ def changes_cmd(out, since, fmt, output):
     from mdchunk.pipeline import ledger
 
     try:
-        table = ledger.changes_since(out, since)
+        table = ledger.changes_since(out, since, updates)
     except ledger.LedgerError as exc:
         raise click.UsageError(str(exc)) from exc
     if fmt == "parquet":
@@ -77,8 +86,9 @@ def changes_cmd(out, since, fmt, output):
     ops = table.column("op").to_pylist()
     until = table.schema.metadata[b"mdchunk.until"].decode()
     click.echo(
-        f"mdchunk changes: {ops.count('add')} to add, {ops.count('remove')} to remove, "
-        f"from {since} to the published run {until}",
+        f"mdchunk changes: {ops.count('add')} to add, "
+        + (f"{ops.count('update')} to update, " if updates else "")
+        + f"{ops.count('remove')} to remove, from {since} to the published run {until}",
         err=True,
     )
 
@@ -114,7 +124,8 @@ def publish_cmd(out, run_id):
         return
     click.echo(
         f"mdchunk publish: {run_id} published; changes.parquet: {counts['added']} to add, "
-        f"{counts['removed']} to remove",
+        f"{counts['removed']} to remove ({counts['updated']} kept chunks updated: "
+        f"`mdchunk changes --updates`)",
         err=True,
     )
 

@@ -15,8 +15,6 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-import pyarrow as pa
-
 from mdchunk.pipeline import columns
 
 EXIT_NO_DOCUMENTS = 1  # as before the guards: no document could be read
@@ -115,12 +113,24 @@ def check_result(
     base: Baseline,
     guards: Guards,
     rejects: Counter | None = None,
+    lost_unlisted: tuple[int, list[str]] = (0, []),
 ):
     """After the run's work, before it is published. ``removed``: the published chunks this
-    run would remove (after an accepted policy change: those of documents that are gone);
-    ``skipped`` and ``rejects``: counts by reason, named when nothing was read."""
+    run would remove because their documents are gone or rejected (chunks replaced by new
+    ones of the same document, edited or packed under a new policy, are not a loss);
+    ``skipped`` and ``rejects``: counts by reason, named when nothing was read;
+    ``lost_unlisted``: the published chunks below folders that could not be listed that
+    the run could not carry (no reusable published run), and those folders."""
     if guards.allow_mass_delete:
         return
+    lost, folders = lost_unlisted
+    if lost:
+        raise Refused(
+            f"{', '.join(folders)}: could not be listed, and the published run cannot be "
+            f"reused to carry what it held there, so this run would remove {lost} published "
+            "chunks below it. Nothing was published. Make the folder readable (or repair the "
+            "published run: `mdchunk check DIR`), or run again with --allow-mass-delete."
+        )
     published = base.chunks
     if documents == 0:
         loss = f", so this run would remove all {published} published chunks" if published else ""
@@ -137,9 +147,9 @@ def check_result(
     if published and removed / published > guards.max_removed:
         raise Refused(
             f"this run would remove {removed} of the {published} published chunks "
-            f"({removed / published:.0%}, more than --max-removed {guards.max_removed:.0%}). "
-            "Nothing was published. Check INPUT and --include/--exclude, or run again with "
-            "--allow-mass-delete."
+            f"({removed / published:.0%}, more than --max-removed {guards.max_removed:.0%}): "
+            "those of documents it no longer reads or rejects. Nothing was published. Check "
+            "INPUT and --include/--exclude, or run again with --allow-mass-delete."
         )
 
 
@@ -147,9 +157,10 @@ def _by_reason(counts: Counter) -> str:
     return ", ".join(f"{n} {reason}" for reason, n in sorted(counts.items()))
 
 
-def chunks_of_vanished_documents(base: Baseline, folder: Path) -> int:
-    """After an accepted policy change every id changes: the published chunks whose
-    document is neither a document nor a reject of the new run (``folder``)."""
+def chunks_of_lost_documents(base: Baseline, folder: Path) -> int:
+    """The published chunks whose document is not a document of the new run (``folder``):
+    gone from INPUT, or rejected. Those of documents that are still there were replaced
+    (an edit, an accepted policy change), not lost."""
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
@@ -159,8 +170,5 @@ def chunks_of_vanished_documents(base: Baseline, folder: Path) -> int:
         before = pq.ParquetFile(base.folder / "chunks.parquet").read(columns=["doc_id"])
     except OSError:
         return 0
-    seen = [
-        pq.ParquetFile(folder / f"{n}.parquet").read(["doc_id"]) for n in ("documents", "rejects")
-    ]
-    known = columns.flat(pa.concat_tables(seen)["doc_id"])
+    known = columns.flat(pq.ParquetFile(folder / "documents.parquet").read(["doc_id"])["doc_id"])
     return pc.sum(pc.invert(pc.is_in(before["doc_id"], value_set=known))).as_py() or 0

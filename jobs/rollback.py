@@ -8,6 +8,7 @@ across the rollback; the next `mdchunk run` builds on the run published again.
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 
 from mdchunk.jobs.previous import open_published
@@ -42,12 +43,21 @@ def publish(root: Path, run_id: str) -> dict:
             )
         if runstore.pointed(root).run_id == run_id:
             return {"added": 0, "removed": 0, "unchanged": True}
-        _, old, _ = open_published(root)
-        counts = changeset.of_folder(old, folder)
+        prev, old, _ = open_published(root)
+        stored = None if prev is None else partial(prev.take, "chunks")
+        changes = changeset.of_folder(old, folder, stored)
+        counts = changes.counts
         entries = manifest.entries(found)
         entries["changes.parquet"] = manifest.file_entry(folder / "changes.parquet")
         found.update(previous_run=old.run_id, files=[entries[n] for n in sorted(entries)])
         manifest.write(folder, found)
-        ledger.record(root, run_id, folder / "chunks.parquet", kind="rollback")
+        ledger.record(
+            root, run_id, folder / "chunks.parquet", kind="rollback", updated=changes.updated
+        )
         runstore.repoint(root, run_id)
-        return {"added": counts["added"], "removed": counts["removed"], "unchanged": False}
+        return {
+            "added": counts["added"],
+            "removed": counts["removed"],
+            "updated": counts["updated"],
+            "unchanged": False,
+        }

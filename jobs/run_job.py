@@ -109,7 +109,7 @@ def _carry_unlisted(raws, prev: Previous | None, plan: list[sources.Source]):
     """After the reject of a folder that could not be listed, its documents of the previous
     run that the listing did not reach, as unchanged (Reused): a folder we cannot see is
     not a folder whose files were deleted. Without a reusable previous run there is nothing
-    to carry; the change set still removes nothing below that folder (see ``changeset``)."""
+    to carry: a guard then refuses to publish a run that would remove their chunks."""
     listed = None
     for raw in raws:
         yield raw
@@ -196,6 +196,10 @@ class RunSummary:
     blocks: blocks_job.BlocksSummary
     folder: Path
     dry_run: bool = False  # computed and reported, not published (the folder is gone)
+    updated: list[str] = field(default_factory=list)  # kept ids whose rows changed
+    # published chunks below folders that could not be listed that this run does not hold
+    # (their documents could not be carried), and those folders: a guard refuses them
+    lost_unlisted: tuple[int, list[str]] = (0, [])
 
 
 @dataclass
@@ -302,13 +306,13 @@ def run(
         try:  # from here on, a failure, a refusal or Ctrl-C is recorded in the runs table
             history = runstore.history(job.root) if dry else runstore.start(job.root)
             base = guards.baseline(job.root)
-            changed = guards.check_policy(
+            guards.check_policy(
                 base, policy.canonical_json(), CHUNKER_VERSION, job.guards, job.log.warn
             )
             folder.mkdir(parents=True)
             with job.stack:  # the workers, if the run starts them, stop at its end
                 result, known = _execute(job, folder, record)
-            _check_result(job, result, base, changed)
+            _check_result(job, result, base)
         except BaseException as exc:
             _record_failure(job, history, record, exc, dry)
             raise
@@ -318,12 +322,18 @@ def run(
             result.dry_run = True
             return result
         last = next((r for r in reversed(history) if r["status"] == "published"), None)
-        same_ids = (  # no id added, and as many as before: exactly the published ids
+        same_ids = (  # no id added or updated, as many as before: the published ids and rows
             last is not None
-            and record["chunks_added"] == 0
+            and record["chunks_added"] == record["chunks_updated"] == 0
             and record["chunks_total"] == last["chunks_total"]
         )
-        ledger.record(job.root, run_id, folder / "chunks.parquet", same_ids=same_ids)
+        ledger.record(
+            job.root,
+            run_id,
+            folder / "chunks.parquet",
+            same_ids=same_ids,
+            updated=result.updated,
+        )
         runstore.commit(job.root, history, record, known)
         runstore.prune(job.root, history + [record], job.keep)
         job.log.stage("publish", run=run_id, folder=str(folder), seconds=record["seconds"])
@@ -347,12 +357,13 @@ def _record_failure(job: RunJob, history, record: dict, exc: BaseException, dry:
         job.log.stage("interrupted", run=record["run_id"], status="failed", published=False)
 
 
-def _check_result(job: RunJob, result: RunSummary, base: guards.Baseline, changed: list[str]):
-    """Refuse to publish a run that read nothing or would remove too much. After an
-    accepted policy change every id changes: then only chunks of vanished documents count."""
+def _check_result(job: RunJob, result: RunSummary, base: guards.Baseline):
+    """Refuse to publish a run that read nothing, that would remove too many chunks of
+    documents it no longer holds (chunks replaced by edits or by an accepted policy change
+    are not counted), or that would remove the chunks of a folder it could not list."""
     removed = result.record["chunks_removed"]
-    if changed and base.chunks:
-        removed = guards.chunks_of_vanished_documents(base, result.folder)
+    if base.chunks and removed / base.chunks > job.guards.max_removed:  # else none can pass
+        removed = guards.chunks_of_lost_documents(base, result.folder)
     guards.check_result(
         result.blocks.documents,
         job.selection.skipped,
@@ -360,6 +371,7 @@ def _check_result(job: RunJob, result: RunSummary, base: guards.Baseline, change
         base,
         job.guards,
         result.blocks.rejects,
+        result.lost_unlisted,
     )
 
 
@@ -410,7 +422,11 @@ def _execute(job: RunJob, folder: Path, record: dict) -> tuple[RunSummary, dict]
         changes = None
     else:
         job.supervise()  # started at the first changed document (_hash_inputs), if any
-        changes = ChangeSet(old, folder)
+        stored = None if prev is None else partial(prev.take, "chunks")
+        repacked = None  # every document is packed again, unless its chunks are reused
+        if reuse_chunks:
+            repacked = {make_doc_id(x.path) for x in items if not isinstance(x, Reused)}
+        changes = ChangeSet(old, folder, stored, repacked)
         try:
             _write_batches(job, folder, items, prev, reuse_chunks, reuse_blocks, tally, changes)
         except BaseException:
@@ -422,11 +438,13 @@ def _execute(job: RunJob, folder: Path, record: dict) -> tuple[RunSummary, dict]
         stamps.write(folder, work.stamped)
     t_changes = time.perf_counter()
     counts = changeset.unchanged(folder) if changes is None else changes.close(tally.unlisted)
+    updated = [] if changes is None else changes.updated
     work.seconds["changes"] += time.perf_counter() - t_changes
     log.stage(
         "changes",
         added=counts["added"],
         removed=counts["removed"],
+        updated=counts["updated"],
         kept=counts["kept"],
         seconds=work.seconds["changes"],
     )
@@ -436,7 +454,9 @@ def _execute(job: RunJob, folder: Path, record: dict) -> tuple[RunSummary, dict]
     bsum.skipped = job.selection.skipped
     bsum.bytes = work.bytes_read if reuse_blocks else bsum.bytes
     bsum.seconds = csum.seconds = time.perf_counter() - t_start
-    return RunSummary(record["run_id"], record, csum, bsum, folder), known
+    summary = RunSummary(record["run_id"], record, csum, bsum, folder, False, updated)
+    summary.lost_unlisted = counts["unlisted_lost"], sorted(tally.unlisted)
+    return summary, known
 
 
 def _write_batches(
@@ -515,6 +535,7 @@ def _fill_record(record, old: OldRun, tally: Tally, folder, counts, t_start, has
         rejects=rejects,
         chunks_added=counts["added"],
         chunks_removed=counts["removed"],
+        chunks_updated=counts["updated"],
         chunks_kept=counts["kept"],
         chunks_total=counts["total"],
         seconds={

@@ -318,15 +318,16 @@ def run(
     return one_run(Path(out))
 
 
-def changes(out: str | Path, since: str) -> pa.Table:
+def changes(out: str | Path, since: str, updates: bool = False) -> pa.Table:
     """The change set from run ``since`` to the published run of ``out`` (a folder or an
     object-store prefix), as ``mdchunk changes``: op add (whole chunk rows) and op remove
-    (ids), schema ``schemas.CHANGES``; ``table.schema.metadata[b"mdchunk.until"]`` is the
+    (ids), and with ``updates`` op update (whole new rows of kept ids whose other columns
+    changed), schema ``schemas.CHANGES``; ``table.schema.metadata[b"mdchunk.until"]`` is the
     run it brings you to. Works after the runs in between were pruned (DIR/ledger.parquet).
     Raises ``mdchunk.pipeline.ledger.LedgerError`` for a run the ledger never saw."""
     from mdchunk.pipeline import ledger
 
-    return ledger.changes_since(out, since)
+    return ledger.changes_since(out, since, updates)
 
 
 def connect(out: str | Path) -> duckdb.DuckDBPyConnection:

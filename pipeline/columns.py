@@ -4,8 +4,8 @@
 is installed (pyarrow asks it whether the values are a pandas object): half a second of
 start-up for a run that otherwise writes only its small state tables (the runs table, the
 file stamps). These builders lay out the same arrays (equal to ``pa.array(values, type)``)
-without asking. Types: integers, timestamps, booleans, strings, lists of strings and maps
-of string to float; ``None`` is null.
+without asking. Types: integers, timestamps, booleans, strings, lists of those and maps of
+string to float; ``None`` is null.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ def column(values: list, type: pa.DataType) -> pa.Array:
     """``values`` as an Arrow array of ``type``."""
     if pa.types.is_string(type):
         return _strings(values)
-    if pa.types.is_list(type) and pa.types.is_string(type.value_type):
+    if pa.types.is_list(type) and not pa.types.is_nested(type.value_type):
         return _lists(values, type)
     if pa.types.is_map(type):
         return _maps(values, type)
@@ -114,7 +114,7 @@ def _lists(values: list, type: pa.DataType) -> pa.Array:
     items = [x for v in values if v is not None for x in v]
     offsets = _offsets(0 if v is None else len(v) for v in values)
     return pa.Array.from_buffers(
-        type, len(values), [valid, offsets], nulls, children=[_strings(items)]
+        type, len(values), [valid, offsets], nulls, children=[column(items, type.value_type)]
     )
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mdchunk.pipeline.store import conform, write_atomic
+from mdchunk.pipeline.store import upgrade, write_atomic
 
 HISTORY = "runs.parquet"
 
@@ -33,7 +33,7 @@ def read_history(path: Path) -> list[dict] | None:
         # start-up), and times read without their zone (its conversion loads pandas too),
         # put back below.
         table = pq.ParquetFile(path, page_checksum_verification=True).read()
-        table = conform(table, schemas.RUNS)
+        table = upgrade(table, schemas.RUNS)
         for name in times:
             i = table.schema.get_field_index(name)
             naive = [part.view(pa.timestamp("ms")) for part in table[name].chunks]

@@ -3,14 +3,16 @@ that changes between any two published runs can be computed after their folders 
 
     DIR/ledger.parquet   one row per stretch of publications a chunk id was part of:
                          chunk_id, doc_id, path, added (publication number), removed
-                         (the first publication without it; null while it is published)
+                         (the first publication without it; null while it is published),
+                         updated (the publications whose change set updated its row)
 
 The file's footer lists the publications: number, run id, time, kind (run, rollback, or
 start: the run found published when the ledger began). Publication numbers only grow, also
 when a rollback publishes an older run again. Each publication holds exactly the chunk ids
 of its run, so a publication recorded for a run that was then killed before CURRENT named
-it changes no answer. A chunk's text is not kept: the adds of a change set come from the
-published run, which holds every chunk it adds.
+it changes no answer. A chunk's text is not kept: the adds and updates of a change set
+come from the published run, which holds every chunk it adds. A ledger written before
+``updated`` existed reads as one without updates (none were recorded then).
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from mdchunk.pipeline import columns, schemas
-from mdchunk.pipeline.store import conform, write_atomic
+from mdchunk.pipeline.store import conform, upgrade, write_atomic
 
 if TYPE_CHECKING:  # polars is imported where it is used: an unchanged run never loads it
     import polars as pl
@@ -51,15 +53,23 @@ def _read_arrow(path: Path) -> tuple[pa.Table, list[dict]]:
     # ParquetFile, not read_table: that one loads pyarrow.dataset and pandas (start-up time)
     found = pq.ParquetFile(path)
     meta = found.schema_arrow.metadata or {}
-    table = conform(found.read(), schemas.LEDGER)
+    table = upgrade(found.read(), schemas.LEDGER)
     return table, json.loads(meta.get(_KEY, b"[]"))
 
 
-def record(root: Path, run_id: str, chunks: Path, kind: str = "run", same_ids: bool = False) -> int:
-    """Add a publication of ``run_id`` (whose chunks.parquet is ``chunks``) to DIR's ledger
-    and return its number. Written atomically, before CURRENT names the run. ``same_ids``:
-    the run holds exactly the published run's chunk ids (its change set is empty), so when
-    the ledger's last publication is the published run only a publication is added."""
+def record(
+    root: Path,
+    run_id: str,
+    chunks: Path,
+    kind: str = "run",
+    same_ids: bool = False,
+    updated: list[str] | None = None,
+) -> int:
+    """Add a publication of ``run_id`` (whose chunks.parquet is ``chunks``; ``updated``: the
+    kept ids whose rows it changed) to DIR's ledger and return its number. Written
+    atomically, before CURRENT names the run. ``same_ids``: the run holds exactly the
+    published run's chunk ids and rows (nothing added, removed or updated), so when the
+    ledger's last publication is the published run only a publication is added."""
     from mdchunk.pipeline import runstore
 
     root = Path(root)
@@ -77,6 +87,7 @@ def record(root: Path, run_id: str, chunks: Path, kind: str = "run", same_ids: b
             if start.exists():
                 intervals, pubs = _add(intervals, pubs, pub.run_id, start, "start")
     intervals, pubs = _add(intervals, pubs, run_id, chunks, kind)
+    intervals = _mark_updates(intervals, updated or [], pubs[-1]["n"])
     _write(root / LEDGER, intervals, pubs)
     return pubs[-1]["n"]
 
@@ -106,8 +117,26 @@ def _add(intervals: pa.Table, pubs: list[dict], run_id: str, chunks: Path, kind:
     new = ids.filter(pc.invert(pc.is_in(ids["chunk_id"], value_set=columns.flat(alive_ids))))
     new = new.append_column("added", columns.column([n] * new.num_rows, pa.int64()))
     new = new.append_column("removed", pa.nulls(new.num_rows, pa.int64()))
+    new = new.append_column("updated", pa.nulls(new.num_rows, pa.list_(pa.int64())))
     parts = [conform(t.select(schemas.LEDGER.names), schemas.LEDGER) for t in (intervals, new)]
     return pa.concat_tables(parts), pubs + [pub]
+
+
+def _mark_updates(intervals: pa.Table, ids: list[str], n: int) -> pa.Table:
+    """Publication ``n`` recorded in ``updated`` of the open stretches of ``ids``."""
+    if not ids:
+        return intervals
+    import pyarrow.compute as pc
+
+    held = pc.and_(
+        pc.is_null(intervals["removed"]),
+        pc.is_in(intervals["chunk_id"], value_set=columns.column(ids, pa.string())),
+    )
+    hit = set(pc.indices_nonzero(held).to_pylist())
+    marks = intervals["updated"].to_pylist()
+    marks = [(m or []) + [n] if i in hit else m for i, m in enumerate(marks)]
+    i = intervals.schema.get_field_index("updated")
+    return intervals.set_column(i, "updated", columns.column(marks, pa.list_(pa.int64())))
 
 
 def _write(path: Path, table: pa.Table, pubs: list[dict]) -> None:
@@ -126,16 +155,37 @@ def alive(intervals: pl.DataFrame, n: int) -> pl.DataFrame:
     return intervals.filter(held).select("chunk_id", "doc_id", "path")
 
 
+def updated(intervals: pl.DataFrame, then: int, now: int) -> pl.Series:
+    """The chunk ids held at publications ``then`` and ``now`` whose row may differ between
+    them: updated by a publication in (then, now], or removed and added again meanwhile
+    (another stretch, whose row was never compared with the first's)."""
+    import polars as pl
+
+    def held(n: int) -> pl.Expr:
+        return (pl.col("added") <= n) & (pl.col("removed").is_null() | (pl.col("removed") > n))
+
+    before = intervals.filter(held(then)).select("chunk_id", "added")
+    after = intervals.filter(held(now)).select("chunk_id", "added", "updated")
+    marked = pl.col("updated").list.eval((pl.element() > then) & (pl.element() <= now)).list.any()
+    both = after.join(before, on="chunk_id", suffix="_then")
+    return both.filter((pl.col("added") != pl.col("added_then")) | marked.fill_null(False))[
+        "chunk_id"
+    ]
+
+
 def last_publication(pubs: list[dict], run_id: str) -> int | None:
     found = [p["n"] for p in pubs if p["run"] == run_id]
     return found[-1] if found else None
 
 
-def changes(ledger: Path, current: str, chunks: Path, since: str, where: str) -> pa.Table:
+def changes(
+    ledger: Path, current: str, chunks: Path, since: str, where: str, updates: bool = False
+) -> pa.Table:
     """The change set from run ``since`` (as a consumer saw it published) to the published
-    run ``current`` (whose chunks.parquet is ``chunks``): every chunk to add (its whole row)
-    and every chunk id to remove, in the layout of changes.parquet (schemas.CHANGES): adds
-    in chunk order, removes by chunk id. The schema metadata names both runs
+    run ``current`` (whose chunks.parquet is ``chunks``): every chunk to add (its whole
+    row), with ``updates`` every kept chunk whose row changed (op update, its whole new
+    row), and every chunk id to remove, in the layout of changes.parquet (schemas.CHANGES):
+    adds and updates in chunk order, removes by chunk id. The schema metadata names both runs
     (``mdchunk.since``, ``mdchunk.until``): store ``until`` once everything is applied.
     ``where`` names the output folder in errors."""
     import polars as pl
@@ -154,24 +204,29 @@ def changes(ledger: Path, current: str, chunks: Path, since: str, where: str) ->
     before, after = alive(intervals, then), alive(intervals, now)
     added = after.filter(~pl.col("chunk_id").is_in(before["chunk_id"].implode()))["chunk_id"]
     removed = before.filter(~pl.col("chunk_id").is_in(after["chunk_id"].implode()))
+    changed = updated(intervals, then, now) if updates else pl.Series("chunk_id", [], pl.String)
     rows = pq.read_table(chunks, schema=schemas.CHUNKS)
-    rows = rows.filter(pc.is_in(rows["chunk_id"], value_set=added.to_arrow()))
-    adds = rows.add_column(0, "op", pa.array(["add"] * rows.num_rows, pa.string()))
+    rows = rows.append_column("_add", pc.is_in(rows["chunk_id"], value_set=added.to_arrow()))
+    is_updated = pc.is_in(rows["chunk_id"], value_set=changed.to_arrow())
+    rows = rows.filter(pc.or_(rows["_add"], is_updated))
+    ops = pc.if_else(rows["_add"], "add", "update")
+    adds = rows.drop_columns(["_add"]).add_column(0, "op", ops)
     removes = removed.sort("chunk_id").with_columns(op=pl.lit("remove")).to_arrow()
     removes = pa.Table.from_pylist(removes.to_pylist(), schema=schemas.CHANGES)
     table = pa.concat_tables([adds.cast(schemas.CHANGES), removes])
     return table.replace_schema_metadata({"mdchunk.since": since, "mdchunk.until": current})
 
 
-def changes_since(out: str | Path, since: str) -> pa.Table:
+def changes_since(out: str | Path, since: str, updates: bool = False) -> pa.Table:
     """``changes`` for an output folder or object-store prefix (its ledger and published
     run fetched first)."""
     from mdchunk.pipeline import objectstore, runstore
 
     if objectstore.is_uri(out):
         folder, ledger = objectstore.published_with_ledger(str(out))
-        return changes(ledger, folder.name, folder / "chunks.parquet", since, str(out))
+        return changes(ledger, folder.name, folder / "chunks.parquet", since, str(out), updates)
     folder = runstore.published(Path(out))
     if folder is None:
         raise LedgerError(f"{out}: nothing is published")
-    return changes(Path(out) / LEDGER, folder.name, folder / "chunks.parquet", since, str(out))
+    chunks = folder / "chunks.parquet"
+    return changes(Path(out) / LEDGER, folder.name, chunks, since, str(out), updates)

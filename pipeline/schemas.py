@@ -132,8 +132,10 @@ POSTINGS = pa.schema(
     ]
 )
 
-# What an embedding job reads: chunk ids to embed (op add, with the whole chunk row) and
-# chunk ids to delete (op remove), relative to the previously published run.
+# What an embedding job reads, relative to the previously published run: chunk ids to
+# embed (op add, with the whole chunk row), chunk ids to delete (op remove), and kept ids
+# whose embed_text (so their vector) is the same but another column is not (op update, with
+# the whole new row: line numbers after an edit above, a url, front matter, n_tokens).
 CHANGES = pa.schema([("op", pa.string()), *CHUNKS])
 
 RUNS = pa.schema(
@@ -158,6 +160,7 @@ RUNS = pa.schema(
         ("rejects", pa.int64()),
         ("chunks_added", pa.int64()),
         ("chunks_removed", pa.int64()),
+        ("chunks_updated", pa.int64()),  # kept ids whose other columns changed (op update)
         ("chunks_kept", pa.int64()),
         ("chunks_total", pa.int64()),
         ("seconds", pa.map_(pa.string(), pa.float64())),  # per stage
@@ -174,6 +177,8 @@ LEDGER = pa.schema(
         ("path", pa.string()),
         ("added", pa.int64()),  # the publication that first held it
         ("removed", pa.int64()),  # the first publication without it; null while held
+        # publications at which its row changed while its id stayed (op update); null: none
+        ("updated", pa.list_(pa.int64())),
     ]
 )
 

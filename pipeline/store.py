@@ -52,6 +52,15 @@ def conform(table: pa.Table, schema: pa.Schema) -> pa.Table:
     return table.cast(schema)
 
 
+def upgrade(table: pa.Table, schema: pa.Schema) -> pa.Table:
+    """``conform``, for a file written before ``schema`` gained columns (the runs table's
+    ``chunks_updated``, the ledger's ``updated``): the columns it lacks are added, null."""
+    for f in schema:
+        if f.name not in table.column_names:
+            table = table.append_column(f, pa.nulls(table.num_rows, f.type))
+    return conform(table.select(schema.names), schema)
+
+
 class TableWriter:
     """Incremental Parquet writer for one declared table."""
 

@@ -1,18 +1,21 @@
 """Acceptance 3 of issue 13: an embedding job that follows `mdchunk changes --since` after
 irregular gaps (nights skipped, a crash mid-apply and a retry, a rollback) always ends with
-exactly the published run's chunks, also after --keep 2 pruned the runs it last saw."""
+exactly the published run's chunks, also after --keep 2 pruned the runs it last saw; with
+`--updates`, with exactly their rows (every column), not only their ids and texts."""
 
 from __future__ import annotations
 
+import json
 import random
 from pathlib import Path
 
-import polars as pl
 import pyarrow.parquet as pq
+import pytest
 from click.testing import CliRunner
 
 from mdchunk.jobs.cli import main
 from mdchunk.pipeline import runstore
+from mdchunk.pipeline.history import read_history
 from tests.helpers import SMALL_FLAGS, sentences
 
 
@@ -44,27 +47,46 @@ class Corpus:
     def delete(self) -> None:
         self.rng.choice(sorted(self.root.iterdir())).unlink()
 
+    def shift(self) -> None:
+        """A blank line after the title: every chunk below keeps its id, not its lines."""
+        path = self.rng.choice(sorted(self.root.iterdir()))
+        path.write_text(path.read_text().replace("\n", "\n\n", 1))
+
     def night(self) -> None:
         for _ in range(self.rng.randint(1, 3)):
             self.edit()
+        self.shift()
         if self.rng.random() < 0.6:
             self.add()
         if self.rng.random() < 0.5:
             self.delete()
 
 
-class Consumer:
-    """A vector store kept in step with the published chunks: chunk_id -> embed_text."""
+def collapse(text: str) -> str:
+    """A kept id holds the same blocks, so the same text up to the blank lines between
+    them (`shift` adds one): what an embedding model reads the same way."""
+    return " ".join(text.split())
 
-    def __init__(self, out: Path, tmp: Path):
-        self.out, self.tmp = out, tmp
-        self.store: dict[str, str] = {}
+
+class Consumer:
+    """A vector store kept in step with the published chunks: chunk_id -> embed_text, or
+    with ``updates`` chunk_id -> the whole row (what a store that keeps line numbers, urls
+    and front matter beside its vectors holds)."""
+
+    def __init__(self, out: Path, tmp: Path, updates: bool = False):
+        self.out, self.tmp, self.updates = out, tmp, updates
+        self.store: dict = {}
         self.applied: str | None = None  # the run id stored after a complete apply
+
+    def published(self) -> dict:
+        rows = pq.read_table(runstore.resolve(self.out) / "chunks.parquet").to_pylist()
+        if self.updates:
+            return {r["chunk_id"]: r for r in rows}
+        return {r["chunk_id"]: collapse(r["embed_text"]) for r in rows}
 
     def sync(self, crash_after: int | None = None) -> None:
         if self.applied is None:  # first time: everything published
-            rows = pl.read_parquet(runstore.resolve(self.out) / "chunks.parquet")
-            self.store = dict(zip(rows["chunk_id"], rows["embed_text"]))
+            self.store = self.published()
             self.applied = runstore.published(self.out).name
             return
         todo = self.tmp / "todo.parquet"
@@ -79,22 +101,32 @@ class Consumer:
                 "parquet",
                 "--out",
                 str(todo),
+                *(["--updates"] if self.updates else []),
             ],
         )
         assert result.exit_code == 0, result.output
         table = pq.read_table(todo)
-        for k, row in enumerate(table.select(["op", "chunk_id", "embed_text"]).to_pylist()):
+        assert set(table["op"].to_pylist()) <= {"add", "remove", "update"}
+        assert self.updates or "update" not in table["op"].to_pylist()
+        for k, row in enumerate(table.to_pylist()):
             if crash_after is not None and k == crash_after:
                 return  # the job died: nothing stored, the next sync starts over
-            if row["op"] == "add":
-                self.store[row["chunk_id"]] = row["embed_text"]
+            op, chunk_id = row.pop("op"), row["chunk_id"]
+            if op == "add":
+                self.store[chunk_id] = row if self.updates else collapse(row["embed_text"])
+            elif op == "update":  # the same words, so the vector stays: no embedding
+                assert collapse(self.store[chunk_id]["embed_text"]) == collapse(row["embed_text"])
+                assert self.store[chunk_id] != row
+                self.store[chunk_id] = row
             else:
-                self.store.pop(row["chunk_id"], None)
+                self.store.pop(chunk_id, None)
         self.applied = table.schema.metadata[b"mdchunk.until"].decode()
+        self.seen_updates += table["op"].to_pylist().count("update")
+
+    seen_updates = 0
 
     def in_step(self) -> bool:
-        rows = pl.read_parquet(runstore.resolve(self.out) / "chunks.parquet")
-        return self.store == dict(zip(rows["chunk_id"], rows["embed_text"]))
+        return self.store == self.published()
 
 
 def nightly(src: Path, out: Path) -> str:
@@ -105,11 +137,12 @@ def nightly(src: Path, out: Path) -> str:
     return runstore.published(out).name
 
 
-def test_consumer_with_gaps_crashes_and_pruned_runs(tmp_path):
+@pytest.mark.parametrize("updates", [False, True], ids=["ids", "rows"])
+def test_consumer_with_gaps_crashes_and_pruned_runs(tmp_path, updates):
     rng = random.Random(13)
     corpus = Corpus(tmp_path / "src", rng)
     out = tmp_path / "out"
-    consumer = Consumer(out, tmp_path)
+    consumer = Consumer(out, tmp_path, updates)
     runs = []
     # what the consumer does after each night's run: sync, skip, crash mid-apply
     plan = [
@@ -149,6 +182,8 @@ def test_consumer_with_gaps_crashes_and_pruned_runs(tmp_path):
             assert consumer.applied == runstore.published(out).name
     assert len(runs) == 12 and len(set(runs)) == 12
     assert len(list((out / "runs").iterdir())) == 2
+    # the shifted lines reached the consumer as updates (without --updates it never saw them)
+    assert (consumer.seen_updates > 0) == updates
 
 
 def test_changes_since_an_unknown_run_is_a_clear_error(tmp_path):
@@ -158,3 +193,66 @@ def test_changes_since_an_unknown_run_is_a_clear_error(tmp_path):
     result = CliRunner().invoke(main, ["changes", str(tmp_path / "out"), "--since", "nope"])
     assert result.exit_code == 2
     assert "run nope was never published here" in result.output
+
+
+def _changes(out: Path, since: str, *flags: str) -> list[dict]:
+    result = CliRunner().invoke(main, ["changes", str(out), "--since", since, *flags])
+    assert result.exit_code == 0, result.output
+    return [json.loads(line) for line in result.stdout.splitlines()]
+
+
+def test_front_matter_and_moved_lines_are_updates_of_kept_ids(tmp_path):
+    src, out = tmp_path / "src", tmp_path / "out"
+    src.mkdir()
+    doc = src / "guide.md"
+    body = "\n\n".join(f"## Part {j}\n\n{sentences(6, start=j * 10)}" for j in range(4))
+    doc.write_text(f"---\ntags: [alpha]\n---\n# Guide\n\nIntro.\n\n{body}\n")
+    first = nightly(src, out)
+    chunks = pq.read_table(runstore.resolve(out) / "chunks.parquet").to_pylist()
+    assert len(chunks) >= 4
+
+    # a front matter field that embed_text does not show: every id stays, every row changes
+    doc.write_text(doc.read_text().replace("[alpha]", "[beta]"))
+    second = nightly(src, out)
+    runs = {r["run_id"]: r for r in runstore.history(out)}
+    assert runs[second]["chunks_added"] == runs[second]["chunks_removed"] == 0
+    assert runs[second]["chunks_updated"] == len(chunks)
+    assert pq.read_metadata(runstore.resolve(out) / "changes.parquet").num_rows == 0
+    assert _changes(out, first) == []  # without --updates: the ops consumers know, none
+    rows = _changes(out, first, "--updates")
+    assert [r["op"] for r in rows] == ["update"] * len(chunks)
+    assert [r["chunk_id"] for r in rows] == [c["chunk_id"] for c in chunks]
+    assert {str(r["front_matter"]) for r in rows} == {str([["tags", '["beta"]']])}
+    chunks = pq.read_table(runstore.resolve(out) / "chunks.parquet").to_pylist()
+
+    # a longer first paragraph: its chunk is new, the chunks below keep their ids and move
+    doc.write_text(doc.read_text().replace("Intro.", "Intro, a little longer."))
+    third = nightly(src, out)
+    rows = _changes(out, second, "--updates")
+    ops = [r["op"] for r in rows]
+    assert ops.count("add") == ops.count("remove") == 1
+    moved = [r for r in rows if r["op"] == "update"]
+    before = {c["chunk_id"]: c for c in chunks}
+    assert len(moved) == len(chunks) - 1
+    shift = len("Intro, a little longer.") - len("Intro.")
+    assert all(r["char_start"] == before[r["chunk_id"]]["char_start"] + shift for r in moved)
+    # since the first run: the same ids updated once or twice are listed once
+    assert [r["op"] for r in _changes(out, first, "--updates")].count("update") == len(moved)
+    listing = CliRunner().invoke(main, ["runs", str(out)])
+    assert f"-1 ~{len(moved)} =" in listing.output
+
+    # a folder written before updates were recorded: its ledger and runs table lack the
+    # columns; they read as none recorded, and the next runs record them
+    for name, column in (("ledger.parquet", "updated"), ("runs.parquet", "chunks_updated")):
+        table = pq.read_table(out / name)
+        pq.write_table(table.drop_columns([column]).replace_schema_metadata(
+            table.schema.metadata), out / name)  # fmt: skip
+    old_runs = read_history(out / "runs.parquet")  # read as it is, not rebuilt
+    assert old_runs is not None and {r["chunks_updated"] for r in old_runs} == {None}
+    # the recorded updates are gone, the adds and removes are not
+    assert sorted(r["op"] for r in _changes(out, second, "--updates")) == ["add", "remove"]
+    doc.write_text(doc.read_text().replace("[beta]", "[gamma]"))
+    fourth = nightly(src, out)
+    rows = _changes(out, third, "--updates")
+    assert [r["op"] for r in rows] == ["update"] * len(chunks)
+    assert {r["run_id"] for r in runstore.history(out)} == {first, second, third, fourth}

@@ -93,6 +93,26 @@ def test_removing_most_chunks_is_refused_naming_the_counts(published):
     assert cli(src, out, "--max-removed", "0.99").exit_code == 0
 
 
+def test_edits_that_replace_most_chunks_are_not_a_mass_removal(published):
+    """The guard counts the chunks of documents the run no longer holds (gone or
+    rejected), not chunks replaced by new ones of the same document: a new title in every
+    front matter changes every context header, so every chunk id, and removes nothing."""
+    src, out, before = published
+    total = runstore.history(out)[-1]["chunks_total"]
+    for path in sorted(src.rglob("*.md")):
+        path.write_text(f"---\ntitle: Renamed {path.stem}\n---\n" + path.read_text())
+    result = cli(src, out)
+    assert result.exit_code == 0, result.output
+    record = runstore.history(out)[-1]
+    assert record["chunks_removed"] > total / 2 and record["documents_deleted"] == 0
+    # rejected documents still count as lost: most of them over --max-bytes is refused
+    now = runstore.published(out).name
+    result = cli(src, out, "--max-bytes", "200")
+    assert result.exit_code == 4, result.output
+    assert "those of documents it no longer reads or rejects" in result.output
+    assert state(out)[0] == now
+
+
 def test_a_policy_change_is_refused_naming_the_fields(published):
     src, out, before = published
     total = runstore.history(out)[-1]["chunks_total"]

@@ -164,6 +164,7 @@ def test_an_unlistable_folder_is_a_reject_and_never_a_deletion(tmp_path):
         if probe.returncode == 0:
             pytest.skip("this user can list a folder of mode 000 (no way to make one unlistable)")
         for flags in ((), ("--full",), ("--target-tokens", "600", "--new-policy")):
+            before = set(pl.read_parquet(runstore.resolve(out) / "chunks.parquet")["chunk_id"])
             started = time.monotonic()
             proc = _cli_run(src, out, *flags)
             assert proc.returncode == 0, proc.stderr
@@ -172,23 +173,44 @@ def test_an_unlistable_folder_is_a_reject_and_never_a_deletion(tmp_path):
             rejects = pl.read_parquet(folder / "rejects.parquet")
             assert dict(zip(rejects["path"], rejects["reason"])) == {"guides/": "unlistable"}
             assert "Permission denied" in rejects["detail"][0]
-            changes = pl.read_parquet(folder / "changes.parquet")
-            removed = changes.filter(pl.col("op") == "remove")
-            assert not removed["path"].str.starts_with("guides/").any()
             chunks = pl.read_parquet(folder / "chunks.parquet")
             assert chunks["path"].str.starts_with("guides/").any()  # carried over
+            # the change set is exactly the difference of the published ids: after the policy
+            # change the carried documents' new ids replace their old ones
+            changes = pl.read_parquet(folder / "changes.parquet")
+            after = set(chunks["chunk_id"])
+            ops = dict(zip(changes["chunk_id"], changes["op"]))
+            assert {c for c, op in ops.items() if op == "add"} == after - before
+            assert {c for c, op in ops.items() if op == "remove"} == before - after
             record = runstore.history(out)[-1]
             assert record["documents_deleted"] == 0
             if not flags:  # same policy: the very chunk ids are kept
                 assert hidden <= set(chunks["chunk_id"])
                 assert changes.is_empty()
+            if "--new-policy" in flags:
+                assert not hidden & after and hidden <= before - after
+        # a published run that cannot be reused (damaged) cannot carry them: the run that
+        # would remove them is refused, unless told to go on
+        published = runstore.resolve(out)
+        damaged = published / "blocks.parquet"
+        damaged.write_bytes(damaged.read_bytes()[:-9] + b"x" * 9)
+        proc = _cli_run(src, out, "--target-tokens", "600")
+        assert proc.returncode == 4, proc.stderr
+        assert "guides/: could not be listed" in proc.stderr
+        assert runstore.resolve(out) == published
+        proc = _cli_run(src, out, "--target-tokens", "600", "--allow-mass-delete")
+        assert proc.returncode == 0, proc.stderr
+        folder = runstore.resolve(out)
+        assert not pl.read_parquet(folder / "chunks.parquet")["path"].str.starts_with("guides/").any()
+        removed = pl.read_parquet(folder / "changes.parquet").filter(pl.col("op") == "remove")
+        assert removed["path"].str.starts_with("guides/").any()  # as the ledger says
     finally:
         private.chmod(0o755)
     proc = _cli_run(src, out, "--target-tokens", "600")  # listable again, policy as the last
     assert proc.returncode == 0, proc.stderr
     record = runstore.history(out)[-1]
-    assert (record["documents_added"], record["documents_deleted"]) == (0, 0)
-    assert record["chunks_added"] == record["chunks_removed"] == 0
+    assert record["documents_deleted"] == record["chunks_removed"] == 0
+    assert record["documents_added"] > 0  # the folder's documents are back
 
 
 def test_an_unlistable_root_keeps_everything(tmp_path, monkeypatch):
