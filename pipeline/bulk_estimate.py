@@ -23,7 +23,7 @@ import pyarrow.compute as pc
 from mdchunk.pipeline import tokens
 from mdchunk.pipeline.kinds import CODE_LIKE
 
-_ASCII = ("letters", "digits", "punct", "space")  # the ASCII classes of one character
+_ASCII = ("letters", "digits", "punct", "space", "controls")  # ASCII classes of one character
 
 
 def _byte_set(pattern: str) -> frozenset[int]:

@@ -17,7 +17,7 @@ import re
 from functools import cache
 from typing import TYPE_CHECKING, Protocol
 
-from mdchunk.pipeline.han_rare import HAN_BYTES, HAN_RARE
+from mdchunk.pipeline.han_rare import HAN_BYTES, HAN_RARE, HANGUL_BYTES, HANGUL_RARE
 from mdchunk.pipeline.kinds import CODE_LIKE
 
 if TYPE_CHECKING:  # polars is imported where it is used: a run with nothing to count
@@ -30,8 +30,12 @@ if TYPE_CHECKING:  # polars is imported where it is used: a run with nothing to 
 # two-byte scripts left to bytes (TWO_BYTE_EXTRA), Georgian and the three-byte scripts
 # left to bytes (THREE_BYTE_EXTRA); 4: every run of digits counts NUMBER more, and so do
 # Urdu and Persian letters, Lao, Tibetan, Sinhala, Myanmar, the scripts left to bytes
-# (Odia, Mongolian, Tifinagh, Yi, Vai: a token per byte) and characters of four bytes.
-ESTIMATE_VERSION = "estimate-4"
+# (Odia, Mongolian, Tifinagh, Yi, Vai: a token per byte) and characters of four bytes;
+# 5: ASCII control characters count (they counted nothing), Hangul by syllable (the ones
+# a vocabulary splits count more, the rest less), decomposed Hangul (jamo) as bytes,
+# half-width katakana and full-width ASCII as split CJK forms, Hebrew points and Arabic
+# vowel marks heavier.
+ESTIMATE_VERSION = "estimate-5"
 
 
 def _ranges(*pairs: tuple[int, int]) -> str:
@@ -42,8 +46,15 @@ def _ranges(*pairs: tuple[int, int]) -> str:
 # and full-width forms: about one token per character or more in every tokenizer.
 CJK_RANGES = ((0x3000, 0x30FF), (0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0xF900, 0xFAFF))
 CJK_CLASS = _ranges(*CJK_RANGES, (0xFF00, 0xFFEF))
-HANGUL_RANGES = ((0x1100, 0x11FF), (0x3130, 0x318F), (0xAC00, 0xD7AF))
+# Hangul syllables; the jamo they decompose into (NFD text, as macOS file names and some
+# PDF extractions give it) cost a token per byte and count as such (byte_level), the
+# compatibility jamo (ㅋㅋ) two or more (few_merges).
+HANGUL_RANGES = ((0xAC00, 0xD7AF),)
 HANGUL_CLASS = _ranges(*HANGUL_RANGES)
+# Forms of the CJK block that the vocabularies split like rare Han characters (1.8-2.0
+# tokens a character): full-width ASCII (ＡＢＣ１２３), half-width katakana (ｶﾀｶﾅ) with its
+# marks and punctuation, half-width Hangul.
+CJK_SPLIT_FORMS = ((0xFF01, 0xFF5E), (0xFF61, 0xFFDC))
 
 # The classes of non-ASCII characters, as code point ranges (pipeline/bulk_estimate.py reads
 # them off the UTF-8 bytes). ``two_byte`` are the characters of two UTF-8 bytes (accented
@@ -56,25 +67,41 @@ CLASS_RANGES: dict[str, tuple[tuple[int, int], ...]] = {
     "hangul": HANGUL_RANGES,
     "two_byte": ((0x80, 0x7FF),),
     "greek_hebrew": ((0x370, 0x3FF), (0x590, 0x5FF)),
-    "two_byte_rare": ((0x250, 0x36F), (0x500, 0x58F), (0x700, 0x7FF)),
-    # the letters Persian, Urdu, Pashto, Sindhi, Kurdish and Uyghur add to Arabic's
-    "arabic_extended": ((0x671, 0x6FF),),
-    # Sinhala, Thai's neighbour Lao, Tibetan, Myanmar, Georgian
-    "few_merges": ((0xD80, 0xDFF), (0xE80, 0xFFF), (0x1000, 0x109F), (0x10A0, 0x10FF)),
-    # Odia, Ethiopic, Cherokee, Canadian syllabics, Mongolian, Tifinagh, Yi, Vai
+    # IPA, spacing modifiers, combining marks, Hebrew points and cantillation, the
+    # Cyrillic supplement, Armenian, Syriac, Thaana, N'Ko
+    "two_byte_rare": ((0x250, 0x36F), (0x591, 0x5C7), (0x500, 0x58F), (0x700, 0x7FF)),
+    # Arabic vowel marks; the letters Persian, Urdu, Pashto, Sindhi, Kurdish and Uyghur add
+    "arabic_extended": ((0x64B, 0x65F), (0x670, 0x6FF)),
+    # Sinhala, Thai's neighbour Lao, Tibetan, Myanmar, Georgian, Hangul compatibility jamo
+    "few_merges": (
+        (0xD80, 0xDFF),
+        (0xE80, 0xFFF),
+        (0x1000, 0x109F),
+        (0x10A0, 0x10FF),
+        (0x3130, 0x318F),
+    ),
+    # Odia, Ethiopic, Cherokee, Canadian syllabics, Mongolian, Tifinagh, Yi, Vai, Hangul
+    # jamo (conjoining, and extended A and B)
     "byte_level": (
         (0xB00, 0xB7F),
+        (0x1100, 0x11FF),
         (0x1200, 0x167F),
         (0x1800, 0x18AF),
         (0x2D30, 0x2D7F),
         (0xA000, 0xA4CF),
         (0xA500, 0xA63F),
+        (0xA960, 0xA97F),
+        (0xD7B0, 0xD7FF),
     ),
     "four_byte": ((0x10000, 0x10FFFF),),
     # the Han characters cl100k or o200k does not hold as one token, and those of them
     # left to three byte tokens (benchmarks/han_rare.py)
-    "han_rare": HAN_RARE,
+    "han_rare": (*HAN_RARE, *CJK_SPLIT_FORMS),
     "han_bytes": HAN_BYTES,
+    # the Hangul syllables cl100k or o200k does not hold as one token, and those of them
+    # left to three (benchmarks/han_rare.py)
+    "hangul_rare": HANGUL_RARE,
+    "hangul_bytes": HANGUL_BYTES,
 }
 
 # name -> pattern counted (non-overlapping matches); the same in Rust's regex (polars) and
@@ -87,6 +114,7 @@ CLASSES: dict[str, str] = {
     "numbers": r"[0-9]+",
     "punct": r"[!-/:-@\[-`{-~]",
     "space": r"[\t\n\r ]",
+    "controls": r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]",
     **{name: f"[{_ranges(*ranges)}]" for name, ranges in CLASS_RANGES.items()},
     "non_ascii": r"[^\x00-\x7f]",
 }
@@ -117,7 +145,21 @@ TWO_BYTE_EXTRA = {"greek_hebrew": 0.335, "two_byte_rare": 1.465, "arabic_extende
 # sentences counted 0.91-1.13 of the real count. ``han_rare`` (more than one token alone)
 # and ``han_bytes`` (three) count 0.818 and 1.102 more, on top of cjk: the needs of random
 # text of each set times 1.1.
-THREE_BYTE_EXTRA = {"few_merges": 0.42, "byte_level": 1.39, "han_rare": 0.818, "han_bytes": 1.102}
+# Hangul: of the 11,172 syllables only 129 are one token in both cl100k and o200k, 4,238
+# two and 6,805 three; everyday Korean is mostly the 129 (our own sentences: 0.72 tokens a
+# character), names and rare words are not (random syllables: 2.6). A syllable counts
+# HANGUL (fitted on everyday text), those the vocabularies split (``hangul_rare``) and
+# those left to three byte tokens (``hangul_bytes``) HANGUL_EXTRA more each: random
+# syllables, with and without spaces between them, then count their real cost times 1.1.
+HANGUL, HANGUL_EXTRA = 1.0, 1.1
+THREE_BYTE_EXTRA = {
+    "few_merges": 0.42,
+    "byte_level": 1.39,
+    "han_rare": 0.818,
+    "han_bytes": 1.102,
+    "hangul_rare": HANGUL_EXTRA,
+    "hangul_bytes": HANGUL_EXTRA,
+}
 # Characters of four bytes (emoji, CJK extension B and later, historic scripts, math
 # letters) cost up to four tokens (random ones: 2.9-4.0; the other weight gave 2.78): they
 # count a token per byte.
@@ -139,7 +181,17 @@ SCRIPT_EXTRAS = (*TWO_BYTE_EXTRA, *THREE_BYTE_EXTRA, *FOUR_BYTE_EXTRA)
 # price on English documentation is 0.9-3.2 % more estimated tokens (README, Token
 # estimate). Last in WEIGHTED: a text without digits keeps its estimate to the bit.
 NUMBER = {"prose": 1.3, "code": 1.751}
-WEIGHTED = (*ASCII_CLASSES, *NON_ASCII_CLASSES, "foreign", *SCRIPT_EXTRAS, "numbers")
+# ASCII control characters (escape, backspace, DEL, form feed...: terminal captures, binary
+# debris) are a token each in every byte-level vocabulary, and no class above counts them.
+CONTROL = 1.1
+WEIGHTED = (
+    *ASCII_CLASSES,
+    *NON_ASCII_CLASSES,
+    "foreign",
+    *SCRIPT_EXTRAS,
+    "numbers",
+    "controls",
+)
 SCALED = (*ASCII_CLASSES, "numbers")  # the ASCII classes, which the bias scales
 
 # The ASCII letter weights are fitted on English, whose words are whole tokens of every
@@ -186,7 +238,7 @@ WEIGHTS: dict[str, dict[str, float]] = {
         "space": 0.316,
         "breaks": 1.168,
         "cjk": 1.348,
-        "hangul": 1.333,
+        "hangul": HANGUL,
         "two_byte": 0.835,
         "other": 0.695,
         "foreign": FOREIGN_LETTER,
@@ -194,6 +246,7 @@ WEIGHTS: dict[str, dict[str, float]] = {
         **THREE_BYTE_EXTRA,
         **FOUR_BYTE_EXTRA,
         "numbers": NUMBER["prose"],
+        "controls": CONTROL,
     },
     "code": {
         "letters": 0.0,
@@ -203,7 +256,7 @@ WEIGHTS: dict[str, dict[str, float]] = {
         "space": 0.294,
         "breaks": 1.984,
         "cjk": 1.348,
-        "hangul": 1.333,
+        "hangul": HANGUL,
         "two_byte": 0.835,
         "other": 0.695,
         "foreign": 0.0,
@@ -211,6 +264,7 @@ WEIGHTS: dict[str, dict[str, float]] = {
         **THREE_BYTE_EXTRA,
         **FOUR_BYTE_EXTRA,
         "numbers": NUMBER["code"],
+        "controls": CONTROL,
     },
 }
 
@@ -308,7 +362,7 @@ def _pattern(name: str) -> re.Pattern:
 _ENGLISH = re.compile(rf"\b(?:{'|'.join(ENGLISH_WORDS)})\b", re.ASCII | re.IGNORECASE)
 # every byte to its ASCII class: l(ower), u(pper), d(igit), p(unct), s(pace), or "."
 # (anything else, non-ASCII bytes included); the classes are counted on this shape
-_ASCII_SHAPE = {"digits": "d", "punct": "p", "space": "s"}
+_ASCII_SHAPE = {"digits": "d", "punct": "p", "space": "s", "controls": "c"}
 _SHAPE = bytes(
     ord("l")
     if 97 <= c <= 122
@@ -338,8 +392,9 @@ def _counts(text: str, english_document: bool | None) -> tuple[int, ...]:
     breaks = sum(shape.count(pair) for pair in _SHAPE_PAIRS)
     foreign = letters if _foreign(text, words, english_document) else 0
     ascii_counts = (letters, words, shape.count(b"d"), shape.count(b"p"), shape.count(b"s"))
+    controls = shape.count(b"c")
     if text.isascii():
-        return (*ascii_counts, breaks, 0, 0, 0, 0, foreign, *_NO_EXTRAS, numbers)
+        return (*ascii_counts, breaks, 0, 0, 0, 0, foreign, *_NO_EXTRAS, numbers, controls)
     cjk, hangul, *extras = (_pattern(name).subn("", text)[1] for name in _PATTERNED)
     # a UTF-8 character starts with a byte below 0x80 (ASCII) or with a lead byte (0xC2 to
     # 0xDF for the characters of two bytes)
@@ -347,7 +402,18 @@ def _counts(text: str, english_document: bool | None) -> tuple[int, ...]:
     two_byte = n - len(data.translate(None, _TWO_BYTE_LEADS))
     ascii_chars = len(data.translate(None, _HIGH_BYTES))
     other = n - ascii_chars - 2 * two_byte - 3 * (cjk + hangul)
-    return (*ascii_counts, breaks, cjk, hangul, two_byte, other, foreign, *extras, numbers)
+    return (
+        *ascii_counts,
+        breaks,
+        cjk,
+        hangul,
+        two_byte,
+        other,
+        foreign,
+        *extras,
+        numbers,
+        controls,
+    )
 
 
 _PATTERNED = ("cjk", "hangul", *SCRIPT_EXTRAS)

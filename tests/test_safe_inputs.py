@@ -201,7 +201,9 @@ def test_an_unlistable_folder_is_a_reject_and_never_a_deletion(tmp_path):
         proc = _cli_run(src, out, "--target-tokens", "600", "--allow-mass-delete")
         assert proc.returncode == 0, proc.stderr
         folder = runstore.resolve(out)
-        assert not pl.read_parquet(folder / "chunks.parquet")["path"].str.starts_with("guides/").any()
+        assert (
+            not pl.read_parquet(folder / "chunks.parquet")["path"].str.starts_with("guides/").any()
+        )
         removed = pl.read_parquet(folder / "changes.parquet").filter(pl.col("op") == "remove")
         assert removed["path"].str.starts_with("guides/").any()  # as the ledger says
     finally:
