@@ -85,5 +85,11 @@ def closed(text: str) -> str:
     if found is None:
         return text
     prefix, run = found
-    indent = "".join(" " if c in ">-*+.)" or c.isdigit() else c for c in prefix)
-    return f"{text}\n{indent}{run}"
+    return f"{text}\n{continuation(prefix)}{run}"
+
+
+def continuation(prefix: str) -> str:
+    """The start of a line that stays in the containers of a line that starts with
+    ``prefix``: block quote markers kept (a line without them would end the quote, and its
+    fence with it), list markers and their numbers as spaces."""
+    return "".join(" " if c in "-*+.)" or c.isdigit() else c for c in prefix)

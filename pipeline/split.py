@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from itertools import islice
 
 from mdchunk.pipeline.fence import LINE_END as _LINE_END
-from mdchunk.pipeline.fence import closes_fence, fence_prefix, opens_fence
+from mdchunk.pipeline.fence import closes_fence, continuation, fence_prefix, opens_fence
 
 Count = Callable[[list[str]], list[int]]
 
@@ -259,8 +259,9 @@ def _wrapped(
     room = max(budget - overhead, 1)
     limit = gap_limit(budget)
     lines = fine_spans(text, body_s, body_e, body_levels, room, count, limit)
-    if not lines:
-        return [Piece(text, ((0, len(text)),), count([text])[0])]
+    if not lines:  # nothing but the head: an empty code block whose fence line is huge
+        short = "\n".join(x for x in (head, tail) if x) or text
+        return [Piece(short, ((0, len(text)),), count([short])[0])]
     groups = group(lines, max(min(group_tokens, budget) - overhead, 1))
     eol = "\n"
     parts_text = []
@@ -302,7 +303,7 @@ def _code(text, budget, group_tokens, count, levels, item_starts):
         )
     closed = len(lines) > 1 and closes_fence(lines[-1], run)
     body_e = len(text) - len(lines[-1]) if closed else len(text)
-    close_line = lines[-1] if closed else fence_prefix(lines[0]).replace(">", " ") + run
+    close_line = lines[-1] if closed else continuation(fence_prefix(lines[0])) + run
     open_end = len(lines[0])
     body_s = open_end + (2 if text[open_end : open_end + 2] == "\r\n" else 1)
     head = lines[0]
@@ -340,8 +341,7 @@ def _short_fence(lines: list[str], run: str, closed: bool, budget: int, count: C
     head = f"{prefix}{fence}{info}"
     if sum(count([head])) > budget // 4:
         head = prefix + fence
-    indent = "".join(" " if c in ">-*+.)" or c.isdigit() else c for c in prefix)
-    return head, indent + fence
+    return head, continuation(prefix) + fence
 
 
 def _table(text, budget, group_tokens, count, levels, item_starts):

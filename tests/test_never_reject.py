@@ -133,3 +133,35 @@ def test_mdx_look_ahead_is_bounded(monkeypatch):
     doc = "".join(f"<Note{i % 3}>\n\nText {i}.\n\n" for i in range(3_000))
     _, blocks = parse(doc, is_mdx=True)
     assert sum(b.kind == "mdx_jsx" for b in blocks) == 3_000
+
+
+# Session 8's trial: a fence line alone over the cap (the code block has no body) rejected
+# the whole document after 16 repacks, minutes of CPU on a large one; an unclosed fence in
+# a block quote was closed outside the quote, opening a new fence at the top level.
+HUGE_FENCES = {
+    "backticks_alone": "# T\n\ntext\n\n" + "`" * 2000 + "\n",
+    "long_info": "# T\n\ntext\n\n```" + "x" * 8000 + "\n",
+    "tilde_info_words": "# T\n\ntext\n\n~~~" + " word" * 1500 + "\n~~~\n",
+    "in_a_list": "# T\n\n- item\n\n  ```" + " word" * 1500 + "\n",
+    "in_a_quote": "# T\n\n> ```" + " word" * 1500 + "\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(HUGE_FENCES))
+def test_a_fence_line_over_the_cap_is_an_empty_code_block(name):
+    chunks = check(HUGE_FENCES[name])
+    assert len(chunks) == 1 and chunks[0]["text"].startswith("# T")
+
+
+def test_an_unclosed_fence_in_a_quote_is_closed_inside_the_quote():
+    from markdown_it import MarkdownIt
+
+    lines = "".join(f"> c{i} some words here\n" for i in range(4000))
+    chunks = check("# T\n\n> ```\n" + lines)
+    assert len(chunks) > 10
+    md = MarkdownIt("commonmark")
+    for c in chunks[1:]:
+        assert c["text"].rstrip().endswith("> ```")
+        tokens = md.parse(c["text"])
+        # one quote holding one code block, and nothing after the quote
+        assert [t.type for t in tokens if t.level == 0] == ["blockquote_open", "blockquote_close"]
