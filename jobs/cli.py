@@ -388,6 +388,7 @@ def main(debug: bool) -> None:
 @click.option(
     "--doc-timeout",
     type=click.FloatRange(min=0, min_open=True),
+    callback=lambda ctx, param, v: _a_number(v, param),
     default=DEFAULT_DOC_TIMEOUT,
     show_default=True,
     metavar="SECONDS",
@@ -557,6 +558,13 @@ SUMMARY_COUNTS = [
     "chunks_kept",
     "chunks_total",
 ]
+
+
+def _a_number(value: float, param) -> float:
+    """FloatRange lets nan through (every comparison with it is false)."""
+    if value != value:
+        raise click.BadParameter("nan is not a number of seconds", param=param)
+    return value
 
 
 def _run_summary(result, out, policy, log) -> None:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mdchunk.pipeline import columns
+from mdchunk.pipeline.policy import ID_NEUTRAL
 
 EXIT_NO_DOCUMENTS = 1  # as before the guards: no document could be read
 EXIT_REFUSED = 4  # a guard refused to publish (mass removal, policy change)
@@ -88,7 +89,8 @@ def check_policy(base: Baseline, policy_json: str, chunker_version: str, guards:
     change is previewed: it publishes nothing, so it is not refused but told (``warn``).
     Returns the differences (accepted ones too)."""
     differences = policy_differences(base, policy_json, chunker_version)
-    if not differences or guards.new_policy or not base.chunks:
+    moving = [d for d in differences if d.split(" ", 1)[0] not in ID_NEUTRAL]
+    if not moving or guards.new_policy or not base.chunks:  # a new link template: updates
         return differences
     if not guards.dry_run:
         raise Refused(

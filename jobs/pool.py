@@ -36,6 +36,10 @@ class Limits:
     seconds: float = DEFAULT_DOC_TIMEOUT
     memory_mb: int = DEFAULT_DOC_MEMORY_MB
 
+    def __post_init__(self):
+        if not self.seconds > 0:  # also nan, which no elapsed time would ever pass
+            raise ValueError(f"doc_timeout must be a number of seconds > 0, got {self.seconds}")
+
 
 @dataclass(frozen=True)
 class Failure:

@@ -295,7 +295,7 @@ def run(
     it is a dry run (nothing recorded, nothing published). Options: full, keep, workers,
     limits, guards, progress, log (see RunJob)."""
     job = RunJob(plan, Path(root), selection, policy, max_bytes, **options)
-    if job.engine == "local" and len(plan) <= BATCH_DOCS and not any(s.is_table for s in plan):
+    if job.engine == "local" and _one_batch(plan):
         job.workers = 1  # a single batch: starting worker processes would only cost time
     dry = job.guards.dry_run
     with runstore.Lock(job.root):
@@ -338,6 +338,15 @@ def run(
         runstore.prune(job.root, history + [record], job.keep)
         job.log.stage("publish", run=run_id, folder=str(folder), seconds=record["seconds"])
         return result
+
+
+def _one_batch(plan: list[sources.Source]) -> bool:
+    """Whether the inputs surely make one batch: few enough local files, small enough
+    together (batches end at BATCH_BYTES too: 60 files of 1 MB are 60 batches)."""
+    if len(plan) > BATCH_DOCS or any(s.is_table or s.scheme for s in plan):
+        return False
+    sizes = (sources.stat(s) for s in plan)
+    return sum(st.st_size if st else 0 for st in sizes) <= blocks_job.BATCH_BYTES
 
 
 def _record_failure(job: RunJob, history, record: dict, exc: BaseException, dry: bool):

@@ -91,7 +91,7 @@ def assemble(
         line_end = line_of(max(spans[-1][1] - 1, spans[-1][0]))
         rows.append(
             {
-                "chunk_id": chunk_id(doc["doc_id"], keys, policy.policy_hash, prefix, anchor),
+                "chunk_id": chunk_id(doc["doc_id"], keys, policy.id_hash, prefix, anchor),
                 "doc_id": doc["doc_id"],
                 "path": doc["path"],
                 "title": ctx.title,

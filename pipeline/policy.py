@@ -149,6 +149,15 @@ class Policy:
     def policy_hash(self) -> str:
         return hashlib.sha256(self.canonical_json().encode()).hexdigest()[:16]
 
+    @cached_property
+    def id_hash(self) -> str:
+        """The policy as chunk ids see it: ``policy_hash`` without the fields that change
+        no embed_text and no boundary (ID_NEUTRAL: the link template only fills ``url``).
+        Equal to ``policy_hash`` when those fields are unset, so ids made before it exist
+        stay; a new link template updates urls (op update) instead of replacing every id."""
+        defaults = {f.name: f.default for f in dataclasses.fields(self) if f.name in ID_NEUTRAL}
+        return dataclasses.replace(self, **defaults).policy_hash
+
     @classmethod
     def load(cls, path: str | Path | None = None, **overrides) -> Policy:
         """Defaults, then the YAML file at ``path`` (if any), then the overrides that are
@@ -160,6 +169,7 @@ class Policy:
 
 
 FIELDS = [f.name for f in dataclasses.fields(Policy)]
+ID_NEUTRAL = ("link_template",)  # fields no chunk id depends on (see Policy.id_hash)
 
 
 def load(path: str | Path | None = None, **overrides) -> Policy:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import random
+import shutil
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -16,6 +17,7 @@ from click.testing import CliRunner
 from mdchunk.jobs.cli import main
 from mdchunk.pipeline import runstore
 from mdchunk.pipeline.history import read_history
+from tests.conftest import SAMPLE
 from tests.helpers import SMALL_FLAGS, sentences
 
 
@@ -256,3 +258,26 @@ def test_front_matter_and_moved_lines_are_updates_of_kept_ids(tmp_path):
     rows = _changes(out, third, "--updates")
     assert [r["op"] for r in rows] == ["update"] * len(chunks)
     assert {r["run_id"] for r in runstore.history(out)} == {first, second, third, fourth}
+
+
+def test_a_new_link_template_updates_urls_and_keeps_every_id(tmp_path):
+    src, out = tmp_path / "src", tmp_path / "out"
+    shutil.copytree(SAMPLE, src)
+    first = nightly(src, out)
+    before = pq.read_table(runstore.resolve(out) / "chunks.parquet")
+    template = "https://docs.example.com/{path_stem}#{anchor}"
+    result = CliRunner().invoke(
+        main, ["run", str(src), "--out", str(out), *SMALL_FLAGS, "--link-template", template]
+    )
+    assert result.exit_code == 0, result.output  # no --new-policy: no id changes
+    after = pq.read_table(runstore.resolve(out) / "chunks.parquet")
+    assert after["chunk_id"].to_pylist() == before["chunk_id"].to_pylist()
+    assert after["policy_hash"][0] != before["policy_hash"][0]
+    rows = _changes(out, first, "--updates")
+    assert [r["op"] for r in rows] == ["update"] * after.num_rows
+    assert all(r["url"].startswith("https://docs.example.com/") for r in rows)
+    # a field that moves boundaries still asks for --new-policy
+    result = CliRunner().invoke(
+        main, ["run", str(src), "--out", str(out), "--link-template", template]
+    )
+    assert result.exit_code == 4 and "--new-policy" in result.output

@@ -251,3 +251,40 @@ def test_ctrl_c_stops_within_two_seconds_with_exit_130(tmp_path):
     assert runstore.history(out)[-1]["status"] == "failed"
     assert runstore.published(out).name == published
     assert not (out / runstore.LOCK).exists()
+
+
+def test_few_large_files_still_use_the_workers(tmp_path, monkeypatch):
+    # batches end at 1 MB too: three files of 600 kB are three batches, not one
+    from mdchunk.jobs import run_job
+    from tests.helpers import sentences
+
+    src = tmp_path / "src"
+    src.mkdir()
+    body = "\n\n".join(sentences(8, start=i) for i in range(1500))
+    for name in ("a", "b", "c"):
+        (src / f"{name}.md").write_text(f"# {name}\n\n{body}\n")
+    assert (src / "a.md").stat().st_size > 500_000
+    plan = run_job.sources.plan([str(src)], run_job.sources.Selection())
+    assert not run_job._one_batch(plan)
+    small = tmp_path / "small"
+    shutil.copytree(SAMPLE, small)
+    assert run_job._one_batch(run_job.sources.plan([str(small)], run_job.sources.Selection()))
+
+
+def test_nan_is_no_timeout_and_utf16_is_named(tmp_path):
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "windows.md").write_bytes("# Notes\n\nSaved by Notepad.\n".encode("utf-16"))
+    (src / "ok.md").write_text("# Fine\n\ntext\n")
+    result = CliRunner().invoke(
+        main, ["run", str(src), "--out", str(tmp_path / "o"), "--doc-timeout", "nan"]
+    )
+    assert result.exit_code == 2 and "nan is not a number of seconds" in result.output
+    with pytest.raises(ValueError, match="doc_timeout"):
+        api.run([str(src)], tmp_path / "o2", doc_timeout=float("nan"))
+    result = CliRunner().invoke(main, ["run", str(src), "--out", str(tmp_path / "o")])
+    assert result.exit_code == 0, result.output
+    rejects = pl.read_parquet(runstore.resolve(tmp_path / "o") / "rejects.parquet")
+    assert rejects["detail"].to_list() == [
+        "UTF-16 text (byte order mark at byte 0): save it as UTF-8"
+    ]
