@@ -70,19 +70,23 @@ def changes_cmd(out, since, fmt, output, updates):
         table = ledger.changes_since(out, since, updates)
     except ledger.LedgerError as exc:
         raise click.UsageError(str(exc)) from exc
-    if fmt == "parquet":
-        if output is None:
-            raise click.UsageError("--format parquet needs --out FILE")
-        pq.write_table(table, output, compression="zstd")
-    else:
-        import json
-
-        lines = (json.dumps(row, default=str, ensure_ascii=False) for row in table.to_pylist())
-        text = "".join(line + "\n" for line in lines)
-        if output is None:
-            click.echo(text, nl=False)
+    if fmt == "parquet" and output is None:
+        raise click.UsageError("--format parquet needs --out FILE")
+    try:
+        if fmt == "parquet":
+            pq.write_table(table, output, compression="zstd")
         else:
-            output.write_text(text, encoding="utf-8")
+            import json
+
+            rows = table.to_pylist()
+            lines = (json.dumps(row, default=str, ensure_ascii=False) for row in rows)
+            text = "".join(line + "\n" for line in lines)
+            if output is None:
+                click.echo(text, nl=False)
+            else:
+                output.write_text(text, encoding="utf-8")
+    except OSError as exc:  # a missing folder, no permission, a full disk
+        raise click.UsageError(f"--out {output}: cannot write there: {exc.strerror or exc}") from exc
     ops = table.column("op").to_pylist()
     until = table.schema.metadata[b"mdchunk.until"].decode()
     click.echo(

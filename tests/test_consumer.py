@@ -195,6 +195,12 @@ def test_changes_since_an_unknown_run_is_a_clear_error(tmp_path):
     result = CliRunner().invoke(main, ["changes", str(tmp_path / "out"), "--since", "nope"])
     assert result.exit_code == 2
     assert "run nope was never published here" in result.output
+    run = runstore.published(tmp_path / "out").name
+    for fmt in ("parquet", "jsonl"):
+        args = ["--since", run, "--format", fmt, "--out", str(tmp_path / "no" / "such.file")]
+        result = CliRunner().invoke(main, ["changes", str(tmp_path / "out"), *args])
+        assert result.exit_code == 2 and "cannot write there" in result.output
+        assert len(result.output.strip().splitlines()) == 1
 
 
 def _changes(out: Path, since: str, *flags: str) -> list[dict]:
