@@ -116,9 +116,7 @@ def decode(raw: RawDocument, mdx: str = "auto", max_bytes: int = DEFAULT_MAX_BYT
     if size > max_bytes:
         return reject("too_large", f"{size} bytes is over the limit of {max_bytes} bytes")
     if raw.data[:2] in (b"\xff\xfe", b"\xfe\xff"):  # a UTF-16 byte order mark
-        return reject(
-            "invalid_utf8", "UTF-16 text (byte order mark at byte 0): save it as UTF-8"
-        )
+        return reject("invalid_utf8", "UTF-16 text (byte order mark at byte 0): save it as UTF-8")
     nul = raw.data.find(b"\x00")
     if nul >= 0:
         return reject("binary", f"NUL byte at byte offset {nul}: looks like a binary file")

@@ -85,7 +85,14 @@ def closed(text: str) -> str:
     if found is None:
         return text
     prefix, run = found
-    return f"{text}\n{continuation(prefix)}{run}"
+    return f"{text}{line_end(text)}{continuation(prefix)}{run}"
+
+
+def line_end(text: str) -> str:
+    """The line ending ``text`` uses (its first one; \\n when it has none): what a line
+    added to it ends with, so a CRLF document's chunks stay CRLF."""
+    found = LINE_END.search(text)
+    return found.group(0) if found else "\n"
 
 
 def continuation(prefix: str) -> str:

@@ -22,7 +22,13 @@ from dataclasses import dataclass
 from itertools import islice
 
 from mdchunk.pipeline.fence import LINE_END as _LINE_END
-from mdchunk.pipeline.fence import closes_fence, continuation, fence_prefix, opens_fence
+from mdchunk.pipeline.fence import (
+    closes_fence,
+    continuation,
+    fence_prefix,
+    line_end,
+    opens_fence,
+)
 
 Count = Callable[[list[str]], list[int]]
 
@@ -263,7 +269,7 @@ def _wrapped(
         short = "\n".join(x for x in (head, tail) if x) or text
         return [Piece(short, ((0, len(text)),), count([short])[0])]
     groups = group(lines, max(min(group_tokens, budget) - overhead, 1))
-    eol = "\n"
+    eol = line_end(text)
     parts_text = []
     for g in groups:
         parts_text.append(eol.join(x for x in (head, _body(text, g, limit), tail) if x))
@@ -389,12 +395,54 @@ def _fence_regions(text: str) -> list[tuple[int, int, bool]]:
     return out
 
 
+# A GFM table inside a quote or a list item: its lines, once the container's markers and
+# indentation are stripped, are a header row and a delimiter row (both with a pipe), then
+# rows with a pipe, up to a blank line.
+_CONTAINER = re.compile(r"[ \t]*(?:>[ \t]?)*[ \t]*")
+_DELIMITER_ROW = re.compile(r"\|?[ \t]*:?-+:?[ \t]*(?:\|[ \t]*:?-+:?[ \t]*)*\|?[ \t]*")
+
+
+def _table_regions(text: str, s: int, e: int) -> list[tuple[int, int, int | None]]:
+    """Cover text[s:e] with (start, end, rows_start) regions: a table's region gives the
+    offset where its body rows start, any other region None."""
+    lines = [(m.start(), m.end()) for m in re.finditer(r"[^\r\n]*(?:\r\n|\r|\n|$)", text[s:e])]
+    lines = [(s + a, s + b) for a, b in lines if b > a]
+    bare = [text[a:b].rstrip("\r\n") for a, b in lines]
+    bare = [x[_CONTAINER.match(x).end() :] for x in bare]
+    out: list[tuple[int, int, int | None]] = []
+    pos, i = s, 0
+    while i + 2 < len(lines):
+        head, delim = bare[i], bare[i + 1]
+        if "|" in head and "|" in delim and _DELIMITER_ROW.fullmatch(delim):
+            j = i + 2
+            while j < len(lines) and bare[j].strip() and "|" in bare[j]:
+                j += 1
+            if j > i + 2:
+                if pos < lines[i][0]:
+                    out.append((pos, lines[i][0], None))
+                out.append((lines[i][0], lines[j - 1][1], lines[i + 2][0]))
+                pos, i = lines[j - 1][1], j
+                continue
+        i += 1
+    if pos < e:
+        out.append((pos, e, None))
+    return out
+
+
 def _structured(text, budget, group_tokens, count, levels, item_starts):
     """Lists, HTML, JSX, front matter, quotes: fine pieces, with fenced code kept whole
-    (or split as code, fence re-opened) and list items cut at item starts first."""
+    (or split as code, fence re-opened), tables kept whole (or split by rows, header
+    repeated) and list items cut at item starts first."""
     out: list[Piece] = []
     cuts = sorted(set(item_starts or []))
     for s, e, is_fence in _fence_regions(text):
+        if not is_fence and "|" in text[s:e]:
+            for a, b, rows in _table_regions(text, s, e):
+                if rows is None:
+                    out.extend(_fine(text, a, b, cuts, levels, budget, count))
+                else:
+                    out.extend(_nested_table(text, a, b, rows, budget, group_tokens, count))
+            continue
         if is_fence:
             span = _trim(text, s, e) or (s, e)
             base = _line_start(text, span[0])  # keep the fence's indentation
@@ -407,12 +455,36 @@ def _structured(text, budget, group_tokens, count, levels, item_starts):
                 spans = tuple((base + a, base + b) for a, b in p.spans)
                 out.append(Piece(p.text, spans, p.tokens))
             continue
-        for a, b in _cut(text, s, e, [c for c in cuts if s < c < e]):
-            out.extend(
-                Piece(text[x:y], ((x, y),), n)
-                for x, y, n in fine_spans(text, a, b, levels, budget, count)
-            )
+        out.extend(_fine(text, s, e, cuts, levels, budget, count))
     return out
+
+
+def _fine(text, s, e, cuts, levels, budget, count) -> list[Piece]:
+    """Fine pieces of text[s:e], cut at the list item starts ``cuts`` first."""
+    out = []
+    for a, b in _cut(text, s, e, [c for c in cuts if s < c < e]):
+        out.extend(
+            Piece(text[x:y], ((x, y),), n)
+            for x, y, n in fine_spans(text, a, b, levels, budget, count)
+        )
+    return out
+
+
+def _nested_table(text, a, b, rows, budget, group_tokens, count) -> list[Piece]:
+    """A table inside a quote or list item: one piece when it fits, else parts of rows
+    under its header and delimiter rows (their container markers kept)."""
+    span = _trim(text, a, b) or (a, b)
+    base = _line_start(text, span[0])
+    whole = text[base : span[1]]
+    n = count([whole])[0]
+    head = text[base:rows].rstrip("\r\n")
+    if n <= budget or count([head])[0] * 2 > budget:
+        if n <= budget:
+            return [Piece(whole, ((base, span[1]),), n)]
+        return _fine(text, a, b, [], ("line", "word"), budget, count)
+    return _wrapped(
+        text, head, "", rows, span[1], base, span[1], budget, group_tokens, count, ("line", "word")
+    )
 
 
 SPLITTERS = {"code": _code, "table": _table}

@@ -165,3 +165,39 @@ def test_an_unclosed_fence_in_a_quote_is_closed_inside_the_quote():
         tokens = md.parse(c["text"])
         # one quote holding one code block, and nothing after the quote
         assert [t.type for t in tokens if t.level == 0] == ["blockquote_open", "blockquote_close"]
+
+
+def _table(prefix: str, rows: int) -> str:
+    lines = [f"{prefix}| key | value | note |", f"{prefix}|-----|-------|------|"]
+    lines += [f"{prefix}| {i} | value {i} | {sentences(1, start=i)} |" for i in range(rows)]
+    return "\n".join(lines)
+
+
+@pytest.mark.parametrize("prefix", ["> ", "  "], ids=["quote", "list"])
+def test_a_table_in_a_quote_or_list_item_repeats_its_header(prefix):
+    from markdown_it import MarkdownIt
+
+    head = "> Values:\n>\n" if prefix == "> " else "- Values:\n\n"
+    text = "# T\n\n" + head + _table(prefix, 300) + "\n"
+    chunks = check(text)
+    parts = [c for c in chunks if "| key | value | note |" in c["text"]]
+    assert len(parts) > 3 and len(parts) == len(chunks)  # every part under the header
+    md = MarkdownIt("commonmark").enable("table")
+    for c in parts:
+        assert "table_open" in [t.type for t in md.parse(c["text"])]
+    # one that fits stays whole, even when its quote is cut
+    small = "# T\n\n" + "\n".join(["> " + sentences(40, start=i) + "\n>" for i in range(6)])
+    small += "\n" + _table("> ", 8) + "\n"
+    chunks = check(small)
+    assert sum("|-----|" in c["text"] for c in chunks) == 1
+
+
+def test_lines_a_split_adds_keep_a_crlf_documents_endings():
+    code = "\r\n".join(
+        ["```python", *(f"x{i} = {i}  # {sentences(1, start=i)}" for i in range(400))]
+    )
+    text = "# T\r\n\r\n" + code + "\r\n"  # an unclosed fence: every part re-opens and closes
+    chunks = check(text)
+    assert len(chunks) > 3
+    for c in chunks:
+        assert "\n" not in c["text"].replace("\r\n", ""), repr(c["text"][-40:])
