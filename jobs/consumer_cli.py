@@ -21,9 +21,15 @@ def _folder_or_uri(ctx, param, value: str):
 @click.argument("out", metavar="DIR", callback=_folder_or_uri)
 @click.option(
     "--since",
-    required=True,
     metavar="RUN_ID",
     help="The last run you applied (any run published in DIR, also one pruned since).",
+)
+@click.option(
+    "--all",
+    "snapshot",
+    is_flag=True,
+    help="Instead of --since: every published chunk as an add, with the run it brings you "
+    "to in the same file (how a new consumer starts).",
 )
 @click.option(
     "--format",
@@ -43,7 +49,7 @@ def _folder_or_uri(ctx, param, value: str):
     is_flag=True,
     help="Also op update: the new rows of kept chunks whose other columns changed.",
 )
-def changes_cmd(out, since, fmt, output, updates):
+def changes_cmd(out, since, snapshot, fmt, output, updates):
     """What changed between run RUN_ID and the published run of DIR: the chunks to embed
     (op add, whole rows) and the chunk ids to delete (op remove). With --updates also the
     kept chunks whose embed_text (so their vector) is the same but another column changed
@@ -59,13 +65,16 @@ def changes_cmd(out, since, fmt, output, updates):
       duckdb -noheader -list -c "SELECT value FROM parquet_kv_metadata('todo.parquet')
                WHERE key = 'mdchunk.until'" > applied
     After a crash, ask again since the same run. DIR/ledger.parquet keeps the chunk ids of
-    every publication, so this works after the runs you saw were pruned. DIR may be an
-    object-store prefix (s3://bucket/prefix) written by `mdchunk run`.
+    every publication, so this works after the runs you saw were pruned. A new consumer
+    starts with --all: every published chunk, and the run to store, in one file. DIR may
+    be an object-store prefix (s3://bucket/prefix) written by `mdchunk run`.
     """
     import pyarrow.parquet as pq
 
     from mdchunk.pipeline import ledger
 
+    if (since is None) == (not snapshot):
+        raise click.UsageError("give --since RUN_ID (the last run you applied) or --all")
     try:
         table = ledger.changes_since(out, since, updates)
     except ledger.LedgerError as exc:
@@ -86,13 +95,16 @@ def changes_cmd(out, since, fmt, output, updates):
             else:
                 output.write_text(text, encoding="utf-8")
     except OSError as exc:  # a missing folder, no permission, a full disk
-        raise click.UsageError(f"--out {output}: cannot write there: {exc.strerror or exc}") from exc
+        raise click.UsageError(
+            f"--out {output}: cannot write there: {exc.strerror or exc}"
+        ) from exc
     ops = table.column("op").to_pylist()
     until = table.schema.metadata[b"mdchunk.until"].decode()
     click.echo(
         f"mdchunk changes: {ops.count('add')} to add, "
         + (f"{ops.count('update')} to update, " if updates else "")
-        + f"{ops.count('remove')} to remove, from {since} to the published run {until}",
+        + f"{ops.count('remove')} to remove, from {since or 'nothing'} to the published run "
+        + until,
         err=True,
     )
 

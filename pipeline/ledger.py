@@ -217,16 +217,29 @@ def changes(
     return table.replace_schema_metadata({"mdchunk.since": since, "mdchunk.until": current})
 
 
-def changes_since(out: str | Path, since: str, updates: bool = False) -> pa.Table:
+def snapshot(chunks: Path, current: str) -> pa.Table:
+    """Every chunk of the published run ``current`` as an add, in the layout of ``changes``
+    (``mdchunk.since`` empty): how a new consumer starts, with the run to store next to it
+    in the same file (no race with a run published meanwhile)."""
+    rows = pq.read_table(chunks, schema=schemas.CHUNKS)
+    table = rows.add_column(0, "op", columns.column(["add"] * rows.num_rows, pa.string()))
+    return table.replace_schema_metadata({"mdchunk.since": "", "mdchunk.until": current})
+
+
+def changes_since(out: str | Path, since: str | None, updates: bool = False) -> pa.Table:
     """``changes`` for an output folder or object-store prefix (its ledger and published
-    run fetched first)."""
+    run fetched first); with ``since`` None, the ``snapshot`` of the published run."""
     from mdchunk.pipeline import objectstore, runstore
 
     if objectstore.is_uri(out):
         folder, ledger = objectstore.published_with_ledger(str(out))
+        if since is None:
+            return snapshot(folder / "chunks.parquet", folder.name)
         return changes(ledger, folder.name, folder / "chunks.parquet", since, str(out), updates)
     folder = runstore.published(Path(out))
     if folder is None:
         raise LedgerError(f"{out}: nothing is published")
     chunks = folder / "chunks.parquet"
+    if since is None:
+        return snapshot(chunks, folder.name)
     return changes(Path(out) / LEDGER, folder.name, chunks, since, str(out), updates)

@@ -87,18 +87,15 @@ class Consumer:
         return {r["chunk_id"]: collapse(r["embed_text"]) for r in rows}
 
     def sync(self, crash_after: int | None = None) -> None:
-        if self.applied is None:  # first time: everything published
-            self.store = self.published()
-            self.applied = runstore.published(self.out).name
-            return
+        # the first time, every published chunk (--all), with the run it brings us to
+        start = ["--since", self.applied] if self.applied else ["--all"]
         todo = self.tmp / "todo.parquet"
         result = CliRunner().invoke(
             main,
             [
                 "changes",
                 str(self.out),
-                "--since",
-                self.applied,
+                *start,
                 "--format",
                 "parquet",
                 "--out",
