@@ -123,7 +123,7 @@ def assemble(
                 "part": part,
                 "parts": of,
                 "strategy": packed.strategy,
-                "front_matter": doc["front_matter"] if policy.front_matter == "metadata" else None,
+                "front_matter": doc["front_matter"],  # chunk.front_matter_column
                 "chunker_version": CHUNKER_VERSION,
                 "policy_hash": policy.policy_hash,
             }

@@ -106,7 +106,7 @@ def chunks(
     runs = _runs(lists[0])
     rows: list[dict] = []
     rejects: list[dict] = []
-    cols = ["doc_id", "path", "format", "text", "front_matter"]
+    cols = ["doc_id", "path", "format", "text", "front_matter", "metadata"]
     for doc in documents.select(cols).to_pylist():
         where = runs.get(doc["doc_id"])
         if where is None:
@@ -203,6 +203,7 @@ def chunk_document(doc: dict, blocks: list[dict], policy: Policy, counting: Coun
     if not blocks:
         return []
     blocks, ctx = context.prepare(doc, blocks, policy)
+    doc = {**doc, "front_matter": front_matter_column(doc, policy)}
     if strategy == "fixed":
         blocks = _whole_body(doc, blocks, counting)
     depth = policy.heading_depth if strategy == "markdown" else None
@@ -238,6 +239,18 @@ def chunk_document(doc: dict, blocks: list[dict], policy: Policy, counting: Coun
         f"could not fit every chunk within {policy.max_tokens} tokens after {MAX_REPACKS} "
         f"attempts (largest over by {max(over.values())})"
     )
+
+
+def front_matter_column(doc: dict, policy: Policy) -> list | None:
+    """What a chunk's ``front_matter`` holds: a table row's other columns (its
+    ``metadata``), then the document's own front matter keys (with the default
+    ``front_matter: metadata``), which win over a column of the same name. The metadata
+    does not reach ``embed_text`` (titles and context keys come from the front matter)."""
+    own = doc["front_matter"] if policy.front_matter == "metadata" else None
+    meta = doc.get("metadata")
+    if not meta:
+        return own
+    return list({**dict(meta), **dict(own or [])}.items())
 
 
 def _header_room(

@@ -48,20 +48,36 @@ def jsonl_rows(lines: Iterable[bytes]) -> list[dict | BadRow]:
 
 def arrow_rows(table) -> Iterator[dict | BadRow]:
     """The rows of an Arrow table as dicts; a row that cannot be converted (bytes that are
-    not UTF-8 in a string column, say) comes back as a BadRow, alone."""
+    not UTF-8 in a string column, say) comes back as a BadRow, alone. Dates, times,
+    timestamps and durations are turned into text by Arrow first: Python's datetime
+    cannot hold nanoseconds (pyarrow then asks for pandas) nor DuckDB's 'infinity'
+    (OverflowError), and a metadata column must never cost its row."""
     import pyarrow as pa
 
+    table = _temporal_as_text(table)
+    problems = (UnicodeDecodeError, ValueError, OverflowError, pa.ArrowException)
     for batch in table.to_batches():
         try:
             yield from batch.to_pylist()
             continue
-        except (UnicodeDecodeError, ValueError, pa.ArrowException):
+        except problems:
             pass
         for j in range(batch.num_rows):
             try:
                 yield batch.slice(j, 1).to_pylist()[0]
-            except (UnicodeDecodeError, ValueError, pa.ArrowException) as exc:
+            except problems as exc:
                 yield BadRow(f"could not be read: {exc}")
+
+
+def _temporal_as_text(table):
+    """``table`` with its temporal columns cast to text (an ISO-like form; a value out of
+    Python's range reads ``<value out of range: N>``)."""
+    import pyarrow as pa
+
+    for i, field in enumerate(table.schema):
+        if pa.types.is_temporal(field.type):
+            table = table.set_column(i, field.name, table.column(i).cast(pa.string()))
+    return table
 
 
 def columns_of(rows: list[dict | BadRow]) -> list[str]:

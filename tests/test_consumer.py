@@ -284,3 +284,31 @@ def test_a_new_link_template_updates_urls_and_keeps_every_id(tmp_path):
         main, ["run", str(src), "--out", str(out), "--link-template", template]
     )
     assert result.exit_code == 4 and "--new-policy" in result.output
+
+
+def test_table_metadata_reaches_the_chunks_search_and_updates(tmp_path):
+    import pyarrow as pa
+
+    rows = [
+        {"id": f"pump-{i}.md", "text": f"# Pump {i}\n\n{sentences(5, start=i * 9)}", "team": t}
+        for i, t in enumerate(["ops", "dev", "ops"])
+    ]
+    rows[2]["text"] = "---\nteam: field\n---\n" + rows[2]["text"]  # its own key wins
+    table = tmp_path / "pumps.parquet"
+    pq.write_table(pa.Table.from_pylist(rows), table)
+    out = tmp_path / "out"
+    first = nightly(table, out)
+    chunks = pq.read_table(runstore.resolve(out) / "chunks.parquet").to_pylist()
+    teams = {c["path"]: dict(c["front_matter"])["team"] for c in chunks}
+    assert teams == {"pump-0.md": "ops", "pump-1.md": "dev", "pump-2.md": "field"}
+    found = CliRunner().invoke(main, ["search", str(out), "pump", "--meta", "team=ops", "--json"])
+    assert found.exit_code == 0, found.output
+    assert {r["path"] for r in json.loads(found.stdout)} == {"pump-0.md"}
+    # a change to the column alone: the same ids, their rows updated
+    rows[1]["team"] = "ops"
+    pq.write_table(pa.Table.from_pylist(rows), table)
+    nightly(table, out)
+    updates = _changes(out, first, "--updates")
+    assert updates and {r["op"] for r in updates} == {"update"}
+    assert {r["path"] for r in updates} == {"pump-1.md"}
+    assert all(dict(r["front_matter"])["team"] == "ops" for r in updates)

@@ -337,3 +337,33 @@ def test_incremental_rejects_equal_full_after_max_bytes_shrinks(tmp_path):
     for name in ("rejects", "documents", "chunks"):
         a = (runstore.resolve(inc) / f"{name}.parquet").read_bytes()
         assert a == (runstore.resolve(full) / f"{name}.parquet").read_bytes(), name
+
+
+def test_temporal_metadata_never_costs_a_row(tmp_path):
+    """Nanosecond timestamps (pandas, Spark), durations, and values out of Python's range
+    (DuckDB's 'infinity', a date 2**30 days away) are metadata text, not a failed run."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    n = 4
+    table = pa.table(
+        {
+            "id": [f"k{i}.md" for i in range(n)],
+            "text": [f"# Row {i}\n\nAqueduct arches carry water." for i in range(n)],
+            "seen": pa.array(
+                [1_700_000_000_000_000_123 + i for i in range(n)], pa.timestamp("ns", tz="UTC")
+            ),
+            "far": pa.array([2**62] + [0] * (n - 1), pa.timestamp("us")),
+            "day": pa.array([2**30] + [19_000] * (n - 1), pa.date32()),
+            "took": pa.array([5] * n, pa.duration("ns")),
+        }
+    )
+    pq.write_table(table, tmp_path / "rows.parquet")
+    proc = _cli_run(tmp_path / "rows.parquet", tmp_path / "out")
+    assert proc.returncode == 0, proc.stderr
+    folder = runstore.resolve(tmp_path / "out")
+    assert pl.read_parquet(folder / "rejects.parquet").is_empty()
+    docs = pl.read_parquet(folder / "documents.parquet")
+    meta = dict(docs.filter(pl.col("path") == "k0.md")["metadata"][0])
+    assert meta["seen"] == "2023-11-14 22:13:20.000000123Z"
+    assert "out of range" in meta["far"] and "out of range" in meta["day"]
