@@ -141,6 +141,23 @@ def _data(value, column: str) -> tuple[bytes | None, str | None]:
         )
 
 
+def _id_path(ident, column: str, i: int) -> tuple[str, str | None]:
+    """(path, None) of a row's id, else (a placeholder path, why it is no id). An id is
+    text or a whole number (1.0, as a column of integers with a null reads, is 1); a path
+    that would climb out of its input (``..``, a leading ``/``) is refused: it would also
+    leave the site in a link template."""
+    if isinstance(ident, float) and ident.is_integer():
+        ident = int(ident)
+    if isinstance(ident, bool) or not isinstance(ident, str | int | float):
+        what = "null" if ident is None else f"a {_type(ident)}"
+        return f"(row {i})", f"column {column!r} is {what}, not an id"
+    path = _text(str(ident))
+    parts = path.replace("\\", "/").split("/")
+    if not path.strip() or path.startswith(("/", "\\")) or ".." in parts:
+        return f"(row {i})", f"id {path!r} is not a relative path inside the table"
+    return path, None
+
+
 def row_documents(
     rows: Iterable[dict | BadRow], columns: list[str], selection, source: str
 ) -> Iterator[RawDocument]:
@@ -153,8 +170,12 @@ def row_documents(
     others = [c for c in columns if c not in (text_col, id_col)]
     first: dict[str, int] = {}
     for i, row in enumerate(rows):
-        ident = row.get(id_col) if id_col and isinstance(row, dict) else None
-        key = _text(str(ident)) if ident is not None else f"row-{i}"
+        key, bad = f"row-{i}", None
+        if id_col and isinstance(row, dict):
+            key, bad = _id_path(row.get(id_col), id_col, i)
+        if bad is not None:  # no path of its own: it takes none from another row
+            yield RawDocument(key, source, None, f"row {i}: {bad}", reason=BAD_ROW)
+            continue
         if not selection.wants(key):
             continue
         if first.setdefault(key, i) != i:

@@ -367,3 +367,28 @@ def test_temporal_metadata_never_costs_a_row(tmp_path):
     meta = dict(docs.filter(pl.col("path") == "k0.md")["metadata"][0])
     assert meta["seen"] == "2023-11-14 22:13:20.000000123Z"
     assert "out of range" in meta["far"] and "out of range" in meta["day"]
+
+
+def test_ids_are_paths_or_the_row_is_rejected(tmp_path):
+    rows = [
+        {"id": None, "text": "# A\n\nnull id"},
+        {"id": "row-0", "text": "# B\n\na genuine id that looks like a placeholder"},
+        {"id": 7.0, "text": "# C\n\na whole number read as a float"},
+        {"id": True, "text": "# D\n\na boolean"},
+        {"id": ["l"], "text": "# E\n\na list"},
+        {"id": "", "text": "# F\n\nempty"},
+        {"id": "../escape.md", "text": "# G\n\nclimbs out"},
+        {"id": "/abs.md", "text": "# H\n\nabsolute"},
+        {"id": "guide/ok.md", "text": "# I\n\nfine"},
+    ]
+    (tmp_path / "rows.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    proc = _cli_run(tmp_path / "rows.jsonl", tmp_path / "out")
+    assert proc.returncode == 0, proc.stderr
+    folder = runstore.resolve(tmp_path / "out")
+    paths = pl.read_parquet(folder / "documents.parquet")["path"].to_list()
+    assert paths == ["row-0", "7", "guide/ok.md"]  # the genuine "row-0" is no duplicate
+    rejects = pl.read_parquet(folder / "rejects.parquet")
+    assert rejects["reason"].to_list() == ["bad_row"] * 6
+    assert rejects["path"].to_list() == [f"(row {i})" for i in (0, 3, 4, 5, 6, 7)]
+    assert "is null, not an id" in rejects["detail"][0]
+    assert "not a relative path" in rejects["detail"][4]
