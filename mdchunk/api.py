@@ -177,6 +177,13 @@ def chunk_table(
 
     resolved = resolve_policy(policy)
     is_polars = type(table).__module__.split(".")[0] == "polars"
+    if is_polars and hasattr(table, "collect"):  # a LazyFrame
+        table = table.collect()
+    if not (is_polars or isinstance(table, pa.Table)):
+        raise TypeError(
+            f"chunk_table takes a pyarrow Table or a polars DataFrame, not a "
+            f"{type(table).__name__} (pa.Table.from_pylist makes one of a list of dicts)"
+        )
     arrow = table.to_arrow() if is_polars else table
     selection = Selection(text_column=text_column, id_column=id_column)
     raws = table_documents(arrow, selection, "table")  # errors name "table: no column ..."

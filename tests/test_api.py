@@ -153,3 +153,14 @@ def test_api_errors_can_be_caught_by_name(tmp_path):
     mdchunk.run([str(SAMPLE)], out, workers=1, log=RunLog(quiet=True))
     with pytest.raises(mdchunk.LedgerError):
         mdchunk.changes(out, "no-such-run")
+
+
+def test_chunk_table_takes_a_lazy_frame_and_names_what_it_does_not_take():
+    import polars as pl
+
+    from mdchunk import chunk_table
+
+    lazy = pl.LazyFrame({"path": ["a.md"], "text": ["# A\n\nhello"]})
+    assert chunk_table(lazy)["path"].to_list() == ["a.md"]
+    with pytest.raises(TypeError, match="not a list"):
+        chunk_table([{"path": "a.md", "text": "# A"}])
