@@ -159,18 +159,19 @@ def _by_reason(counts: Counter) -> str:
     return ", ".join(f"{n} {reason}" for reason, n in sorted(counts.items()))
 
 
-def chunks_of_lost_documents(base: Baseline, folder: Path) -> int:
+def chunks_of_lost_documents(base: Baseline, folder: Path) -> int | None:
     """The published chunks whose document is not a document of the new run (``folder``):
     gone from INPUT, or rejected. Those of documents that are still there were replaced
-    (an edit, an accepted policy change), not lost."""
+    (an edit, an accepted policy change), not lost. None when the published chunks cannot
+    be read (then every removed chunk counts)."""
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
     if base.folder is None:
-        return 0
+        return None
     try:
         before = pq.ParquetFile(base.folder / "chunks.parquet").read(columns=["doc_id"])
     except OSError:
-        return 0
+        return None
     known = columns.flat(pq.ParquetFile(folder / "documents.parquet").read(["doc_id"])["doc_id"])
     return pc.sum(pc.invert(pc.is_in(before["doc_id"], value_set=known))).as_py() or 0

@@ -372,7 +372,8 @@ def _check_result(job: RunJob, result: RunSummary, base: guards.Baseline):
     are not counted), or that would remove the chunks of a folder it could not list."""
     removed = result.record["chunks_removed"]
     if base.chunks and removed / base.chunks > job.guards.max_removed:  # else none can pass
-        removed = guards.chunks_of_lost_documents(base, result.folder)
+        lost = guards.chunks_of_lost_documents(base, result.folder)
+        removed = removed if lost is None else lost
     guards.check_result(
         result.blocks.documents,
         job.selection.skipped,
