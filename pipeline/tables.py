@@ -164,7 +164,13 @@ def row_documents(
     """One RawDocument per row: the text column, the id column (else ``row-N``), every
     other column as metadata; a reject (``bad_row``) for a row that cannot be a document,
     and (``duplicate``) for a row whose path an earlier row has: one path is one document
-    (its doc_id), and two texts under one id would be packed as one."""
+    (its doc_id), and two texts under one id would be packed as one. A table with no
+    readable row at all (an empty JSONL file, every line broken) has no columns to pick
+    from: its bad rows are rejects and the run's guards judge the rest."""
+    if not columns:
+        for i, row in enumerate(rows):
+            yield RawDocument(f"row-{i}", source, None, f"row {i}: {row.why}", reason=BAD_ROW)
+        return
     text_col = pick(columns, selection.text_column, TEXT_COLUMNS, "text", source)
     id_col = pick(columns, selection.id_column, ID_COLUMNS, "id", source)
     others = [c for c in columns if c not in (text_col, id_col)]

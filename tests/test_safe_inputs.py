@@ -392,3 +392,12 @@ def test_ids_are_paths_or_the_row_is_rejected(tmp_path):
     assert rejects["path"].to_list() == [f"(row {i})" for i in (0, 3, 4, 5, 6, 7)]
     assert "is null, not an id" in rejects["detail"][0]
     assert "not a relative path" in rejects["detail"][4]
+
+
+def test_an_empty_or_unreadable_jsonl_meets_the_guard_like_an_empty_parquet(tmp_path):
+    (tmp_path / "empty.jsonl").write_text("")
+    (tmp_path / "broken.jsonl").write_text("not json\n{bad\n")
+    proc = _cli_run(tmp_path / "empty.jsonl", tmp_path / "o1")
+    assert proc.returncode == 1 and "no document was read from INPUT" in proc.stderr
+    proc = _cli_run(tmp_path / "broken.jsonl", tmp_path / "o2")
+    assert proc.returncode == 1 and "(2 rejected (2 bad_row)" in proc.stderr
