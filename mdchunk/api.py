@@ -325,12 +325,13 @@ def run(
     return one_run(Path(out))
 
 
-def changes(out: str | Path, since: str, updates: bool = False) -> pa.Table:
+def changes(out: str | Path, since: str | None, updates: bool = False) -> pa.Table:
     """The change set from run ``since`` to the published run of ``out`` (a folder or an
     object-store prefix), as ``mdchunk changes``: op add (whole chunk rows) and op remove
     (ids), and with ``updates`` op update (whole new rows of kept ids whose other columns
     changed), schema ``schemas.CHANGES``; ``table.schema.metadata[b"mdchunk.until"]`` is the
     run it brings you to. Works after the runs in between were pruned (DIR/ledger.parquet).
+    ``since`` None: every published chunk as an add (``mdchunk changes --all``).
     Raises ``mdchunk.pipeline.ledger.LedgerError`` for a run the ledger never saw."""
     from mdchunk.pipeline import ledger
 

@@ -153,6 +153,13 @@ def test_api_errors_can_be_caught_by_name(tmp_path):
     mdchunk.run([str(SAMPLE)], out, workers=1, log=RunLog(quiet=True))
     with pytest.raises(mdchunk.LedgerError):
         mdchunk.changes(out, "no-such-run")
+    # since None: every published chunk as an add, and the run it brings a consumer to
+    everything = mdchunk.changes(out, None)
+    published = pl.read_parquet(mdchunk.pipeline.runstore.resolve(out) / "chunks.parquet")
+    assert set(everything["op"].to_pylist()) == {"add"}
+    assert everything["chunk_id"].to_pylist() == published["chunk_id"].to_list()
+    until = everything.schema.metadata[b"mdchunk.until"].decode()
+    assert until == mdchunk.pipeline.runstore.published(out).name
 
 
 def test_chunk_table_takes_a_lazy_frame_and_names_what_it_does_not_take():
