@@ -130,11 +130,7 @@ class ChangeSet:
         if not removed.num_rows:
             return
         ops = columns.column(["remove"] * removed.num_rows, pa.string())
-        rows = removed.add_column(0, "op", ops)
-        for f in schemas.CHANGES:
-            if f.name not in rows.column_names:
-                rows = rows.append_column(f, pa.nulls(rows.num_rows, f.type))
-        self.writer.write(rows.select(schemas.CHANGES.names).cast(schemas.CHANGES))
+        self.writer.write(store.upgrade(removed.add_column(0, "op", ops), schemas.CHANGES))
 
 
 def _flat(parts: list[pa.ChunkedArray]) -> pa.Array:

@@ -464,8 +464,10 @@ def _execute(job: RunJob, folder: Path, record: dict) -> tuple[RunSummary, dict]
     bsum.skipped = job.selection.skipped
     bsum.bytes = work.bytes_read if reuse_blocks else bsum.bytes
     bsum.seconds = csum.seconds = time.perf_counter() - t_start
-    summary = RunSummary(record["run_id"], record, csum, bsum, folder, False, updated)
-    summary.lost_unlisted = counts["unlisted_lost"], sorted(tally.unlisted)
+    lost = counts["unlisted_lost"], sorted(tally.unlisted)
+    summary = RunSummary(
+        record["run_id"], record, csum, bsum, folder, updated=updated, lost_unlisted=lost
+    )
     return summary, known
 
 

@@ -147,12 +147,16 @@ def _write(path: Path, table: pa.Table, pubs: list[dict]) -> None:
     write_atomic(path, sink.getvalue().to_pybytes())
 
 
-def alive(intervals: pl.DataFrame, n: int) -> pl.DataFrame:
-    """The chunk ids (with doc_id, path) that publication ``n`` held."""
+def _held(n: int) -> pl.Expr:
+    """The stretches that publication ``n`` held."""
     import polars as pl
 
-    held = (pl.col("added") <= n) & (pl.col("removed").is_null() | (pl.col("removed") > n))
-    return intervals.filter(held).select("chunk_id", "doc_id", "path")
+    return (pl.col("added") <= n) & (pl.col("removed").is_null() | (pl.col("removed") > n))
+
+
+def alive(intervals: pl.DataFrame, n: int) -> pl.DataFrame:
+    """The chunk ids (with doc_id, path) that publication ``n`` held."""
+    return intervals.filter(_held(n)).select("chunk_id", "doc_id", "path")
 
 
 def updated(intervals: pl.DataFrame, then: int, now: int) -> pl.Series:
@@ -161,11 +165,8 @@ def updated(intervals: pl.DataFrame, then: int, now: int) -> pl.Series:
     (another stretch, whose row was never compared with the first's)."""
     import polars as pl
 
-    def held(n: int) -> pl.Expr:
-        return (pl.col("added") <= n) & (pl.col("removed").is_null() | (pl.col("removed") > n))
-
-    before = intervals.filter(held(then)).select("chunk_id", "added")
-    after = intervals.filter(held(now)).select("chunk_id", "added", "updated")
+    before = intervals.filter(_held(then)).select("chunk_id", "added")
+    after = intervals.filter(_held(now)).select("chunk_id", "added", "updated")
     marked = pl.col("updated").list.eval((pl.element() > then) & (pl.element() <= now)).list.any()
     both = after.join(before, on="chunk_id", suffix="_then")
     return both.filter((pl.col("added") != pl.col("added_then")) | marked.fill_null(False))[
@@ -212,7 +213,7 @@ def changes(
     ops = pc.if_else(rows["_add"], "add", "update")
     adds = rows.drop_columns(["_add"]).add_column(0, "op", ops)
     removes = removed.sort("chunk_id").with_columns(op=pl.lit("remove")).to_arrow()
-    removes = pa.Table.from_pylist(removes.to_pylist(), schema=schemas.CHANGES)
+    removes = upgrade(removes.select(["op", "chunk_id", "doc_id", "path"]), schemas.CHANGES)
     table = pa.concat_tables([adds.cast(schemas.CHANGES), removes])
     return table.replace_schema_metadata({"mdchunk.since": since, "mdchunk.until": current})
 

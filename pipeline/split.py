@@ -444,14 +444,12 @@ def _structured(text, budget, group_tokens, count, levels, item_starts):
                     out.extend(_nested_table(text, a, b, rows, budget, group_tokens, count))
             continue
         if is_fence:
-            span = _trim(text, s, e) or (s, e)
-            base = _line_start(text, span[0])  # keep the fence's indentation
-            body = text[base : span[1]]
-            n = count([body])[0]
-            if n <= budget:
-                out.append(Piece(body, ((base, span[1]),), n))
+            whole = _whole(text, s, e, count)  # from the line start: the fence's indentation
+            if whole.tokens <= budget:
+                out.append(whole)
                 continue
-            for p in _code(body, budget, group_tokens, count, levels, None):
+            base = whole.spans[0][0]
+            for p in _code(whole.text, budget, group_tokens, count, levels, None):
                 spans = tuple((base + a, base + b) for a, b in p.spans)
                 out.append(Piece(p.text, spans, p.tokens))
             continue
@@ -470,20 +468,27 @@ def _fine(text, s, e, cuts, levels, budget, count) -> list[Piece]:
     return out
 
 
+def _whole(text: str, s: int, e: int, count: Count) -> Piece:
+    """text[s:e] as one piece, trimmed, from the start of its first line (its indentation
+    or container markers kept)."""
+    start, end = _trim(text, s, e) or (s, e)
+    base = _line_start(text, start)
+    return Piece(text[base:end], ((base, end),), count([text[base:end]])[0])
+
+
 def _nested_table(text, a, b, rows, budget, group_tokens, count) -> list[Piece]:
     """A table inside a quote or list item: one piece when it fits, else parts of rows
-    under its header and delimiter rows (their container markers kept)."""
-    span = _trim(text, a, b) or (a, b)
-    base = _line_start(text, span[0])
-    whole = text[base : span[1]]
-    n = count([whole])[0]
+    under its header and delimiter rows (their container markers kept), or lines when
+    even the header is too large to repeat."""
+    whole = _whole(text, a, b, count)
+    if whole.tokens <= budget:
+        return [whole]
+    ((base, end),) = whole.spans
     head = text[base:rows].rstrip("\r\n")
-    if n <= budget or count([head])[0] * 2 > budget:
-        if n <= budget:
-            return [Piece(whole, ((base, span[1]),), n)]
+    if count([head])[0] * 2 > budget:
         return _fine(text, a, b, [], ("line", "word"), budget, count)
     return _wrapped(
-        text, head, "", rows, span[1], base, span[1], budget, group_tokens, count, ("line", "word")
+        text, head, "", rows, end, base, end, budget, group_tokens, count, ("line", "word")
     )
 
 

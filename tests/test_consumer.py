@@ -79,6 +79,7 @@ class Consumer:
         self.out, self.tmp, self.updates = out, tmp, updates
         self.store: dict = {}
         self.applied: str | None = None  # the run id stored after a complete apply
+        self.seen_updates = 0
 
     def published(self) -> dict:
         rows = pq.read_table(runstore.resolve(self.out) / "chunks.parquet").to_pylist()
@@ -121,8 +122,6 @@ class Consumer:
                 self.store.pop(chunk_id, None)
         self.applied = table.schema.metadata[b"mdchunk.until"].decode()
         self.seen_updates += table["op"].to_pylist().count("update")
-
-    seen_updates = 0
 
     def in_step(self) -> bool:
         return self.store == self.published()
