@@ -5,7 +5,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 OUT ?= out/sample
 
-.PHONY: install install-dev install-eval run report test bench bench-retrieval fit-deps fit-estimate lint clean
+.PHONY: install install-dev install-eval run report test test-fast test-lowest bench bench-retrieval fit-deps fit-estimate lint clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -56,6 +56,26 @@ report: $(VENV)/.installed-report
 test: $(VENV)/.installed-dev
 	$(BIN)/python -m pytest -q
 
+## test-fast: the inner loop (under 90 s on 2 cores): no slow, corpus, cluster or browser test
+FAST := -m "not slow and not corpus and not cluster and not browser"
+test-fast: $(VENV)/.installed-dev
+	$(BIN)/python -m pytest -q $(FAST)
+
+## test-lowest: the fast lane again in .venv-lowest, on the lowest versions pyproject.toml
+## allows for every direct dependency (uv resolves them), so a floor that no longer works
+## shows here before a user meets it
+LOWEST := .venv-lowest
+$(LOWEST)/.installed: pyproject.toml | $(VENV)/.installed-dev
+	rm -rf $(LOWEST)
+	$(PYTHON) -m venv $(LOWEST)
+	$(BIN)/uv pip compile --quiet pyproject.toml --extra dev --resolution lowest-direct \
+		--python $(LOWEST)/bin/python -o $(LOWEST)/requirements.txt
+	$(BIN)/uv pip install --quiet --python $(LOWEST)/bin/python -r $(LOWEST)/requirements.txt
+	$(BIN)/uv pip install --quiet --python $(LOWEST)/bin/python --no-deps -e .
+	touch $@
+test-lowest: $(LOWEST)/.installed
+	$(LOWEST)/bin/python -m pytest -q $(FAST)
+
 ## bench: timing benchmarks (never part of the tests); results in benchmarks/results/
 bench: $(VENV)/.installed-bench
 	$(BIN)/python benchmarks/run.py
@@ -78,4 +98,4 @@ lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check mdchunk pipeline jobs tests benchmarks
 
 clean:
-	rm -rf $(VENV) out build *.egg-info .pytest_cache
+	rm -rf $(VENV) $(LOWEST) out build *.egg-info .pytest_cache

@@ -34,3 +34,16 @@ def corpora_blocks(tmp_path_factory):
     selection = sources.Selection()
     blocks_job.run(sources.plan([str(root)], selection), out, selection)
     return out
+
+
+# Tests that take these fixtures get the marker of what they need (pyproject.toml lists the
+# markers; `make test-fast` leaves them out). Tests that read a corpus by path are marked
+# where they are written.
+_FIXTURE_MARKS = {"ray_cluster": "cluster", "chromium": "browser", "corpora_blocks": "corpus"}
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        for fixture, mark in _FIXTURE_MARKS.items():
+            if fixture in getattr(item, "fixturenames", ()):
+                item.add_marker(mark)

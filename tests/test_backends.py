@@ -84,6 +84,7 @@ def first_difference(text: str, mdx: bool = False) -> str | None:
     return f"{len(ours)} blocks from pyromark, {len(ref)} from markdown-it"
 
 
+@pytest.mark.corpus
 def test_corpora_blocks_are_identical():
     root = corpus_dir()
     files = sorted(
@@ -99,6 +100,7 @@ def test_corpora_blocks_are_identical():
     assert not diffs, f"{len(diffs)} documents differ; first: {diffs[:3]}"
 
 
+@pytest.mark.corpus
 def test_spec_examples_blocks_are_identical():
     examples = json.loads((corpus_dir("commonmark_spec") / "examples.json").read_text("utf-8"))
     assert len(examples) == 655

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import polars as pl
+import pytest
 from click.testing import CliRunner
 
 from mdchunk.jobs.cli import main
@@ -32,6 +33,7 @@ def _write_bad_folder(root):
     return files
 
 
+@pytest.mark.slow
 def test_every_file_is_a_document_or_a_reject(tmp_path):
     src = tmp_path / "in"
     src.mkdir()

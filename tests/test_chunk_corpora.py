@@ -20,6 +20,8 @@ from mdchunk.pipeline.quality import (
 )
 from tests.conftest import corpus_dir
 
+pytestmark = pytest.mark.corpus
+
 SMALL = dict(target_tokens=400, max_tokens=512, min_tokens=100, overlap_tokens=50)
 POLICIES = {
     "default": Policy(),

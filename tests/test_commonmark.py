@@ -15,6 +15,8 @@ import pytest
 from mdchunk.pipeline.block import document_blocks
 from tests.conftest import corpus_dir
 
+pytestmark = pytest.mark.corpus
+
 # Examples whose expected HTML we knowingly do not match, with the reason.
 KNOWN_DIFFERENCES: dict[int, str] = {
     96: "a document that starts with a '---' line closed by another '---' line is YAML "

@@ -176,6 +176,7 @@ def test_malayalam_and_hindi_pages_stay_within_the_cap_in_cl100k(name, script):
         assert len(chunks) > 5
 
 
+@pytest.mark.corpus
 def test_tldr_malayalam_and_hindi_pages_stay_within_the_cap_in_cl100k():
     """The same with real text: every tldr page of the two languages as one long page."""
     pytest.importorskip("tiktoken")

@@ -15,6 +15,7 @@ def _fail(item, why: pool.Failure):
     return [("failed", why.reason)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("workers", [1, 2])
 def test_a_bad_item_is_found_and_the_rest_goes_on(workers):
     items = [

@@ -46,7 +46,7 @@ def _tables(folder) -> dict[str, pl.DataFrame]:
     return {name: pl.read_parquet(folder / f"{name}.parquet") for name in TABLES}
 
 
-@pytest.mark.parametrize("engine", ["local", "ray"])
+@pytest.mark.parametrize("engine", ["local", pytest.param("ray", marks=pytest.mark.cluster)])
 def test_s3_in_and_out_equals_a_local_run(engine, s3_bucket, tmp_path, request):
     if engine == "ray":
         request.getfixturevalue("ray_cluster")
@@ -108,6 +108,7 @@ def _s3_env() -> dict:
     return {**os.environ, **{k: os.environ[k] for k in keys}}
 
 
+@pytest.mark.slow
 def test_killed_runs_leave_the_published_s3_run_readable(s3_bucket, tmp_path):
     src = tmp_path / "src"
     shutil.copytree(SAMPLE, src)

@@ -81,8 +81,12 @@ def test_cap_is_never_exceeded():
         head = {i for i in range(n) if rng.random() < 0.2}
         u = units(toks, section=secs, heading=head, atomic={i for i in range(n) if i % 3 == 0})
         cap = {s: 100 for s in secs}
-        for g in pack(u, cap, target=70, min_tokens=30, overlap=20):
+        groups = pack(u, cap, target=70, min_tokens=30, overlap=20)
+        for g in groups:
             assert g.tokens <= 100
+        # every unit is owned by exactly one chunk, in order (overlap units are repeats)
+        owned = [k for g in groups for k in g.units[g.overlap :]]
+        assert owned == list(range(n))
 
 
 def test_a_subsection_that_fits_a_chunk_of_its_own_is_not_cut_after_its_intro():

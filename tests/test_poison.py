@@ -73,6 +73,7 @@ def clean_chunks(tmp_path_factory) -> pl.DataFrame:
     return published(root / "out", "chunks")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("workers", ["2", "1"])
 def test_poison_beside_ordinary_documents(tmp_path, clean_chunks, workers):
     bad = poison(SCALE)
@@ -101,6 +102,7 @@ def test_poison_beside_ordinary_documents(tmp_path, clean_chunks, workers):
     assert with_text <= set(chunks["path"])
 
 
+@pytest.mark.slow
 def test_a_document_that_overruns_or_outgrows_its_worker_is_rejected(tmp_path):
     section = "## Part {i}\n\nSome words about part {i}, long enough.\n\n```py\nx = {i}\n```\n\n"
     big = "".join(section.format(i=i) for i in range(30_000)).encode()  # 2.5 MB, ~400 MB

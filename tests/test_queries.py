@@ -247,6 +247,7 @@ FENCE_LINES = [
 ]
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.lists(st.sampled_from(FENCE_LINES), max_size=8), min_size=1, max_size=20))
 def test_sql_fence_check_agrees_with_python(texts):

@@ -1,4 +1,4 @@
-"""The Ray engine gives the same rows, reuse and change sets as the local engine (issues 7, 16).
+"""The Ray engine gives the same rows, reuse and change sets as the local engine.
 
 The engine runs on a real two-node local Ray cluster (tests/servers.py: one CPU per node,
 so batches really cross raylets)."""
@@ -32,11 +32,17 @@ def _ray(src, out, address, *flags):
     return _run(src, out, "--engine", "ray", "--ray-address", address, *flags)
 
 
-def test_two_node_cluster_equals_local_on_the_corpora(ray_cluster, tmp_path):
-    src = corpus_dir()
+@pytest.mark.corpus
+@pytest.mark.parametrize(
+    ("corpus", "at_least"),
+    [("electron_docs", 1_500), pytest.param(None, 15_000, marks=pytest.mark.slow, id="all")],
+)
+def test_two_node_cluster_equals_local_on_the_corpora(ray_cluster, tmp_path, corpus, at_least):
+    """One corpus in the quicker lanes; every corpus when slow tests run."""
+    src = corpus_dir(corpus)
     local = _run(src, tmp_path / "local")
     remote = _ray(src, tmp_path / "ray", ray_cluster)
-    assert local["chunks"].height > 15_000
+    assert local["chunks"].height > at_least
     for name in TABLES:
         assert local[name].equals(remote[name]), name
 
@@ -48,6 +54,7 @@ def _changes(out) -> pl.DataFrame:
     )
 
 
+@pytest.mark.corpus
 def test_ray_reuses_unchanged_documents_like_local(ray_cluster, tmp_path):
     src = tmp_path / "src"
     shutil.copytree(corpus_dir("electron_docs"), src)

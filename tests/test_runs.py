@@ -326,6 +326,7 @@ def test_second_concurrent_run_is_refused(tmp_path):
     assert first.returncode == 0
 
 
+@pytest.mark.slow
 def test_killed_runs_leave_the_published_run_intact(tmp_path):
     src = _big_corpus(tmp_path / "src")
     out = tmp_path / "out"

@@ -153,6 +153,7 @@ except LockedError as exc:
 """
 
 
+@pytest.mark.slow
 def test_fifty_simultaneous_pairs_never_both_proceed(tmp_path):
     results = []
     for wave in range(5):  # 10 pairs at a time, each pair on its own output folder

@@ -143,6 +143,7 @@ def _cli_run(src: Path, out: Path, *flags: str) -> subprocess.CompletedProcess:
     )
 
 
+@pytest.mark.slow
 def test_an_unlistable_folder_is_a_reject_and_never_a_deletion(tmp_path):
     if os.geteuid() == 0 and shutil.which("setpriv") is None:
         pytest.skip("running as root and no setpriv to drop the capabilities that bypass modes")

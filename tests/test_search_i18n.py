@@ -103,6 +103,7 @@ ZH_WORDS = [
 ]
 
 
+@pytest.mark.corpus
 @pytest.mark.parametrize(
     ("corpus", "words"), [("vue_docs_ja", JA_WORDS), ("vue_docs_zh", ZH_WORDS)]
 )
