@@ -99,33 +99,74 @@ def _yaml_refusal(body: str) -> str | None:
     keeps its own stack, so depth cannot crash it), counting nesting and the nodes that
     aliases would add, before the composer (which recurses) or our JSON encoding (which
     expands every alias) sees it."""
-    sizes: dict[str, int] = {}  # anchor -> nodes of its value, aliases expanded
-    stack: list[list] = [[0, None]]  # per open collection: [nodes so far, anchor]
-    added = 0
-    for event in yaml.parse(body, Loader=_YAML_LOADER):
+    budget = _Budget()
+    read = 0  # text index just after the last event
+    try:
+        for event in yaml.parse(body, Loader=_YAML_LOADER):
+            read = event.end_mark.index if event.end_mark else read
+            refused = budget.count(event)
+            if refused:
+                return refused
+    except yaml.YAMLError as exc:
+        # the library may refuse deep nesting itself, and its scanner reads ahead of the
+        # events: judged by the nesting counted so far, whatever the library says
+        if budget.depth + _flow_opened(body, read, exc) > MAX_DEPTH:
+            return _TOO_DEEP
+        raise
+    return None
+
+
+_TOO_DEEP = f"nested deeper than {MAX_DEPTH} levels"
+
+
+def _flow_opened(body: str, start: int, exc: yaml.YAMLError) -> int:
+    """Flow collections opened (minus closed) between ``start`` and where ``exc`` stopped."""
+    mark = getattr(exc, "problem_mark", None)
+    seen = body[start : mark.index + 1] if mark is not None else body[start:]
+    return seen.count("[") + seen.count("{") - seen.count("]") - seen.count("}")
+
+
+class _Budget:
+    """Nesting and alias expansion counted over parser events."""
+
+    def __init__(self) -> None:
+        self.sizes: dict[str, int] = {}  # anchor -> nodes of its value, aliases expanded
+        self.stack: list[list] = [[0, None]]  # per open collection: [nodes so far, anchor]
+        self.added = 0
+
+    @property
+    def depth(self) -> int:
+        return len(self.stack) - 1
+
+    def count(self, event: yaml.Event) -> str | None:
+        """Why the YAML read so far must not be built, or None."""
+        stack = self.stack
         if isinstance(event, _OPENS):
-            if len(stack) > MAX_DEPTH:
-                return f"nested deeper than {MAX_DEPTH} levels"
+            if self.depth >= MAX_DEPTH:
+                return _TOO_DEEP
             stack.append([1, event.anchor])
         elif isinstance(event, _CLOSES):
             size, anchor = stack.pop()
             stack[-1][0] += size
             if anchor:
-                sizes[anchor] = size
+                self.sizes[anchor] = size
         elif isinstance(event, yaml.AliasEvent):
-            if event.anchor not in sizes:
-                open_anchors = {a for _, a in stack}
-                why = "recursive" if event.anchor in open_anchors else "undefined"
-                return f"{why} alias *{event.anchor}"
-            added += sizes[event.anchor]
-            stack[-1][0] += sizes[event.anchor]
-            if added > MAX_EXPANSION:
-                return f"aliases expand to more than {MAX_EXPANSION} values"
+            return self._alias(event.anchor)
         elif isinstance(event, yaml.ScalarEvent):
             stack[-1][0] += 1
             if event.anchor:
-                sizes[event.anchor] = 1
-    return None
+                self.sizes[event.anchor] = 1
+        return None
+
+    def _alias(self, anchor: str) -> str | None:
+        if anchor not in self.sizes:
+            why = "recursive" if anchor in {a for _, a in self.stack} else "undefined"
+            return f"{why} alias *{anchor}"
+        self.added += self.sizes[anchor]
+        self.stack[-1][0] += self.sizes[anchor]
+        if self.added > MAX_EXPANSION:
+            return f"aliases expand to more than {MAX_EXPANSION} values"
+        return None
 
 
 def _as_text(value: object) -> str:
