@@ -39,6 +39,9 @@ def jsonl_rows(lines: Iterable[bytes]) -> list[dict | BadRow]:
         except ValueError as exc:
             rows.append(BadRow(f"line {n} is not valid JSON: {getattr(exc, 'msg', exc)}"))
             continue
+        except RecursionError:  # JSON's nesting has no limit, Python's stack has one
+            rows.append(BadRow(f"line {n} holds JSON nested too deeply to read"))
+            continue
         if not isinstance(value, dict):
             rows.append(BadRow(f"line {n} holds a JSON {_type(value)}, not an object"))
             continue
@@ -119,6 +122,19 @@ def _cell(value) -> str:
     return str(value)
 
 
+def _metadata(row: dict, columns: list[str]) -> tuple[dict[str, str], str | None]:
+    """The metadata cells of a row as text, or why they cannot be stored."""
+    cells = {}
+    for c in columns:
+        if row.get(c) is None:
+            continue
+        try:
+            cells[_text(c)] = _text(_cell(row[c]))
+        except RecursionError:
+            return {}, f"column {c!r} is nested too deeply to store"
+    return cells, None
+
+
 def _text(value: str) -> str:
     """Text safe to store: a lone surrogate shown as a \\uXXXX escape."""
     return value.encode("utf-8", "backslashreplace").decode("utf-8")
@@ -192,8 +208,9 @@ def row_documents(
             yield RawDocument(key, source, None, f"row {i}: {row.why}", reason=BAD_ROW)
             continue
         data, why = _data(row.get(text_col), text_col)
-        meta = {_text(c): _text(_cell(row[c])) for c in others if row.get(c) is not None}
-        if data is None:
+        meta, too_deep = _metadata(row, others)
+        why = why or too_deep
+        if data is None or too_deep:
             yield RawDocument(key, source, None, f"row {i}: {why}", meta, reason=BAD_ROW)
         else:
             yield RawDocument(key, source, data, None, meta)
