@@ -185,15 +185,18 @@ def row_documents(
     from: its bad rows are rejects and the run's guards judge the rest."""
     if not columns:
         for i, row in enumerate(rows):
-            yield RawDocument(f"row-{i}", source, None, f"row {i}: {row.why}", reason=BAD_ROW)
+            yield RawDocument(f"(row {i})", source, None, f"row {i}: {row.why}", reason=BAD_ROW)
         return
     text_col = pick(columns, selection.text_column, TEXT_COLUMNS, "text", source)
     id_col = pick(columns, selection.id_column, ID_COLUMNS, "id", source)
     others = [c for c in columns if c not in (text_col, id_col)]
     first: dict[str, int] = {}
     for i, row in enumerate(rows):
+        if isinstance(row, BadRow):  # no id can be read: a path no id can take
+            yield RawDocument(f"(row {i})", source, None, f"row {i}: {row.why}", reason=BAD_ROW)
+            continue
         key, bad = f"row-{i}", None
-        if id_col and isinstance(row, dict):
+        if id_col:
             key, bad = _id_path(row.get(id_col), id_col, i)
         if bad is not None:  # no path of its own: it takes none from another row
             yield RawDocument(key, source, None, f"row {i}: {bad}", reason=BAD_ROW)
@@ -203,9 +206,6 @@ def row_documents(
         if first.setdefault(key, i) != i:
             why = f"row {i}: the same path as row {first[key]}, which is kept"
             yield RawDocument(key, source, None, why, reason=DUPLICATE)
-            continue
-        if isinstance(row, BadRow):
-            yield RawDocument(key, source, None, f"row {i}: {row.why}", reason=BAD_ROW)
             continue
         data, why = _data(row.get(text_col), text_col)
         meta, too_deep = _metadata(row, others)

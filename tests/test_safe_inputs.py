@@ -266,12 +266,24 @@ def test_one_bad_jsonl_row_rejects_only_that_row(tmp_path):
     rejects = pl.read_parquet(runstore.resolve(out) / "rejects.parquet")
     assert set(rejects["reason"]) == {"bad_row"}
     assert rejects["path"].to_list() == [
-        "surrogate.md", "number.md", "list.md", "null.md", "row-6", "row-7", "row-9",
+        "surrogate.md", "number.md", "list.md", "null.md", "(row 6)", "(row 7)", "(row 9)",
     ]  # fmt: skip
     detail = dict(zip(rejects["path"], rejects["detail"]))
     assert "U+D800" in detail["surrogate.md"] and "number" in detail["number.md"]
-    assert "line 7" in detail["row-6"] and "not an object" in detail["row-6"]
-    assert "line 11" in detail["row-9"]
+    assert "line 7" in detail["(row 6)"] and "not an object" in detail["(row 6)"]
+    assert "line 11" in detail["(row 9)"]
+
+
+def test_a_broken_line_takes_no_path_a_genuine_id_can_have(tmp_path):
+    lines = ["{broken", json.dumps({"id": "row-0", "text": "# A\n\na genuine id"})]
+    (tmp_path / "docs.jsonl").write_text("\n".join(lines) + "\n")
+    out = tmp_path / "out"
+    args = ["run", str(tmp_path / "docs.jsonl"), "--out", str(out), "--workers", "1"]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    folder = runstore.resolve(out)
+    assert pl.read_parquet(folder / "documents.parquet")["path"].to_list() == ["row-0"]
+    assert _rejects(out) == {"(row 0)": "bad_row"}
 
 
 @pytest.mark.parametrize("column", ["meta", "text"])
@@ -292,7 +304,7 @@ def test_json_nested_too_deep_rejects_only_its_row(tmp_path, column):
     docs = pl.read_parquet(folder / "documents.parquet")
     assert docs["path"].to_list() == ["a.md", "c.md"]
     rejects = pl.read_parquet(folder / "rejects.parquet")
-    assert rejects.select("path", "reason").rows() == [("row-1", "bad_row")]
+    assert rejects.select("path", "reason").rows() == [("(row 1)", "bad_row")]
     assert "line 2" in rejects["detail"][0] and "nested" in rejects["detail"][0]
 
 
