@@ -17,7 +17,7 @@ import pytest
 from click.testing import CliRunner
 
 from mdchunk.jobs.cli import main
-from mdchunk.pipeline import runstore
+from mdchunk.pipeline import runstore, sources
 from mdchunk.pipeline.sources import Selection
 from mdchunk.pipeline.tables import table_documents
 from tests.conftest import REPO, SAMPLE
@@ -455,3 +455,28 @@ def test_an_arrow_metadata_cell_nested_too_deep_rejects_only_its_row():
         ("c.md", None),
     ]
     assert "'meta'" in docs[1].error and "nested" in docs[1].error
+
+
+@pytest.mark.parametrize("swap", ["file", "folder"])
+def test_a_file_replaced_by_a_link_outside_after_listing_is_not_read(tmp_path, swap):
+    src, outside = tmp_path / "src", tmp_path / "outside"
+    (src / "sub").mkdir(parents=True)
+    outside.mkdir()
+    (src / "sub" / "a.md").write_text("# A\n\nlisted\n")
+    (src / "b.md").write_text("# B\n\nkept\n")
+    (outside / "a.md").write_text("# Secret\n\nnot below the input folder\n")
+    planned = sources.plan([str(src)], Selection())
+    following = Selection(follow_symlinks=True)
+    planned_following = sources.plan([str(src)], following)
+    if swap == "file":  # the file itself becomes a link, between listing and reading
+        (src / "sub" / "a.md").unlink()
+        (src / "sub" / "a.md").symlink_to(outside / "a.md")
+    else:  # a folder above it does
+        shutil.rmtree(src / "sub")
+        (src / "sub").symlink_to(outside)
+    docs = {d.path: d for d in sources.read(planned, Selection())}
+    assert docs["b.md"].data == b"# B\n\nkept\n"
+    assert docs["sub/a.md"].data is None and docs["sub/a.md"].reason == "outside_root"
+    assert "outside the input folder" in docs["sub/a.md"].error
+    followed = {d.path: d for d in sources.read(planned_following, following)}
+    assert followed["sub/a.md"].data.startswith(b"# Secret")
