@@ -11,6 +11,7 @@ LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 MAX_DEPTH = 64  # nesting of sequences and mappings
 MAX_EXPANSION = 10_000  # nodes that aliases may add ("billion laughs" adds 387 million)
+MAX_EXPANSION_CHARS = 1_000_000  # scalar characters that aliases may add
 _OPENS = (yaml.SequenceStartEvent, yaml.MappingStartEvent)
 _CLOSES = (yaml.SequenceEndEvent, yaml.MappingEndEvent)
 
@@ -48,12 +49,13 @@ def _flow_opened(body: str, start: int, exc: yaml.YAMLError) -> int:
 
 
 class _Budget:
-    """Nesting and alias expansion counted over parser events."""
+    """Nesting and alias expansion counted over parser events: the nodes and the scalar
+    characters each anchored value holds, aliases expanded, and what aliases add."""
 
     def __init__(self) -> None:
-        self.sizes: dict[str, int] = {}  # anchor -> nodes of its value, aliases expanded
-        self.stack: list[list] = [[0, None]]  # per open collection: [nodes so far, anchor]
-        self.added = 0
+        self.sizes: dict[str, tuple[int, int]] = {}  # anchor -> (nodes, characters)
+        self.stack: list[list] = [[0, 0, None]]  # open collections: [nodes, chars, anchor]
+        self.added = [0, 0]  # nodes, characters
 
     @property
     def depth(self) -> int:
@@ -61,30 +63,36 @@ class _Budget:
 
     def count(self, event: yaml.Event) -> str | None:
         """Why the YAML read so far must not be built, or None."""
-        stack = self.stack
         if isinstance(event, _OPENS):
             if self.depth >= MAX_DEPTH:
                 return _TOO_DEEP
-            stack.append([1, event.anchor])
+            self.stack.append([1, 0, event.anchor])
         elif isinstance(event, _CLOSES):
-            size, anchor = stack.pop()
-            stack[-1][0] += size
-            if anchor:
-                self.sizes[anchor] = size
+            nodes, chars, anchor = self.stack.pop()
+            self._add(nodes, chars, anchor)
         elif isinstance(event, yaml.AliasEvent):
             return self._alias(event.anchor)
         elif isinstance(event, yaml.ScalarEvent):
-            stack[-1][0] += 1
-            if event.anchor:
-                self.sizes[event.anchor] = 1
+            self._add(1, len(event.value), event.anchor)
         return None
+
+    def _add(self, nodes: int, chars: int, anchor: str | None) -> None:
+        """A finished value: counted in the collection that holds it, and kept by anchor."""
+        self.stack[-1][0] += nodes
+        self.stack[-1][1] += chars
+        if anchor:
+            self.sizes[anchor] = (nodes, chars)
 
     def _alias(self, anchor: str) -> str | None:
         if anchor not in self.sizes:
-            why = "recursive" if anchor in {a for _, a in self.stack} else "undefined"
+            why = "recursive" if anchor in {a for *_, a in self.stack} else "undefined"
             return f"{why} alias *{anchor}"
-        self.added += self.sizes[anchor]
-        self.stack[-1][0] += self.sizes[anchor]
-        if self.added > MAX_EXPANSION:
+        nodes, chars = self.sizes[anchor]
+        self._add(nodes, chars, None)
+        self.added[0] += nodes
+        self.added[1] += chars
+        if self.added[0] > MAX_EXPANSION:
             return f"aliases expand to more than {MAX_EXPANSION} values"
+        if self.added[1] > MAX_EXPANSION_CHARS:
+            return f"aliases expand to more than {MAX_EXPANSION_CHARS} characters"
         return None

@@ -133,6 +133,17 @@ def test_the_yaml_librarys_own_nesting_refusal_gets_our_reason(monkeypatch):
     assert row["front_matter_error"].startswith("invalid YAML front matter")
 
 
+def test_aliases_of_a_long_text_are_refused_and_the_document_kept():
+    # few aliases, each of a 100 KB text: their JSON would be megabytes per document
+    body = f"s: &s {'x' * 100_000}\nl: [{', '.join(['*s'] * 50)}]"
+    kind, row = _doc(f"---\n{body}\n---\n# Body\n\ntext\n".encode())
+    assert kind == "document" and row["front_matter"] is None
+    assert row["front_matter_error"] == (
+        "YAML front matter not parsed: aliases expand to more than 1000000 characters"
+    )
+    assert row["text"].startswith("---\n") and row["text"].endswith("text\n")
+
+
 def test_yaml_within_the_budgets_still_parses():
     body = "base: &b {x: 1}\nuse: [*b, *b]\n" + "d: " + "[" * 60 + "]" * 60
     _, row = _doc(f"---\n{body}\n---\nx\n".encode())
