@@ -52,11 +52,19 @@ class Selection:
     max_bytes: int = DEFAULT_MAX_BYTES  # larger files are rejected unread (too_large)
     follow_symlinks: bool = False  # read symlinks that resolve outside the input folder
     out: Path | None = None  # the output folder: never read, even inside INPUT
+    matched: set[str] = field(default_factory=set)  # the include patterns a path matched
 
     def wants(self, rel: str) -> bool:
-        if self.include and not any(_matches(rel, g) for g in self.include):
-            return False
+        if self.include:
+            hits = [g for g in self.include if _matches(rel, g)]
+            if not hits:
+                return False
+            self.matched.update(hits)
         return not any(_matches(rel, g) for g in self.exclude)
+
+    def unmatched(self) -> list[str]:
+        """The include patterns that no path listed or read so far matched."""
+        return [g for g in self.include if g not in self.matched]
 
 
 def _matches(rel: str, pattern: str) -> bool:
