@@ -764,7 +764,8 @@ def blocks_cmd(
             summary = blocks_job.run(
                 plan, out, selection, mdx or "auto", bias, max_bytes, parser, progress=bar.update
             )
-    _finish("blocks", [summary.line(out)], summary.documents)
+    unmatched = [f"warning: --include {g!r} matched no path" for g in selection.unmatched()]
+    _finish("blocks", [*unmatched, summary.line(out)], summary.documents)
 
 
 for _command in query_cli.COMMANDS + consumer_cli.COMMANDS:

@@ -312,6 +312,8 @@ def run(
             folder.mkdir(parents=True)
             with job.stack:  # the workers, if the run starts them, stop at its end
                 result, known = _execute(job, folder, record)
+            for pattern in job.selection.unmatched():  # before a guard refuses the run
+                job.log.warn(f"--include {pattern!r} matched no path")
             _check_result(job, result, base)
         except BaseException as exc:
             _record_failure(job, history, record, exc, dry)

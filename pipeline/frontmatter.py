@@ -14,11 +14,11 @@ from datetime import date, time
 
 import yaml
 
+from mdchunk.pipeline.safe_yaml import LOADER, refusal
+
 _OPEN = re.compile(r"(---|\+\+\+)[ \t]*(\r\n|\r|\n)")
 _LINE = re.compile(r"[^\r\n]*(\r\n|\r|\n|$)")
 MAX_FRONT_MATTER_CHARS = 256 * 1024
-# libyaml's safe loader when pyyaml was built with it (same semantics as safe_load, ~10x faster)
-_YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 @dataclass(frozen=True)
@@ -69,10 +69,10 @@ def _parse(fmt: str, body: str) -> tuple[dict[str, str] | None, str | None]:
         return None, f"front matter larger than {MAX_FRONT_MATTER_CHARS} characters, not parsed"
     try:
         if fmt == "yaml":
-            refused = _yaml_refusal(body)
+            refused = refusal(body)
             if refused:
                 return None, f"YAML front matter not parsed: {refused}"
-            value = yaml.load(body, Loader=_YAML_LOADER)
+            value = yaml.load(body, Loader=LOADER)
         else:
             value = tomllib.loads(body)
     except (yaml.YAMLError, tomllib.TOMLDecodeError, ValueError, RecursionError) as exc:
@@ -86,46 +86,6 @@ def _parse(fmt: str, body: str) -> tuple[dict[str, str] | None, str | None]:
         return {str(k): _as_text(v) for k, v in value.items()}, None
     except (ValueError, RecursionError) as exc:  # a TOML value nested deeper than JSON goes
         return None, f"{fmt.upper()} front matter not stored: {exc}"
-
-
-MAX_DEPTH = 64  # nesting of sequences and mappings
-MAX_EXPANSION = 10_000  # nodes that aliases may add ("billion laughs" adds 387 million)
-_OPENS = (yaml.SequenceStartEvent, yaml.MappingStartEvent)
-_CLOSES = (yaml.SequenceEndEvent, yaml.MappingEndEvent)
-
-
-def _yaml_refusal(body: str) -> str | None:
-    """Why this YAML must not be built, or None. Reads the parser's events (libyaml's parser
-    keeps its own stack, so depth cannot crash it), counting nesting and the nodes that
-    aliases would add, before the composer (which recurses) or our JSON encoding (which
-    expands every alias) sees it."""
-    sizes: dict[str, int] = {}  # anchor -> nodes of its value, aliases expanded
-    stack: list[list] = [[0, None]]  # per open collection: [nodes so far, anchor]
-    added = 0
-    for event in yaml.parse(body, Loader=_YAML_LOADER):
-        if isinstance(event, _OPENS):
-            if len(stack) > MAX_DEPTH:
-                return f"nested deeper than {MAX_DEPTH} levels"
-            stack.append([1, event.anchor])
-        elif isinstance(event, _CLOSES):
-            size, anchor = stack.pop()
-            stack[-1][0] += size
-            if anchor:
-                sizes[anchor] = size
-        elif isinstance(event, yaml.AliasEvent):
-            if event.anchor not in sizes:
-                open_anchors = {a for _, a in stack}
-                why = "recursive" if event.anchor in open_anchors else "undefined"
-                return f"{why} alias *{event.anchor}"
-            added += sizes[event.anchor]
-            stack[-1][0] += sizes[event.anchor]
-            if added > MAX_EXPANSION:
-                return f"aliases expand to more than {MAX_EXPANSION} values"
-        elif isinstance(event, yaml.ScalarEvent):
-            stack[-1][0] += 1
-            if event.anchor:
-                sizes[event.anchor] = 1
-    return None
 
 
 def _as_text(value: object) -> str:

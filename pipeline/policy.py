@@ -176,17 +176,7 @@ def load(path: str | Path | None = None, **overrides) -> Policy:
     """Defaults, then the YAML file (if any), then the overrides that are not None."""
     values: dict = {}
     if path is not None:
-        import yaml
-
-        try:
-            data = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
-        except OSError as exc:
-            raise PolicyError(f"{path}: cannot read policy: {exc.strerror or exc}") from exc
-        except yaml.YAMLError as exc:  # one line: the problem and where, not PyYAML's drawing
-            mark = getattr(exc, "problem_mark", None)
-            where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
-            problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-            raise PolicyError(f"{path}: not valid YAML: {problem}{where}") from exc
+        data = _read_yaml(path)
         if not isinstance(data, dict):
             raise PolicyError(f"{path}: a policy file is a mapping of field: value")
         unknown = sorted(set(data) - set(FIELDS))
@@ -199,3 +189,25 @@ def load(path: str | Path | None = None, **overrides) -> Policy:
         values.update(data)
     values.update({k: v for k, v in overrides.items() if v is not None})
     return Policy(**values)
+
+
+def _read_yaml(path: str | Path) -> object:
+    """The policy file's YAML, within the depth and alias budgets of front matter (an
+    alias bomb would grow to gigabytes when a field is checked)."""
+    import yaml
+
+    from mdchunk.pipeline.safe_yaml import LOADER, refusal
+
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+        refused = refusal(text)
+        if refused:
+            raise PolicyError(f"{path}: policy not read: {refused}")
+        return yaml.load(text, Loader=LOADER) or {}
+    except OSError as exc:
+        raise PolicyError(f"{path}: cannot read policy: {exc.strerror or exc}") from exc
+    except yaml.YAMLError as exc:  # one line: the problem and where, not PyYAML's drawing
+        mark = getattr(exc, "problem_mark", None)
+        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise PolicyError(f"{path}: not valid YAML: {problem}{where}") from exc

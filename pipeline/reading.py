@@ -5,7 +5,9 @@ A path is ``stat``-ed first: anything but a regular file (a named pipe, a device
 reading; a file over the byte limit is a reject (``too_large``) and is never read. The file
 is then opened without blocking and checked again on the open descriptor (it may have been
 replaced in between), and at most limit + 1 bytes are read, so a file that grows while it
-is read cannot take more memory than the limit either.
+is read cannot take more memory than the limit either. A file listed below an input folder
+is read only if the file actually opened lies below it (``outside_root``): a file or folder
+replaced by a link to elsewhere after listing is not read.
 """
 
 from __future__ import annotations
@@ -64,8 +66,37 @@ def _too_large(size: int, limit: int, when: str) -> Fetched:
     return Fetched(None, TOO_LARGE, detail, size)
 
 
-def read_local(path: str, limit: int) -> Fetched:
-    """The bytes of the regular file at ``path`` (symlinks followed), at most ``limit``."""
+def inside(path: str, folder: str) -> bool:
+    """Whether the real path ``path`` lies below the real folder ``folder``."""
+    return os.path.commonpath([path, folder]) == folder
+
+
+def _opened_path(fd: int, path: str) -> str:
+    """The real path of the file open at ``fd`` (where /proc is missing: ``path``'s, which
+    a change after opening could still hide)."""
+    try:
+        return os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        return os.path.realpath(path)
+
+
+def _elsewhere(fd: int, path: str, within: str | None) -> Fetched | None:
+    """The reject of a file opened outside ``within`` (the real input folder), or None."""
+    if within is None:
+        return None
+    where = _opened_path(fd, path)
+    if inside(where, within):
+        return None
+    detail = (
+        f"replaced after listing by a link to {printable(where)}, outside the input folder: "
+        "not read (--follow-symlinks reads it)"
+    )
+    return Fetched(None, OUTSIDE_ROOT, detail)
+
+
+def read_local(path: str, limit: int, within: str | None = None) -> Fetched:
+    """The bytes of the regular file at ``path`` (symlinks followed), at most ``limit``;
+    with ``within``, only if the file opened lies below that real folder."""
     try:
         st = os.stat(path)
     except OSError as exc:
@@ -84,6 +115,9 @@ def read_local(path: str, limit: int) -> Fetched:
         kind = _kind(st.st_mode)
         if kind:  # replaced between stat and open
             return Fetched(None, NOT_A_FILE, f"{kind}, not a regular file: not read")
+        elsewhere = _elsewhere(fd, path, within)
+        if elsewhere is not None:
+            return elsewhere
         data = _read_at_most(fd, limit + 1, st.st_size + 1)
     except OSError as exc:
         return Fetched(None, UNREADABLE, f"could not read: {exc.strerror or exc}")
@@ -128,7 +162,8 @@ def read_uri(uri: str, limit: int) -> Fetched:
     return Fetched(data)
 
 
-def fetch(uri: str, limit: int) -> Fetched:
+def fetch(uri: str, limit: int, within: str | None = None) -> Fetched:
     """The bytes at a local path or a URI, or why they were not read. Both engines read
-    through here, so a file is rejected with the same words whichever runs."""
-    return read_uri(uri, limit) if "://" in uri else read_local(uri, limit)
+    through here, so a file is rejected with the same words whichever runs. ``within``: the
+    real folder a local file must be opened in."""
+    return read_uri(uri, limit) if "://" in uri else read_local(uri, limit, within)

@@ -34,6 +34,7 @@ from mdchunk.pipeline.reading import (  # noqa: F401 - re-exported for callers
     UNLISTABLE,
     InputError,
     fetch,
+    inside,
     printable,
 )
 from mdchunk.pipeline.tables import jsonl_documents, table_documents  # noqa: F401
@@ -51,11 +52,19 @@ class Selection:
     max_bytes: int = DEFAULT_MAX_BYTES  # larger files are rejected unread (too_large)
     follow_symlinks: bool = False  # read symlinks that resolve outside the input folder
     out: Path | None = None  # the output folder: never read, even inside INPUT
+    matched: set[str] = field(default_factory=set)  # the include patterns a path matched
 
     def wants(self, rel: str) -> bool:
-        if self.include and not any(_matches(rel, g) for g in self.include):
-            return False
+        if self.include:
+            hits = [g for g in self.include if _matches(rel, g)]
+            if not hits:
+                return False
+            self.matched.update(hits)
         return not any(_matches(rel, g) for g in self.exclude)
+
+    def unmatched(self) -> list[str]:
+        """The include patterns that no path listed or read so far matched."""
+        return [g for g in self.include if g not in self.matched]
 
 
 def _matches(rel: str, pattern: str) -> bool:
@@ -84,6 +93,7 @@ class Source:
     problem: tuple[str, str] | None = None
     name: str | None = None
     label: str | None = None  # with several INPUTs: the first part of every path
+    within: str | None = None  # the real folder the file must be read from (None: anywhere)
 
     @property
     def uri(self) -> str:
@@ -249,13 +259,14 @@ def _listed(
         return Source(root, entry.path, problem=(BAD_NAME, detail), name=rel)
     if entry.is_symlink() and not selection.follow_symlinks:
         target = os.path.realpath(entry.path)
-        if os.path.commonpath([target, real_root]) != real_root:
+        if not inside(target, real_root):
             detail = (
                 f"a symbolic link to {printable(target)}, outside the input folder: not read "
                 "(--follow-symlinks reads it)"
             )
             return Source(root, entry.path, problem=(OUTSIDE_ROOT, detail), name=rel)
-    return Source(root, entry.path, name=rel)
+    within = None if selection.follow_symlinks else real_root
+    return Source(root, entry.path, name=rel, within=within)
 
 
 def read(sources: list[Source], selection: Selection) -> Iterator[RawDocument]:
@@ -283,7 +294,7 @@ def read_file(src: Source, max_bytes: int) -> RawDocument:
     if src.problem is not None:
         reason, detail = src.problem
         return RawDocument(src.rel, src.root_uri, None, detail, reason=reason)
-    got = fetch(src.uri, max_bytes)
+    got = fetch(src.uri, max_bytes, src.within)
     return RawDocument(
         src.rel, src.root_uri, got.data, got.detail, reason=got.reason, n_bytes=got.n_bytes
     )

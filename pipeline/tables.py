@@ -39,6 +39,9 @@ def jsonl_rows(lines: Iterable[bytes]) -> list[dict | BadRow]:
         except ValueError as exc:
             rows.append(BadRow(f"line {n} is not valid JSON: {getattr(exc, 'msg', exc)}"))
             continue
+        except RecursionError:  # JSON's nesting has no limit, Python's stack has one
+            rows.append(BadRow(f"line {n} holds JSON nested too deeply to read"))
+            continue
         if not isinstance(value, dict):
             rows.append(BadRow(f"line {n} holds a JSON {_type(value)}, not an object"))
             continue
@@ -119,6 +122,19 @@ def _cell(value) -> str:
     return str(value)
 
 
+def _metadata(row: dict, columns: list[str]) -> tuple[dict[str, str], str | None]:
+    """The metadata cells of a row as text, or why they cannot be stored."""
+    cells = {}
+    for c in columns:
+        if row.get(c) is None:
+            continue
+        try:
+            cells[_text(c)] = _text(_cell(row[c]))
+        except RecursionError:
+            return {}, f"column {c!r} is nested too deeply to store"
+    return cells, None
+
+
 def _text(value: str) -> str:
     """Text safe to store: a lone surrogate shown as a \\uXXXX escape."""
     return value.encode("utf-8", "backslashreplace").decode("utf-8")
@@ -169,15 +185,18 @@ def row_documents(
     from: its bad rows are rejects and the run's guards judge the rest."""
     if not columns:
         for i, row in enumerate(rows):
-            yield RawDocument(f"row-{i}", source, None, f"row {i}: {row.why}", reason=BAD_ROW)
+            yield RawDocument(f"(row {i})", source, None, f"row {i}: {row.why}", reason=BAD_ROW)
         return
     text_col = pick(columns, selection.text_column, TEXT_COLUMNS, "text", source)
     id_col = pick(columns, selection.id_column, ID_COLUMNS, "id", source)
     others = [c for c in columns if c not in (text_col, id_col)]
     first: dict[str, int] = {}
     for i, row in enumerate(rows):
+        if isinstance(row, BadRow):  # no id can be read: a path no id can take
+            yield RawDocument(f"(row {i})", source, None, f"row {i}: {row.why}", reason=BAD_ROW)
+            continue
         key, bad = f"row-{i}", None
-        if id_col and isinstance(row, dict):
+        if id_col:
             key, bad = _id_path(row.get(id_col), id_col, i)
         if bad is not None:  # no path of its own: it takes none from another row
             yield RawDocument(key, source, None, f"row {i}: {bad}", reason=BAD_ROW)
@@ -188,12 +207,10 @@ def row_documents(
             why = f"row {i}: the same path as row {first[key]}, which is kept"
             yield RawDocument(key, source, None, why, reason=DUPLICATE)
             continue
-        if isinstance(row, BadRow):
-            yield RawDocument(key, source, None, f"row {i}: {row.why}", reason=BAD_ROW)
-            continue
         data, why = _data(row.get(text_col), text_col)
-        meta = {_text(c): _text(_cell(row[c])) for c in others if row.get(c) is not None}
-        if data is None:
+        meta, too_deep = _metadata(row, others)
+        why = why or too_deep
+        if data is None or too_deep:
             yield RawDocument(key, source, None, f"row {i}: {why}", meta, reason=BAD_ROW)
         else:
             yield RawDocument(key, source, data, None, meta)

@@ -49,6 +49,29 @@ def test_include_exclude(tmp_path):
     ]
 
 
+def test_an_include_that_matches_nothing_is_named(tmp_path):
+    src = tmp_path / "src"
+    (src / "guides").mkdir(parents=True)
+    (src / "guides" / "a.md").write_text("# A\n\nalpha\n")
+    (src / "b.md").write_text("# B\n\nbeta\n")
+    run = ["run", str(src), "--workers", "1", "--include", "guides/*", "--include", "gudes/*"]
+    result = CliRunner().invoke(main, [*run, "--out", str(tmp_path / "o1")])
+    assert result.exit_code == 0, result.output
+    warned = [line for line in result.output.splitlines() if "matched no path" in line]
+    assert warned == ["mdchunk run: warning: --include 'gudes/*' matched no path"]
+    # every include matched nothing: the warning, then the guard of a run that read nothing
+    result = CliRunner().invoke(
+        main, ["run", str(src), "--include", "*.mdx", "--out", str(tmp_path / "o2")]
+    )
+    assert result.exit_code == 1
+    assert "--include '*.mdx' matched no path" in result.output
+    assert "no document was read" in result.output
+    blocks = ["blocks", str(src), "--out", str(tmp_path / "o3"), "--include", "gudes/*"]
+    result = CliRunner().invoke(main, [*blocks, "--include", "b.md"])
+    assert result.exit_code == 0, result.output
+    assert "--include 'gudes/*' matched no path" in result.output
+
+
 def test_globs_read_as_in_gitignore():
     from mdchunk.pipeline.sources import Selection
 

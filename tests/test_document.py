@@ -114,6 +114,36 @@ def test_hostile_yaml_is_refused_and_the_document_goes_on(body, error):
     assert row["text"].startswith("---\n")  # the raw text is kept
 
 
+def test_the_yaml_librarys_own_nesting_refusal_gets_our_reason(monkeypatch):
+    # newer YAML libraries refuse deep flow nesting while scanning ahead, before any event
+    # of the nested collections: the refusal is ours whatever the library says
+    real = frontmatter.yaml.parse
+
+    def scanner_that_refuses_early(text, Loader):
+        for event in real(text, Loader=Loader):
+            if isinstance(event, frontmatter.yaml.SequenceStartEvent):
+                mark = frontmatter.yaml.Mark("<string>", 1002, 0, 1002, None, None)
+                raise frontmatter.yaml.scanner.ScannerError("while nesting", None, "too deep", mark)
+            yield event
+
+    monkeypatch.setattr(frontmatter.yaml, "parse", scanner_that_refuses_early)
+    _, row = _doc(f"---\nk: {'[' * 2000}{']' * 2000}\n---\nx\n".encode())
+    assert row["front_matter_error"] == "YAML front matter not parsed: nested deeper than 64 levels"
+    _, row = _doc(b"---\nk: [a, b]\n---\nx\n")  # a shallow collection keeps the library's error
+    assert row["front_matter_error"].startswith("invalid YAML front matter")
+
+
+def test_aliases_of_a_long_text_are_refused_and_the_document_kept():
+    # few aliases, each of a 100 KB text: their JSON would be megabytes per document
+    body = f"s: &s {'x' * 100_000}\nl: [{', '.join(['*s'] * 50)}]"
+    kind, row = _doc(f"---\n{body}\n---\n# Body\n\ntext\n".encode())
+    assert kind == "document" and row["front_matter"] is None
+    assert row["front_matter_error"] == (
+        "YAML front matter not parsed: aliases expand to more than 1000000 characters"
+    )
+    assert row["text"].startswith("---\n") and row["text"].endswith("text\n")
+
+
 def test_yaml_within_the_budgets_still_parses():
     body = "base: &b {x: 1}\nuse: [*b, *b]\n" + "d: " + "[" * 60 + "]" * 60
     _, row = _doc(f"---\n{body}\n---\nx\n".encode())

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import hashlib
+import resource
+import subprocess
+import sys
 
 import pytest
 
 from mdchunk.pipeline.policy import Policy, PolicyError, load
+from tests.conftest import REPO, SAMPLE
 
 
 def test_defaults():
@@ -85,3 +89,32 @@ def test_broken_yaml_is_one_line_naming_where(tmp_path):
         load(f)
     message = str(err.value)
     assert "\n" not in message and "not valid YAML" in message and "line 2" in message
+
+
+BILLION_LAUGHS = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "\n".join(
+    f"{c}: &{c} [{', '.join(['*' + p] * 9)}]" for p, c in zip("abcdefgh", "bcdefghi")
+)
+
+
+def _capped(*args: str) -> subprocess.CompletedProcess:
+    """The command line in a child process that may not grow past 2 GiB."""
+
+    def cap():
+        resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
+
+    cmd = [sys.executable, "-m", "mdchunk.jobs.cli", *args]
+    return subprocess.run(
+        cmd, cwd=REPO, capture_output=True, text=True, timeout=120, preexec_fn=cap
+    )
+
+
+@pytest.mark.parametrize("under", ["", "max_tokens:\n"])
+def test_an_alias_bomb_in_a_policy_file_is_refused_in_one_line(tmp_path, under):
+    f = tmp_path / "policy.yaml"
+    indent = "  " if under else ""
+    f.write_text(under + "".join(indent + line + "\n" for line in BILLION_LAUGHS.splitlines()))
+    proc = _capped("run", str(SAMPLE), "--out", str(tmp_path / "out"), "--policy", str(f))
+    assert proc.returncode == 2, proc.stderr
+    line = proc.stderr.strip()
+    assert "\n" not in line and str(f) in line
+    assert "aliases expand to more than 10000 values" in line

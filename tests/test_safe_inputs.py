@@ -12,11 +12,14 @@ import time
 from pathlib import Path
 
 import polars as pl
+import pyarrow as pa
 import pytest
 from click.testing import CliRunner
 
 from mdchunk.jobs.cli import main
-from mdchunk.pipeline import runstore
+from mdchunk.pipeline import runstore, sources
+from mdchunk.pipeline.sources import Selection
+from mdchunk.pipeline.tables import table_documents
 from tests.conftest import REPO, SAMPLE
 from tests.helpers import sentences
 
@@ -264,12 +267,46 @@ def test_one_bad_jsonl_row_rejects_only_that_row(tmp_path):
     rejects = pl.read_parquet(runstore.resolve(out) / "rejects.parquet")
     assert set(rejects["reason"]) == {"bad_row"}
     assert rejects["path"].to_list() == [
-        "surrogate.md", "number.md", "list.md", "null.md", "row-6", "row-7", "row-9",
+        "surrogate.md", "number.md", "list.md", "null.md", "(row 6)", "(row 7)", "(row 9)",
     ]  # fmt: skip
     detail = dict(zip(rejects["path"], rejects["detail"]))
     assert "U+D800" in detail["surrogate.md"] and "number" in detail["number.md"]
-    assert "line 7" in detail["row-6"] and "not an object" in detail["row-6"]
-    assert "line 11" in detail["row-9"]
+    assert "line 7" in detail["(row 6)"] and "not an object" in detail["(row 6)"]
+    assert "line 11" in detail["(row 9)"]
+
+
+def test_a_broken_line_takes_no_path_a_genuine_id_can_have(tmp_path):
+    lines = ["{broken", json.dumps({"id": "row-0", "text": "# A\n\na genuine id"})]
+    (tmp_path / "docs.jsonl").write_text("\n".join(lines) + "\n")
+    out = tmp_path / "out"
+    args = ["run", str(tmp_path / "docs.jsonl"), "--out", str(out), "--workers", "1"]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    folder = runstore.resolve(out)
+    assert pl.read_parquet(folder / "documents.parquet")["path"].to_list() == ["row-0"]
+    assert _rejects(out) == {"(row 0)": "bad_row"}
+
+
+@pytest.mark.parametrize("column", ["meta", "text"])
+def test_json_nested_too_deep_rejects_only_its_row(tmp_path, column):
+    deep = "[" * 100_000 + "]" * 100_000
+    cells = {"meta": f'"text": "# B\\n\\nb", "meta": {deep}', "text": f'"text": {deep}'}
+    lines = [
+        json.dumps({"path": "a.md", "text": "# A\n\na", "meta": 1}),
+        f'{{"path": "b.md", {cells[column]}}}',
+        json.dumps({"path": "c.md", "text": "# C\n\nc", "meta": 2}),
+    ]
+    (tmp_path / "docs.jsonl").write_text("\n".join(lines) + "\n")
+    out = tmp_path / "out"
+    args = ["run", str(tmp_path / "docs.jsonl"), "--out", str(out), "--workers", "1"]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    folder = runstore.resolve(out)
+    docs = pl.read_parquet(folder / "documents.parquet")
+    assert docs["path"].to_list() == ["a.md", "c.md"]
+    rejects = pl.read_parquet(folder / "rejects.parquet")
+    assert rejects.select("path", "reason").rows() == [("(row 1)", "bad_row")]
+    assert "line 2" in rejects["detail"][0] and "nested" in rejects["detail"][0]
 
 
 def test_one_path_is_one_document(tmp_path):
@@ -402,3 +439,45 @@ def test_an_empty_or_unreadable_jsonl_meets_the_guard_like_an_empty_parquet(tmp_
     assert proc.returncode == 1 and "no document was read from INPUT" in proc.stderr
     proc = _cli_run(tmp_path / "broken.jsonl", tmp_path / "o2")
     assert proc.returncode == 1 and "(2 rejected (2 bad_row)" in proc.stderr
+
+
+def test_an_arrow_metadata_cell_nested_too_deep_rejects_only_its_row():
+    # Arrow holds lists nested deeper than JSON text can be written from Python
+    nested = pa.array([[1], [2], [3]])
+    offsets = pa.array([0, 1, 2, 3], pa.int32())
+    for _ in range(2_000):
+        nested = pa.ListArray.from_arrays(offsets, nested)
+    nested = pa.ListArray.from_arrays(offsets, nested, mask=pa.array([True, False, True]))
+    table = pa.table({"path": ["a.md", "b.md", "c.md"], "text": ["a", "b", "c"], "meta": nested})
+    docs = list(table_documents(table, Selection(), "t.parquet"))
+    assert [(d.path, d.reason) for d in docs] == [
+        ("a.md", None),
+        ("b.md", "bad_row"),
+        ("c.md", None),
+    ]
+    assert "'meta'" in docs[1].error and "nested" in docs[1].error
+
+
+@pytest.mark.parametrize("swap", ["file", "folder"])
+def test_a_file_replaced_by_a_link_outside_after_listing_is_not_read(tmp_path, swap):
+    src, outside = tmp_path / "src", tmp_path / "outside"
+    (src / "sub").mkdir(parents=True)
+    outside.mkdir()
+    (src / "sub" / "a.md").write_text("# A\n\nlisted\n")
+    (src / "b.md").write_text("# B\n\nkept\n")
+    (outside / "a.md").write_text("# Secret\n\nnot below the input folder\n")
+    planned = sources.plan([str(src)], Selection())
+    following = Selection(follow_symlinks=True)
+    planned_following = sources.plan([str(src)], following)
+    if swap == "file":  # the file itself becomes a link, between listing and reading
+        (src / "sub" / "a.md").unlink()
+        (src / "sub" / "a.md").symlink_to(outside / "a.md")
+    else:  # a folder above it does
+        shutil.rmtree(src / "sub")
+        (src / "sub").symlink_to(outside)
+    docs = {d.path: d for d in sources.read(planned, Selection())}
+    assert docs["b.md"].data == b"# B\n\nkept\n"
+    assert docs["sub/a.md"].data is None and docs["sub/a.md"].reason == "outside_root"
+    assert "outside the input folder" in docs["sub/a.md"].error
+    followed = {d.path: d for d in sources.read(planned_following, following)}
+    assert followed["sub/a.md"].data.startswith(b"# Secret")
