@@ -427,7 +427,8 @@ def main(debug: bool) -> None:
     "--new-policy",
     is_flag=True,
     help="Accept a policy (or mdchunk chunker version) that differs from the published "
-    "run's: it changes every chunk id. Refused otherwise (exit 4), naming the fields.",
+    "run's: it changes every chunk id, except a new --link-template alone, which keeps "
+    "them and updates every url. Refused otherwise (exit 4), naming the fields.",
 )
 def run_cmd(
     inputs,
