@@ -257,8 +257,9 @@ def policy_options(f):
             metavar="TEMPLATE",
             help="Fill each chunk's url, e.g. 'https://docs.example.com/{path_stem}#{anchor}'. "
             "Placeholders: {path} (relative, with extension), {path_stem} (without), "
-            "{stem}, {dir}, {anchor} ('#{anchor}' is dropped when a chunk has none), "
-            "{line_start}, {line_end} [none].",
+            "{url_path} (as {path_stem}, a trailing index, _index or README dropped: "
+            "guide/index.md is 'guide'), {stem}, {dir}, {anchor} ('#{anchor}' is dropped "
+            "when a chunk has none), {line_start}, {line_end}; no format specs [none].",
         ),
         click.option(
             "--pack-siblings/--no-pack-siblings",

@@ -142,6 +142,15 @@ def test_bad_policy_is_refused_before_work(tmp_path):
     assert result.exit_code == 2 and "not available offline" in result.output
 
 
+def test_a_link_template_format_spec_is_refused_before_work(tmp_path):
+    out, template = tmp_path / "o", "https://x/{path:>9999999999}"
+    result = CliRunner().invoke(
+        main, ["run", str(SAMPLE), "--out", str(out), "--link-template", template]
+    )
+    assert result.exit_code == 2 and f"link_template {template!r}" in result.output
+    assert len(result.output.strip().splitlines()) == 1 and not out.exists()
+
+
 def test_input_given_as_a_uri_reads_through_pyarrow(tmp_path):
     plain, uri = tmp_path / "plain", tmp_path / "uri"
     runner = CliRunner()
