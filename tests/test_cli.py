@@ -139,7 +139,20 @@ def test_bad_policy_is_refused_before_work(tmp_path):
             "tiktoken:no_such_encoding",
         ],
     )
-    assert result.exit_code == 2 and "not available offline" in result.output
+    assert result.exit_code == 2 and "unknown tiktoken encoding" in result.output
+
+
+def test_a_mistyped_tiktoken_encoding_is_named_with_those_available(tmp_path):
+    pytest.importorskip("tiktoken")
+    out = tmp_path / "o"
+    result = CliRunner().invoke(
+        main, ["run", str(SAMPLE), "--out", str(out), "--tokenizer", "tiktoken:cl100k"]
+    )
+    assert result.exit_code == 2
+    line = result.output.strip()
+    assert len(line.splitlines()) == 1 and "unknown tiktoken encoding 'cl100k'" in line
+    assert "available: cl100k_base, o200k_base" in line and "extra" not in line
+    assert not out.exists()
 
 
 def test_a_link_template_format_spec_is_refused_before_work(tmp_path):
