@@ -275,3 +275,19 @@ def test_out_may_not_be_the_input_folder_itself(tmp_path):
         result = CliRunner().invoke(main, [command, str(src), "--out", str(src)])
         assert result.exit_code == 2 and "is INPUT" in result.output, result.output
     assert not (src / "runs").exists() and not (src / "blocks.parquet").exists()
+
+
+def test_a_run_on_the_estimate_ends_with_a_hint_to_count_for_real(tmp_path):
+    out = tmp_path / "o"
+    result = CliRunner().invoke(main, ["run", str(SAMPLE), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    last = result.output.strip().splitlines()[-1]
+    assert last.startswith("mdchunk run: hint: n_tokens is the estimate")
+    assert f"mdchunk stats {out} --tokenizer tiktoken:cl100k_base" in last
+    again = CliRunner().invoke(main, ["run", str(SAMPLE), "--out", str(out)])
+    assert "hint:" not in again.output  # nothing packed: nothing to say
+    pytest.importorskip("tiktoken")
+    real = ["--tokenizer", "tiktoken:cl100k_base"]
+    result = CliRunner().invoke(main, ["run", str(SAMPLE), "--out", str(tmp_path / "r"), *real])
+    assert result.exit_code == 0, result.output
+    assert "hint:" not in result.output
