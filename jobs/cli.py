@@ -227,7 +227,8 @@ def policy_options(f):
         ),
         click.option(
             "--tokenizer",
-            help="estimate (script-aware, errs toward over-counting cl100k and o200k) | "
+            help="estimate (script-aware, errs toward over-counting cl100k and o200k: "
+            "1.5-2x on multilingual text, so smaller chunks and more of them to embed) | "
             "tiktoken:NAME (cl100k_base, o200k_base, bundled offline) or "
             "tiktoken:PATH.tiktoken | hf:PATH/tokenizer.json. Nothing is downloaded "
             "[estimate].",
@@ -257,8 +258,9 @@ def policy_options(f):
             metavar="TEMPLATE",
             help="Fill each chunk's url, e.g. 'https://docs.example.com/{path_stem}#{anchor}'. "
             "Placeholders: {path} (relative, with extension), {path_stem} (without), "
-            "{stem}, {dir}, {anchor} ('#{anchor}' is dropped when a chunk has none), "
-            "{line_start}, {line_end} [none].",
+            "{url_path} (as {path_stem}, a trailing index, _index or README dropped: "
+            "guide/index.md is 'guide'), {stem}, {dir}, {anchor} ('#{anchor}' is dropped "
+            "when a chunk has none), {line_start}, {line_end}; no format specs [none].",
         ),
         click.option(
             "--pack-siblings/--no-pack-siblings",
@@ -427,7 +429,8 @@ def main(debug: bool) -> None:
     "--new-policy",
     is_flag=True,
     help="Accept a policy (or mdchunk chunker version) that differs from the published "
-    "run's: it changes every chunk id. Refused otherwise (exit 4), naming the fields.",
+    "run's: it changes every chunk id, except a new --link-template alone, which keeps "
+    "them and updates every url. Refused otherwise (exit 4), naming the fields.",
 )
 def run_cmd(
     inputs,
@@ -595,6 +598,13 @@ def _run_summary(result, out, policy, log) -> None:
         f"={r['chunks_kept']}, "
         f"parsed {r['documents_parsed']}, {r['seconds']['total']:.2f} s",
     ]
+    if policy.tokenizer == "estimate" and r["chunks_added"]:
+        lines.append(
+            "hint: n_tokens is the estimate, which errs high (1.5-2x cl100k on multilingual "
+            f"text: smaller chunks, more to embed); `mdchunk stats {out} --tokenizer "
+            "tiktoken:cl100k_base` shows real counts, `--tokenizer tiktoken:cl100k_base` "
+            "packs by them"
+        )
     for line in lines:
         click.echo(f"mdchunk run: {line}", err=True)
 

@@ -34,7 +34,7 @@ class Refused(Exception):
 class Guards:
     allow_mass_delete: bool = False  # publish even an empty run or a mass removal
     max_removed: float = 0.5  # share of the published chunks a run may remove
-    new_policy: bool = False  # accept a policy (or chunker version) that changes every id
+    new_policy: bool = False  # accept a policy (or chunker version) other than the published
     dry_run: bool = False  # compute and report everything, publish nothing
 
 
@@ -85,25 +85,32 @@ def policy_differences(base: Baseline, policy_json: str, chunker_version: str) -
 
 def check_policy(base: Baseline, policy_json: str, chunker_version: str, guards: Guards, warn=None):
     """Before any work: refuse a policy other than the published run's, unless
-    ``new_policy``, or a published run without chunks (no id to change). A dry run is how a
-    change is previewed: it publishes nothing, so it is not refused but told (``warn``).
-    Returns the differences (accepted ones too)."""
+    ``new_policy``, or a published run without chunks (no id to change). A change of the
+    ID_NEUTRAL fields alone (a new or forgotten link template) changes no id but every
+    chunk's row (its url, op update to consumers): held the same way, told as such. A dry
+    run is how a change is previewed: it publishes nothing, so it is not refused but told
+    (``warn``). Returns the differences (accepted ones too)."""
     differences = policy_differences(base, policy_json, chunker_version)
-    moving = [d for d in differences if d.split(" ", 1)[0] not in ID_NEUTRAL]
-    if not moving or guards.new_policy or not base.chunks:  # a new link template: updates
+    if not differences or guards.new_policy or not base.chunks:
         return differences
+    moving = [d for d in differences if d.split(" ", 1)[0] not in ID_NEUTRAL]
+    n, named = base.chunks, "; ".join(differences)
+    effect = (
+        f"all {n} published chunk ids would change, so every chunk would be embedded again"
+        if moving
+        else f"no chunk id changes, but the url of all {n} published chunks would change "
+        "(each an update for consumers)"
+    )
     if not guards.dry_run:
         raise Refused(
-            f"the policy differs from that of the published run {base.run_id} "
-            f"({'; '.join(differences)}): all {base.chunks} published chunk ids would change, "
-            "so every chunk would be embedded again. Nothing was published. Run again with "
-            "--new-policy to accept that, or with the published policy "
-            "(`mdchunk runs DIR --json` shows it)."
+            f"the policy differs from that of the published run {base.run_id} ({named}): "
+            f"{effect}. Nothing was published. Run again with --new-policy to accept that, "
+            "or with the published policy (`mdchunk runs DIR --json` shows it)."
         )
     if warn is not None:
         warn(
-            f"the policy differs from the published run's ({'; '.join(differences)}): "
-            f"all {base.chunks} chunk ids would change; a real run needs --new-policy"
+            f"the policy differs from the published run's ({named}): {effect}; a real run "
+            "needs --new-policy"
         )
     return differences
 

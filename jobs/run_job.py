@@ -30,15 +30,17 @@ from mdchunk.pipeline.batch import Batch, Reused
 from mdchunk.pipeline.document import content_hash, make_doc_id
 from mdchunk.pipeline.parse import DEFAULT_BACKEND, parser_key
 from mdchunk.pipeline.policy import CHUNKER_VERSION, Policy
-from mdchunk.pipeline.tokens import ESTIMATE_VERSION
+from mdchunk.pipeline.tokens import ESTIMATE_VERSION, HF_COUNT_VERSION
 
 BATCH_DOCS = blocks_job.BATCH_DOCS
 
 
 def parse_key(policy: Policy, parser: str = DEFAULT_BACKEND) -> str:
     """What decides whether stored blocks can be reused: parser version, backend (with its
-    version), MDX mode and the estimate version (stored blocks carry their est_tokens)."""
-    return f"{parser_key(parser)}|mdx={policy.mdx}|{ESTIMATE_VERSION}"
+    version), MDX mode and the estimate version (stored blocks carry their est_tokens); and
+    for an hf: tokenizer how it counts (chunks are reused only with their blocks)."""
+    key = f"{parser_key(parser)}|mdx={policy.mdx}|{ESTIMATE_VERSION}"
+    return f"{key}|{HF_COUNT_VERSION}" if policy.tokenizer.startswith("hf:") else key
 
 
 def reusable(manifest: dict | None, policy: Policy, parser_version: str, full: bool):

@@ -18,6 +18,13 @@ from unittest import mock
 QUICKTOK = {"o200k_base": "o200k_base"}
 
 
+def names() -> list[str]:
+    """The encodings this module can build: those whose package is installed."""
+    from importlib.util import find_spec
+
+    return sorted(QUICKTOK) if find_spec("quicktok") is not None else []
+
+
 @cache
 def encoding(name: str):
     """tiktoken.Encoding for ``name`` from bundled ranks, or None when no package has them."""

@@ -26,6 +26,7 @@ from mdchunk.pipeline.tokens import (
     EstimateCounter,
     TokenCounter,
     english_document_expr,
+    input_tokens,
     make_counter,
 )
 
@@ -279,7 +280,8 @@ def _header_room(
             limits[sec] = max(int(len(heads[i]) * budget / counts[i]) - 2, 0)
             heads[i] = context.clip(heads[i], limits[sec])
             counts[i] = counting.counter.count([heads[i]])[0]
-    cap = {s: policy.max_tokens - (n + SEP if h else 0) for s, h, n in zip(secs, heads, counts)}
+    room = policy.max_tokens - counting.counter.added  # what the model adds to every chunk
+    cap = {s: room - (n + SEP if h else 0) for s, h, n in zip(secs, heads, counts)}
     return cap, limits
 
 
@@ -316,7 +318,7 @@ def _count(rows: list[dict], groups: list[Group], counting: Counting) -> None:
             body = counting.counter.count([r["text"]])[0] if g.image else g.tokens
             r["n_tokens"] = body + (e + SEP if p else 0)
     else:
-        counted = counting.counter.count([r["embed_text"] for r in rows])
+        counted = input_tokens(counting.counter, [r["embed_text"] for r in rows])
         for r, n in zip(rows, counted):
             r["n_tokens"] = n
     for r in rows:

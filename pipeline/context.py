@@ -25,7 +25,16 @@ SEP = " > "
 MAX_ELEMENT_CHARS = 120  # one title or heading in a header
 MAX_FIELD_CHARS = 400  # one front matter value in a first chunk
 _FOLDER_STEMS = {"index", "_index", "readme"}
-LINK_FIELDS = ("path", "path_stem", "stem", "dir", "anchor", "line_start", "line_end")
+LINK_FIELDS = (
+    "path",
+    "path_stem",
+    "url_path",
+    "stem",
+    "dir",
+    "anchor",
+    "line_start",
+    "line_end",
+)
 
 
 def title_of(doc: dict, h1: str | None, keys: tuple[str, ...]) -> str:
@@ -39,9 +48,14 @@ def title_of(doc: dict, h1: str | None, keys: tuple[str, ...]) -> str:
     if h1:
         return h1
     path = PurePosixPath(doc["path"])
-    if path.stem.lower() in _FOLDER_STEMS and path.parent.name:
+    if _names_its_folder(path) and path.parent.name:
         return path.parent.name
     return path.stem
+
+
+def _names_its_folder(path: PurePosixPath) -> bool:
+    """An ``index``, ``_index`` or ``README`` file: the page of its folder."""
+    return path.stem.lower() in _FOLDER_STEMS
 
 
 def _top_heading(headings: list[dict], texts: dict[int, str], opening: dict | None) -> str | None:
@@ -119,16 +133,25 @@ def clip(text: str, limit: int) -> str:
 
 
 def check_template(template: str) -> list[str]:
-    """Problems with a link template: unknown or malformed placeholders."""
+    """Problems with a link template: unknown or malformed placeholders, and placeholders
+    with a format spec or conversion (``{path:>9999999999}`` would fill every url with
+    gigabytes; a url needs neither)."""
     try:
-        names = [f for _, f, _, _ in string.Formatter().parse(template) if f is not None]
+        fields = [(f, spec, conv) for _, f, spec, conv in string.Formatter().parse(template)]
     except ValueError as exc:
         return [f"link_template {template!r}: {exc}"]
-    unknown = sorted({n for n in names if n not in LINK_FIELDS})
+    fields = [(f, spec, conv) for f, spec, conv in fields if f is not None]
+    unknown = sorted({f for f, _, _ in fields if f not in LINK_FIELDS})
     if unknown:
         return [
             f"link_template has unknown placeholder(s) {', '.join('{' + n + '}' for n in unknown)}"
             f"; known: {', '.join('{' + n + '}' for n in LINK_FIELDS)}"
+        ]
+    formatted = sorted({f for f, spec, conv in fields if spec or conv})
+    if formatted:
+        return [
+            f"link_template {template!r}: {', '.join('{' + f + '}' for f in formatted)} "
+            "with a format spec or conversion (':...' or '!...'); placeholders take neither"
         ]
     return []
 
@@ -136,16 +159,20 @@ def check_template(template: str) -> list[str]:
 def url(template: str, path: str, anchor: str | None, line_start: int, line_end: int) -> str:
     """The chunk's link: the template filled in, path segments and anchor percent-encoded;
     without an anchor, ``#{anchor}`` (or ``{anchor}``) is left out, and for a top-level
-    file ``{dir}/`` is."""
+    file ``{dir}/`` is (and ``{url_path}/`` for a top-level index page)."""
     if not anchor:
         template = template.replace("#{anchor}", "").replace("{anchor}", "")
     posix = PurePosixPath(path)
     if str(posix.parent) == ".":  # a top-level file: no empty segment ("site//page.html")
         template = template.replace("{dir}/", "")
     stem = posix.with_suffix("") if posix.suffix else posix
+    page = posix.parent if _names_its_folder(posix) else stem
+    if str(page) == ".":
+        template = template.replace("{url_path}/", "")
     values = {
         "path": quote(str(posix)),
         "path_stem": quote(str(stem)),
+        "url_path": quote(str(page)) if str(page) != "." else "",
         "stem": quote(posix.stem),
         "dir": quote(str(posix.parent)) if str(posix.parent) != "." else "",
         "anchor": quote(anchor or "", safe=""),

@@ -203,7 +203,10 @@ def checks(out: str | Path) -> dict[str, pl.DataFrame]:
 def recount(out: str | Path, counter) -> dict[str, pl.DataFrame]:
     """Every text chunk's embed_text counted again with ``counter`` (a TokenCounter, e.g.
     ``tokens.make_counter("tiktoken:cl100k_base")``): the chunks over the cap (``over_cap``)
-    and real tokens against n_tokens per top folder (``by_folder``), from sql/recount/."""
+    and real tokens against n_tokens per top folder (``by_folder``), from sql/recount/.
+    A chunk counts what the model reads: with the tokens it adds ([CLS], [SEP])."""
+    from mdchunk.pipeline.tokens import input_tokens
+
     with connect(out) as con:
         policy = policy_of(out)
         texts = run(con, "recount/embed_texts.sql")
@@ -211,7 +214,7 @@ def recount(out: str | Path, counter) -> dict[str, pl.DataFrame]:
             {
                 "chunk_id": texts["chunk_id"],
                 "real_tokens": pl.Series(
-                    counter.count(texts["embed_text"].to_list()), dtype=pl.Int64
+                    input_tokens(counter, texts["embed_text"].to_list()), dtype=pl.Int64
                 ),
             }
         )

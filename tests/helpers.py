@@ -133,3 +133,24 @@ def numeric_texts(seed: int = 7) -> dict[str, str]:
         "long integers": " ".join(str(r.randint(10**8, 10**15)) for _ in range(80)),
         "numbered lines": "\n".join(f"{i} {digit()} {digit()}" for i in range(1, 150)),
     }
+
+
+def bert_like(path, text: str, special: bool = True):
+    """A small WordPiece tokenizer.json over the words of ``text`` whose post-processor adds
+    [CLS] and [SEP] around every input, as BERT-style models (MiniLM) do."""
+    import pytest
+
+    tokenizers = pytest.importorskip("tokenizers", reason="tokenizers extra not installed")
+    from tokenizers import models, pre_tokenizers, processors
+
+    pieces = tokenizers.pre_tokenizers.BertPreTokenizer().pre_tokenize_str(text)
+    known = sorted({p for p, _ in pieces} | {"#", ">", ":", "."})
+    vocab = {w: i for i, w in enumerate(["[UNK]", "[CLS]", "[SEP]", *known])}
+    tok = tokenizers.Tokenizer(models.WordPiece(vocab=vocab, unk_token="[UNK]"))
+    tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    if special:
+        tok.post_processor = processors.TemplateProcessing(
+            single="[CLS] $A [SEP]", special_tokens=[("[CLS]", 1), ("[SEP]", 2)]
+        )
+    tok.save(str(path))
+    return path

@@ -162,7 +162,29 @@ def test_bad_policy_is_refused_before_work(tmp_path):
             "tiktoken:no_such_encoding",
         ],
     )
-    assert result.exit_code == 2 and "not available offline" in result.output
+    assert result.exit_code == 2 and "unknown tiktoken encoding" in result.output
+
+
+def test_a_mistyped_tiktoken_encoding_is_named_with_those_available(tmp_path):
+    pytest.importorskip("tiktoken")
+    out = tmp_path / "o"
+    result = CliRunner().invoke(
+        main, ["run", str(SAMPLE), "--out", str(out), "--tokenizer", "tiktoken:cl100k"]
+    )
+    assert result.exit_code == 2
+    line = result.output.strip()
+    assert len(line.splitlines()) == 1 and "unknown tiktoken encoding 'cl100k'" in line
+    assert "available: cl100k_base, o200k_base" in line and "extra" not in line
+    assert not out.exists()
+
+
+def test_a_link_template_format_spec_is_refused_before_work(tmp_path):
+    out, template = tmp_path / "o", "https://x/{path:>9999999999}"
+    result = CliRunner().invoke(
+        main, ["run", str(SAMPLE), "--out", str(out), "--link-template", template]
+    )
+    assert result.exit_code == 2 and f"link_template {template!r}" in result.output
+    assert len(result.output.strip().splitlines()) == 1 and not out.exists()
 
 
 def test_input_given_as_a_uri_reads_through_pyarrow(tmp_path):
@@ -276,3 +298,19 @@ def test_out_may_not_be_the_input_folder_itself(tmp_path):
         result = CliRunner().invoke(main, [command, str(src), "--out", str(src)])
         assert result.exit_code == 2 and "is INPUT" in result.output, result.output
     assert not (src / "runs").exists() and not (src / "blocks.parquet").exists()
+
+
+def test_a_run_on_the_estimate_ends_with_a_hint_to_count_for_real(tmp_path):
+    out = tmp_path / "o"
+    result = CliRunner().invoke(main, ["run", str(SAMPLE), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    last = result.output.strip().splitlines()[-1]
+    assert last.startswith("mdchunk run: hint: n_tokens is the estimate")
+    assert f"mdchunk stats {out} --tokenizer tiktoken:cl100k_base" in last
+    again = CliRunner().invoke(main, ["run", str(SAMPLE), "--out", str(out)])
+    assert "hint:" not in again.output  # nothing packed: nothing to say
+    pytest.importorskip("tiktoken")
+    real = ["--tokenizer", "tiktoken:cl100k_base"]
+    result = CliRunner().invoke(main, ["run", str(SAMPLE), "--out", str(tmp_path / "r"), *real])
+    assert result.exit_code == 0, result.output
+    assert "hint:" not in result.output

@@ -268,10 +268,12 @@ def test_a_new_link_template_updates_urls_and_keeps_every_id(tmp_path):
     first = nightly(src, out)
     before = pq.read_table(runstore.resolve(out) / "chunks.parquet")
     template = "https://docs.example.com/{path_stem}#{anchor}"
-    result = CliRunner().invoke(
-        main, ["run", str(src), "--out", str(out), *SMALL_FLAGS, "--link-template", template]
-    )
-    assert result.exit_code == 0, result.output  # no --new-policy: no id changes
+    flags = ["run", str(src), "--out", str(out), *SMALL_FLAGS, "--link-template", template]
+    result = CliRunner().invoke(main, flags)
+    assert result.exit_code == 4, result.output  # every url changes: held, as any field
+    assert "no chunk id changes" in result.output
+    result = CliRunner().invoke(main, [*flags, "--new-policy"])
+    assert result.exit_code == 0, result.output  # accepted: no id changes
     after = pq.read_table(runstore.resolve(out) / "chunks.parquet")
     assert after["chunk_id"].to_pylist() == before["chunk_id"].to_pylist()
     assert after["policy_hash"][0] != before["policy_hash"][0]
@@ -282,7 +284,7 @@ def test_a_new_link_template_updates_urls_and_keeps_every_id(tmp_path):
     result = CliRunner().invoke(
         main, ["run", str(src), "--out", str(out), "--link-template", template]
     )
-    assert result.exit_code == 4 and "--new-policy" in result.output
+    assert result.exit_code == 4 and "published chunk ids would change" in result.output
 
 
 def test_table_metadata_reaches_the_chunks_search_and_updates(tmp_path):

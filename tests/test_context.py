@@ -87,6 +87,29 @@ def test_url_without_anchor_drops_the_fragment():
     assert url("https://x/{dir}/{stem}.html", "a/b.md", None, 1, 1) == "https://x/a/b.html"
 
 
+def test_url_path_of_directory_style_sites():
+    # the page's own url: no extension, a trailing index, _index or README dropped
+    site = "https://x.dev/{url_path}"
+    assert url(site, "guide/install.md", None, 1, 1) == "https://x.dev/guide/install"
+    assert url(site, "guide/index.md", None, 1, 1) == "https://x.dev/guide"
+    assert url(site, "guide/_index.md", None, 1, 1) == "https://x.dev/guide"
+    assert url(site, "my guide/README.md", "a", 1, 1) == "https://x.dev/my%20guide"
+    assert url(site, "index.md", None, 1, 1) == "https://x.dev/"
+    # a trailing slash after an empty url path leaves no empty segment
+    slash = "https://x.dev/{url_path}/#{anchor}"
+    assert url(slash, "index.md", "top", 1, 1) == "https://x.dev/#top"
+    assert url(slash, "a/index.mdx", "b", 1, 1) == "https://x.dev/a/#b"
+    assert Policy(link_template=slash).link_template == slash
+
+
+def test_link_template_format_specs_and_conversions_are_policy_errors():
+    for bad in ("https://x/{path:>9999999999}", "https://x/{path!r}", "{line_start:05d}"):
+        with pytest.raises(PolicyError, match=r"link_template .*format spec"):
+            Policy(link_template=bad)
+    with pytest.raises(PolicyError, match=r"link_template .*\{path\[0\]\}"):
+        Policy(link_template="https://x/{path[0]}")
+
+
 def test_unknown_link_placeholder_is_a_policy_error():
     with pytest.raises(PolicyError, match=r"unknown placeholder.*\{slug\}"):
         Policy(link_template="https://x/{slug}")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
 
@@ -190,3 +191,27 @@ def test_the_python_api_has_the_same_guards(published, tmp_path):
     summary = mdchunk.run(src, out, policy=small.replace(max_tokens=120), new_policy=True, **quiet)
     assert runstore.published(out).name == summary.run_id != before
     assert [r["status"] for r in runstore.history(out)][-3:] == ["refused", "refused", "published"]
+
+
+def test_a_forgotten_link_template_is_refused_and_new_policy_keeps_the_ids(tmp_path):
+    # every url would go (op update to consumers) though no id changes: held like any
+    # other policy field, and --new-policy accepts it without changing an id
+    src, out = tmp_path / "src", tmp_path / "out"
+    shutil.copytree(SAMPLE, src)
+    template = "https://docs.example.com/{path_stem}#{anchor}"
+    assert cli(src, out, "--link-template", template).exit_code == 0
+    before = runstore.published(out).name
+    ids = pq.read_table(runstore.published(out) / "chunks.parquet")["chunk_id"].to_pylist()
+    result = cli(src, out)  # the nightly command without --link-template
+    assert result.exit_code == 4, result.output
+    assert f"link_template {template!r} -> ''" in result.output
+    assert "no chunk id changes" in result.output and "--new-policy" in result.output
+    assert state(out) == (before, [before])
+    result = cli(src, out, "--dry-run")
+    assert result.exit_code == 0 and "needs --new-policy" in result.output
+    result = cli(src, out, "--new-policy")
+    assert result.exit_code == 0, result.output
+    chunks = pq.read_table(runstore.published(out) / "chunks.parquet")
+    assert chunks["chunk_id"].to_pylist() == ids
+    assert chunks["url"].null_count == chunks.num_rows
+    assert runstore.history(out)[-1]["chunks_updated"] == len(ids)

@@ -280,7 +280,8 @@ def test_the_quick_start_commands_work_as_written(tmp_path):
         for line in block.splitlines()
         if line.startswith(".venv/bin/mdchunk ")
     ]
-    assert [c[0] for c in commands] == ["stats", "search", "sql"]
+    assert [c[0] for c in commands] == ["stats", "stats", "search", "sql"]
+    assert ["--tokenizer", "tiktoken:cl100k_base"] == commands[1][-2:]  # real counts shown
     out = tmp_path / "sample"
     result = CliRunner().invoke(main, ["run", str(SAMPLE), "--out", str(out)])
     assert result.exit_code == 0, result.output

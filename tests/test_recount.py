@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 
 import polars as pl
 import pytest
@@ -11,7 +12,7 @@ from click.testing import CliRunner
 from mdchunk.jobs.cli import main
 from mdchunk.pipeline import runstore
 from tests.conftest import SAMPLE
-from tests.helpers import SMALL_FLAGS
+from tests.helpers import SMALL_FLAGS, bert_like, words
 
 CL100K = "tiktoken:cl100k_base"
 
@@ -74,3 +75,50 @@ def test_a_tokenizer_that_does_not_load_is_one_clear_line(sample_out, spec, mess
     assert result.exit_code == 2
     assert message in result.output
     assert "Traceback" not in result.output
+
+
+def test_check_counts_the_tokens_the_model_adds(tmp_path):
+    # a chunk of exactly the cap in word pieces fits only without [CLS] and [SEP]
+    src, out = tmp_path / "src", tmp_path / "out"
+    src.mkdir()
+    (src / "notes.txt").write_text(words(40) + "\n")
+    plain = bert_like(tmp_path / "plain.json", words(40), special=False)
+    bert = bert_like(tmp_path / "bert.json", words(40))
+    policy = ["--target-tokens", "40", "--max-tokens", "40", "--min-tokens", "5",
+              "--overlap-tokens", "5", "--no-breadcrumb-prefix"]  # fmt: skip
+    result = CliRunner().invoke(
+        main, ["run", str(src), "--out", str(out), *policy, "--tokenizer", f"hf:{plain}"]
+    )
+    assert result.exit_code == 0, result.output
+    chunks = pl.read_parquet(runstore.resolve(out) / "chunks.parquet")
+    assert chunks["n_tokens"].to_list() == [40]
+    result = CliRunner().invoke(main, ["check", str(out), "--tokenizer", f"hf:{plain}"])
+    assert result.exit_code == 0, result.output
+    result = CliRunner().invoke(main, ["check", str(out), "--tokenizer", f"hf:{bert}"])
+    assert result.exit_code == 1, result.output
+    assert "notes.txt" in result.output
+    stats = CliRunner().invoke(main, ["stats", str(out), "--tokenizer", f"hf:{bert}", "--json"])
+    data = json.loads(stats.output[stats.output.index("{") :])
+    assert [r["real_tokens"] for r in data["recount"]["by_folder"]] == [42]
+
+
+def test_a_new_way_of_counting_re_packs_hf_runs_once_and_keeps_their_ids(tmp_path, monkeypatch):
+    # stored chunks packed under another count are not reused; the ids of the chunks whose
+    # boundaries stay are the same (no --new-policy, no full re-embed)
+    from mdchunk.jobs import run_job
+
+    src, out = tmp_path / "src", tmp_path / "out"
+    shutil.copytree(SAMPLE, src)
+    text = " ".join(p.read_text() for p in sorted(src.rglob("*.md")))
+    spec = f"hf:{bert_like(tmp_path / 'bert.json', text)}"
+    flags = ["run", str(src), "--out", str(out), *SMALL_FLAGS, "--tokenizer", spec]
+    assert CliRunner().invoke(main, flags).exit_code == 0
+    ids = pl.read_parquet(runstore.resolve(out) / "chunks.parquet")["chunk_id"].to_list()
+    assert CliRunner().invoke(main, flags).exit_code == 0
+    assert runstore.history(out)[-1]["documents_parsed"] == 0  # unchanged: reused
+    monkeypatch.setattr(run_job, "HF_COUNT_VERSION", "hf-next", raising=False)
+    result = CliRunner().invoke(main, flags)
+    assert result.exit_code == 0, result.output
+    record = runstore.history(out)[-1]
+    assert record["documents_parsed"] == record["documents_unchanged"] > 0
+    assert pl.read_parquet(runstore.resolve(out) / "chunks.parquet")["chunk_id"].to_list() == ids

@@ -9,7 +9,7 @@ import pytest
 
 from mdchunk.pipeline.chunk import Counting
 from mdchunk.pipeline.policy import Policy
-from tests.helpers import chunk_text, sentences
+from tests.helpers import bert_like, chunk_text, sentences
 
 tiktoken = pytest.importorskip("tiktoken", reason="tokenizers extra not installed")
 
@@ -74,3 +74,20 @@ def test_hf_tokenizer_from_a_local_file(tmp_path):
         # one token per whitespace-separated word ('.' sticks to its word here)
         assert c["n_tokens"] == len(c["embed_text"].split()) <= 50
         assert c["token_source"] == f"hf:{path}"
+
+
+def test_hf_counts_the_tokens_the_model_adds_and_the_cap_holds_with_them(tmp_path):
+    from tokenizers import Tokenizer
+
+    doc = f"# Guide\n\n{sentences(40)}\n\n## Part\n\n{sentences(25, start=50)}\n"
+    path = bert_like(tmp_path / "tokenizer.json", doc)
+    tok = Tokenizer.from_file(str(path))
+    policy = Policy(
+        target_tokens=40, max_tokens=50, min_tokens=5, overlap_tokens=5, tokenizer=f"hf:{path}"
+    )
+    chunks = chunk_text(doc, policy, counting=Counting(policy))
+    assert len(chunks) > 3
+    for c in chunks:
+        seen = tok.encode(c["embed_text"], add_special_tokens=True).ids
+        assert seen[0] == 1 and seen[-1] == 2  # [CLS] ... [SEP]: what the model reads
+        assert c["n_tokens"] == len(seen) <= 50
