@@ -1,6 +1,7 @@
 """Readers serve only verified files: `changes`, `search`, `sql` (and the API) check the
-files they read against the run's manifest first and refuse damaged ones in one line;
-`check` fails on a run without its manifest."""
+files they read against the run's manifest first and refuse damaged ones in one line; a
+run that repairs a damaged published run tells its chunks again as updates; `check` fails
+on a run without its manifest."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from mdchunk import api
 from mdchunk.jobs.cli import main
 from mdchunk.pipeline import manifest, runstore
 from tests.conftest import SAMPLE
-from tests.helpers import SMALL_FLAGS
+from tests.helpers import SMALL_FLAGS, sentences
 
 
 @pytest.fixture(scope="module")
@@ -107,3 +108,37 @@ def test_a_run_without_its_manifest_fails_check_and_is_not_served(out):
     result = _invoke("sql", out, "FROM chunks")
     assert result.exit_code == 1 and len(result.output.strip().splitlines()) == 1
     assert "manifest.json is missing" in result.output
+
+
+def _damage_chunk_ids(path: Path) -> None:
+    _flip_in_column(path, "chunk_id")
+
+
+def _damage_embed_text(path: Path) -> None:
+    _flip_in_column(path, "embed_text")
+
+
+def _truncate(path: Path) -> None:
+    path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+
+
+@pytest.mark.parametrize("damage", [_damage_embed_text, _damage_chunk_ids, _truncate])
+def test_a_run_that_repairs_the_published_chunks_tells_them_again(tmp_path, damage):
+    src, out = tmp_path / "src", tmp_path / "out"
+    src.mkdir()
+    for i in range(6):
+        (src / f"page-{i}.md").write_text(f"# Page {i}\n\n{sentences(12, start=i * 40)}\n")
+    flags = ["--workers", "1", *SMALL_FLAGS]
+    assert _invoke("run", src, "--out", out, *flags).exit_code == 0
+    first = runstore.pointed(out).run_id
+    sound = pq.read_table(runstore.resolve(out) / "chunks.parquet").to_pylist()
+    damage(runstore.resolve(out) / "chunks.parquet")
+    result = _invoke("run", src, "--out", out, *flags)
+    assert result.exit_code == 0, result.output
+    repaired = pq.read_table(runstore.resolve(out) / "chunks.parquet").to_pylist()
+    assert repaired == sound  # the same inputs: the same rows, now sound again
+    told = api.changes(out, first, updates=True).to_pylist()
+    assert {r["op"] for r in told} == {"update"}
+    assert [{k: v for k, v in r.items() if k != "op"} for r in told] == repaired
+    # without --updates nothing is new: the ids were published before
+    assert api.changes(out, first).num_rows == 0
