@@ -35,7 +35,10 @@ class ChangeSet:
     """Written batch by batch (``add``), finished by ``close`` (the removed chunks), or
     ``abort``-ed with the run. ``stored``: the published run's chunk rows of some documents
     (None when that run cannot be reused: then no row is told an update); ``repacked``: the
-    documents this run packs again (None: every one)."""
+    documents this run packs again (None: every one). ``damaged``: the published run is
+    damaged, so its rows may have reached consumers damaged: every id this run writes is
+    told updated (the ledger marks those it held; ids the damage hid from ``old`` are adds
+    here), and ``counts["updated"]`` counts the kept ones."""
 
     def __init__(
         self,
@@ -43,8 +46,9 @@ class ChangeSet:
         folder: Path,
         stored: Callable[[list[str]], pa.Table] | None = None,
         repacked: set[str] | None = None,
+        damaged: bool = False,
     ):
-        self.old = old
+        self.old, self.damaged = old, damaged
         self.writer = store.TableWriter(folder / "changes.parquet", schemas.CHANGES)
         self.new_ids: list[pa.ChunkedArray] = []
         self.counts: Counter = Counter(total=0, added=0, removed=0, updated=0)
@@ -70,9 +74,9 @@ class ChangeSet:
         added = pc.invert(pc.is_in(ids, value_set=self._old_ids))
         k = pc.sum(added).as_py() or 0
         rows = store.conform(chunks, schemas.CHUNKS)
-        updated = self._updated(rows, added, k)
+        updated = ids.to_pylist() if self.damaged else self._updated(rows, added, k)
         self.updated.extend(updated)
-        self.counts["updated"] += len(updated)
+        self.counts["updated"] += rows.num_rows - k if self.damaged else len(updated)
         if k:
             if k < rows.num_rows:  # a first run adds every chunk: no copy of their texts
                 rows = rows.filter(added)

@@ -67,11 +67,13 @@ def changes_cmd(out, since, snapshot, fmt, output, updates):
     After a crash, ask again since the same run. DIR/ledger.parquet keeps the chunk ids of
     every publication, so this works after the runs you saw were pruned. A new consumer
     starts with --all: every published chunk, and the run to store, in one file. DIR may
-    be an object-store prefix (s3://bucket/prefix) written by `mdchunk run`.
+    be an object-store prefix (s3://bucket/prefix) written by `mdchunk run`. The published
+    chunks file is checked against its run's manifest first; a damaged one is refused
+    (exit 1).
     """
     import pyarrow.parquet as pq
 
-    from mdchunk.pipeline import ledger
+    from mdchunk.pipeline import ledger, runstore
 
     if (since is None) == (not snapshot):
         raise click.UsageError("give --since RUN_ID (the last run you applied) or --all")
@@ -79,6 +81,8 @@ def changes_cmd(out, since, snapshot, fmt, output, updates):
         table = ledger.changes_since(out, since, updates)
     except ledger.LedgerError as exc:
         raise click.UsageError(str(exc)) from exc
+    except runstore.DamagedRunError as exc:  # exit 1, as `mdchunk check` fails on it
+        raise click.ClickException(str(exc)) from exc
     if fmt == "parquet" and output is None:
         raise click.UsageError("--format parquet needs --out FILE")
     try:

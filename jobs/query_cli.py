@@ -27,10 +27,14 @@ OUT_DIR = click.argument("out", metavar="DIR", callback=_out_dir)
 
 
 def _open(fn, *args, **kwargs):
-    from mdchunk.pipeline.runstore import RunStoreError
+    """``fn(...)``; a folder that is no output a usage error (2), a damaged published run a
+    failure (1, as `check` fails on it)."""
+    from mdchunk.pipeline.runstore import DamagedRunError, RunStoreError
 
     try:
         return fn(*args, **kwargs)
+    except DamagedRunError as exc:
+        raise click.ClickException(str(exc)) from exc
     except (FileNotFoundError, RunStoreError) as exc:
         raise click.UsageError(str(exc)) from exc
 
@@ -106,7 +110,8 @@ def search_cmd(out, query, section, level, chunk_type, path_glob, meta, limit, a
       mdchunk search out/ "configure the compactor" --section config
 
     Runs sql/search.sql on the postings table written next to the chunks; no DuckDB
-    extension is needed.
+    extension is needed. Both files are checked against the run's manifest first; a
+    damaged one is refused (exit 1).
     """
     from mdchunk import api
 
@@ -278,7 +283,7 @@ def check_cmd(out, tokenizer, show):
     if folder is not None and not (folder / manifest.MANIFEST).exists():
         # no run's manifest to hold the files to: a folder that is no output at all (or
         # has nothing published) is a usage error, once, not every check failing alike
-        _open(queries.connect, out).close()
+        _open(queries.connect, out, tables=()).close()
     try:
         results = queries.checks(out)
     except runstore.RunStoreError as exc:
@@ -322,7 +327,8 @@ def check_cmd(out, tokenizer, show):
 )
 def sql_cmd(out, query, fmt, output):
     """Run any SQL QUERY over DIR with the views documents, blocks, chunks, rejects and
-    postings in place.
+    postings in place. The files of the views QUERY names are checked against the run's
+    manifest first; a damaged one is refused (exit 1).
 
     \b
     Example:
@@ -332,9 +338,9 @@ def sql_cmd(out, query, fmt, output):
     import duckdb
     import polars as pl
 
-    from mdchunk import api
+    from mdchunk.pipeline import queries
 
-    con = _open(api.connect, out)
+    con = _open(queries.connect, out, queries.tables_in(query))
     try:
         rel = con.sql(query)
         if rel is None:  # a statement that returns nothing (SET, CREATE VIEW, an empty one)

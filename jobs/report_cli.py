@@ -61,6 +61,7 @@ def report_cmd(out, page, compare, tokenizer, sample, bins, top, as_json):
     from mdchunk import api
     from mdchunk.jobs import report_job
     from mdchunk.pipeline.report import ReportError
+    from mdchunk.pipeline.runstore import DamagedRunError
 
     if not report_job.available():
         click.echo(f"mdchunk report: {report_job.INSTALL_HINT}", err=True)
@@ -73,6 +74,8 @@ def report_cmd(out, page, compare, tokenizer, sample, bins, top, as_json):
                              bins=bins, top=top)  # fmt: skip
     except (ReportError, FileNotFoundError) as exc:
         raise click.UsageError(str(exc)) from exc
+    except DamagedRunError as exc:  # exit 1, as `mdchunk check` fails on it
+        raise click.ClickException(str(exc)) from exc
     except OSError as exc:
         raise click.ClickException(f"cannot write {page or out / 'report.html'}: {exc}") from exc
     if as_json:

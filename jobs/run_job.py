@@ -198,7 +198,8 @@ class RunSummary:
     blocks: blocks_job.BlocksSummary
     folder: Path
     dry_run: bool = False  # computed and reported, not published (the folder is gone)
-    updated: list[str] = field(default_factory=list)  # kept ids whose rows changed
+    # kept ids whose rows changed (every id written, when the published run was damaged)
+    updated: list[str] = field(default_factory=list)
     # published chunks below folders that could not be listed that this run does not hold
     # (their documents could not be carried), and those folders: a guard refuses them
     lost_unlisted: tuple[int, list[str]] = (0, [])
@@ -440,7 +441,7 @@ def _execute(job: RunJob, folder: Path, record: dict) -> tuple[RunSummary, dict]
         repacked = None  # every document is packed again, unless its chunks are reused
         if reuse_chunks:
             repacked = {make_doc_id(x.path) for x in items if not isinstance(x, Reused)}
-        changes = ChangeSet(old, folder, stored, repacked)
+        changes = ChangeSet(old, folder, stored, repacked, damaged=note is not None)
         try:
             _write_batches(job, folder, items, prev, reuse_chunks, reuse_blocks, tally, changes)
         except BaseException:

@@ -332,7 +332,9 @@ def changes(out: str | Path, since: str | None, updates: bool = False) -> pa.Tab
     changed), schema ``schemas.CHANGES``; ``table.schema.metadata[b"mdchunk.until"]`` is the
     run it brings you to. Works after the runs in between were pruned (DIR/ledger.parquet).
     ``since`` None: every published chunk as an add (``mdchunk changes --all``).
-    Raises ``mdchunk.pipeline.ledger.LedgerError`` for a run the ledger never saw."""
+    Raises ``mdchunk.pipeline.ledger.LedgerError`` for a run the ledger never saw, and
+    ``mdchunk.pipeline.runstore.DamagedRunError`` when the published chunks file does not
+    match its run's manifest (it is checked first)."""
     from mdchunk.pipeline import ledger
 
     return ledger.changes_since(out, since, updates)
@@ -340,7 +342,9 @@ def changes(out: str | Path, since: str | None, updates: bool = False) -> pa.Tab
 
 def connect(out: str | Path) -> duckdb.DuckDBPyConnection:
     """An in-memory DuckDB connection with the views of ``sql/views.sql`` (documents, blocks,
-    chunks, rejects, postings, runs; plus changes) over the published run of ``out``."""
+    chunks, rejects, postings, runs; plus changes) over the published run of ``out``. Their
+    files are checked against the run's manifest first: ``DamagedRunError`` (from
+    ``mdchunk.pipeline.runstore``) names a damaged one."""
     from mdchunk.pipeline import queries
 
     return queries.connect(out)
@@ -348,7 +352,8 @@ def connect(out: str | Path) -> duckdb.DuckDBPyConnection:
 
 def search(out: str | Path, query: str, *, limit: int = 10, **filters) -> pl.DataFrame:
     """BM25 keyword search over the published run of ``out`` (``sql/search.sql``), as
-    ``mdchunk search``. Filters: section, level, chunk_type, path (GLOB), fm_key/fm_value."""
+    ``mdchunk search``. Filters: section, level, chunk_type, path (GLOB), fm_key/fm_value.
+    The files it reads are checked first, as for ``connect``."""
     from mdchunk.pipeline import queries
 
     return queries.search(out, query, limit=limit, **filters)

@@ -240,6 +240,7 @@ def changes_since(out: str | Path, since: str | None, updates: bool = False) -> 
     folder = runstore.published(Path(out))
     if folder is None:
         raise LedgerError(f"{out}: nothing is published")
+    runstore.check_served(folder, ["chunks.parquet"])  # DamagedRunError: not served
     chunks = folder / "chunks.parquet"
     if since is None:
         return snapshot(chunks, folder.name)

@@ -13,11 +13,14 @@ from pathlib import Path
 import duckdb
 import polars as pl
 
-from mdchunk.pipeline import runstore, store
+from mdchunk.pipeline import objectstore, runstore, store
 from mdchunk.pipeline.policy import Policy
 
 _HERE = Path(__file__).resolve().parent
 _PARAM = re.compile(r"\$([A-Za-z_]\w*)")
+# The views of an output folder (sql/views.sql, plus ``changes``), each over NAME.parquet.
+VIEWS = ("documents", "blocks", "chunks", "rejects", "postings", "runs", "changes")
+_VIEW = re.compile(r"\b(" + "|".join(VIEWS) + r")\b", re.IGNORECASE)
 
 
 def sql_dir() -> Path:
@@ -37,22 +40,27 @@ def folder_of(out: str | Path) -> Path:
     local copy of the published run of an object-store prefix (``s3://...``: fetched
     through pyarrow, checked against its manifest), or ``out`` itself (the plain folders of
     `mdchunk blocks` and `mdchunk chunks`)."""
-    from mdchunk.pipeline import objectstore
-
     if objectstore.is_uri(out):
         return objectstore.published_copy(str(out))
     return runstore.resolve(Path(out))
 
 
-def connect(out: str | Path) -> duckdb.DuckDBPyConnection:
+def tables_in(sql: str) -> list[str]:
+    """The views a query names (each word that is a view's name, in any case; a string such
+    as '/chunks.parquet' counts too): the files it may read."""
+    return sorted({m.lower() for m in _VIEW.findall(sql)})
+
+
+def connect(
+    out: str | Path, tables: list[str] | tuple[str, ...] = VIEWS
+) -> duckdb.DuckDBPyConnection:
     """An in-memory DuckDB with the views of an output folder's published run in place
-    (plus ``changes``, that run's change set, when it has one)."""
+    (plus ``changes``, that run's change set, when it has one). The files of ``tables``
+    (every view by default; ``tables_in`` gives a query's) are checked against the run's
+    manifest first: ``runstore.DamagedRunError`` when one is damaged."""
+    uri = str(out)
     out = folder_of(out)
-    missing = [
-        n
-        for n in ("documents", "blocks", "chunks", "rejects", "postings", "runs")
-        if not (out / f"{n}.parquet").exists()
-    ]
+    missing = [n for n in VIEWS[:-1] if not (out / f"{n}.parquet").exists()]
     if missing and (out / runstore.RUNS).is_dir():  # a run folder, nothing published yet
         statuses = Counter(r["status"] for r in runstore.history(out))
         runs = ", ".join(f"{n} {status}" for status, n in sorted(statuses.items()))
@@ -64,6 +72,9 @@ def connect(out: str | Path) -> duckdb.DuckDBPyConnection:
             f"{out}: no {', '.join(m + '.parquet' for m in missing)}; "
             "is this the --out folder of `mdchunk run`?"
         )
+    served = [f"{t}.parquet" for t in tables if (out / f"{t}.parquet").exists()]
+    if served and not objectstore.is_uri(uri):  # an object store's copy was checked
+        runstore.check_served(out, served)
     con = duckdb.connect()
     con.execute("SET VARIABLE mdchunk_out = ?", [str(out.resolve())])
     con.execute(load("views.sql"))
@@ -131,7 +142,7 @@ def search(
     )
     if con is not None:
         return run(con, "search.sql", **params)
-    with connect(out) as own:
+    with connect(out, tables_in(load("search.sql"))) as own:
         return run(own, "search.sql", **params)
 
 
@@ -149,7 +160,8 @@ STATS = [
 
 
 def stats(out: str | Path, bins: int = 20, n: int = 10) -> dict[str, pl.DataFrame]:
-    with connect(out) as con:  # first: it says clearly when DIR is not an output folder
+    read = tables_in(" ".join(load(f"stats/{name}.sql") for name in STATS))
+    with connect(out, read) as con:  # first: it says clearly when DIR is not an output folder
         policy = policy_of(out)
         params = dict(min_tokens=policy.min_tokens, max_tokens=policy.max_tokens, bins=bins, n=n)
         return {name: run(con, f"stats/{name}.sql", **params) for name in STATS}
@@ -160,16 +172,17 @@ def check_names() -> list[str]:
 
 
 def checksums(folder: Path) -> pl.DataFrame | None:
-    """Files of a run folder that do not match its manifest (file, problem), or None when
-    the folder has no manifest to check against (a plain folder, an older run)."""
+    """Files of a run folder that do not match its manifest (file, problem), one ``error``
+    row when its manifest is missing or unreadable, or None for a plain folder without a
+    manifest (`mdchunk blocks`, `mdchunk chunks`)."""
     from mdchunk.pipeline import manifest
 
-    if not (folder / manifest.MANIFEST).exists():
+    if not runstore.is_run_folder(folder) and not (folder / manifest.MANIFEST).exists():
         return None
     try:
         problems = manifest.verify(folder, manifest.load(folder))
     except manifest.ManifestError as exc:
-        problems = [f"{manifest.MANIFEST}: {exc}"]
+        return pl.DataFrame({"error": [str(exc)]})
     rows = [p.split(": ", 1) for p in problems]
     return pl.DataFrame(
         {"file": [r[0] for r in rows], "problem": [r[1] for r in rows]},
@@ -186,7 +199,7 @@ def checks(out: str | Path) -> dict[str, pl.DataFrame]:
     if found is not None:
         results["checksums"] = found
     try:
-        con = connect(out)
+        con = connect(out, tables=())  # damaged files are the checksums' finding, above
         policy = policy_of(out)
     except (duckdb.Error, OSError, ValueError) as exc:
         failed = pl.DataFrame({"error": [f"could not read the run: {exc}".splitlines()[0]]})
@@ -207,7 +220,7 @@ def recount(out: str | Path, counter) -> dict[str, pl.DataFrame]:
     A chunk counts what the model reads: with the tokens it adds ([CLS], [SEP])."""
     from mdchunk.pipeline.tokens import input_tokens
 
-    with connect(out) as con:
+    with connect(out, tables_in(load("recount/embed_texts.sql"))) as con:
         policy = policy_of(out)
         texts = run(con, "recount/embed_texts.sql")
         recounted = pl.DataFrame(

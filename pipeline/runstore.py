@@ -43,6 +43,11 @@ class RunStoreError(Exception):
     """The published run of an output folder cannot be read (one line: file and problem)."""
 
 
+class DamagedRunError(RunStoreError):
+    """A file a reader was about to serve does not match the run's manifest, or the run has
+    no manifest to check it against (one line: the file, the problem, what to do)."""
+
+
 def checkpoint(step: str) -> None:
     """Called after each step of ``commit``; does nothing (tests replace it to kill there)."""
 
@@ -119,6 +124,31 @@ def resolve(out: Path) -> Path:
     """What readers read: the published run of a run folder, or ``out`` itself (the plain
     folders written by `mdchunk blocks` and `mdchunk chunks`)."""
     return published(out) or Path(out)
+
+
+def is_run_folder(folder: Path) -> bool:
+    """Whether ``folder`` is a run's folder (DIR/runs/RUN_ID), which has a manifest."""
+    return Path(folder).parent.name == RUNS and bool(RUN_ID.fullmatch(Path(folder).name))
+
+
+def check_served(folder: Path, names: list[str]) -> None:
+    """Before a reader serves the files ``names`` of ``folder``: each checked against the
+    run's manifest (size, then sha256 over its bytes). DamagedRunError when one does not
+    match, or when a run folder has no readable manifest. A folder that is no run and has
+    no manifest (`mdchunk blocks`, `mdchunk chunks`) has nothing to check against."""
+    folder = Path(folder)
+    if not is_run_folder(folder) and not (folder / manifest.MANIFEST).exists():
+        return
+    try:
+        problems = [f"{folder / p}" for p in manifest.verify(folder, manifest.load(folder), names)]
+    except manifest.ManifestError as exc:
+        problems = [str(exc)]
+    if problems:
+        root = folder.parent.parent if is_run_folder(folder) else folder
+        raise DamagedRunError(
+            f"{'; '.join(problems)}; not served: a new `mdchunk run` into {root} recomputes "
+            f"the run (`mdchunk check {root}` lists what is damaged)"
+        )
 
 
 def _sync(folder: Path, linked: frozenset[str] = frozenset()) -> None:
