@@ -64,6 +64,8 @@ def changes_cmd(out, since, snapshot, fmt, output, updates):
       # bring you to (footer key mdchunk.until; also printed on stderr):
       duckdb -noheader -list -c "SELECT value FROM parquet_kv_metadata('todo.parquet')
                WHERE key = 'mdchunk.until'" > applied
+    With jsonl, every line holds the run to store as `next_since` (no line: nothing to
+    apply, keep your run), and `front_matter` is an object of the values as written.
     After a crash, ask again since the same run. DIR/ledger.parquet keeps the chunk ids of
     every publication, so this works after the runs you saw were pruned. A new consumer
     starts with --all: every published chunk, and the run to store, in one file. DIR may
@@ -76,7 +78,8 @@ def changes_cmd(out, since, snapshot, fmt, output, updates):
     if (since is None) == (not snapshot):
         raise click.UsageError("give --since RUN_ID (the last run you applied) or --all")
     try:
-        table = ledger.changes_since(out, since, updates)
+        run = ledger.published_run(out)
+        table = ledger.changes_of(out, run, since, updates)
     except ledger.LedgerError as exc:
         raise click.UsageError(str(exc)) from exc
     if fmt == "parquet" and output is None:
@@ -87,7 +90,9 @@ def changes_cmd(out, since, snapshot, fmt, output, updates):
         else:
             import json
 
-            rows = table.to_pylist()
+            from mdchunk.pipeline.change_records import records_of
+
+            rows = records_of(table, run[0])
             lines = (json.dumps(row, default=str, ensure_ascii=False) for row in rows)
             text = "".join(line + "\n" for line in lines)
             if output is None:

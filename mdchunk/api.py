@@ -338,6 +338,15 @@ def changes(out: str | Path, since: str | None, updates: bool = False) -> pa.Tab
     return ledger.changes_since(out, since, updates)
 
 
+def change_records(out: str | Path, since: str | None, updates: bool = False) -> list[dict]:
+    """``changes`` as JSON records, as ``mdchunk changes --format jsonl`` prints them:
+    ``front_matter`` a dict of the values as written (strings stay strings; see
+    ``mdchunk.pipeline.change_records``) and ``next_since``, the run to store, in each."""
+    from mdchunk.pipeline import change_records
+
+    return change_records.records(out, since, updates)
+
+
 def connect(out: str | Path) -> duckdb.DuckDBPyConnection:
     """An in-memory DuckDB connection with the views of ``sql/views.sql`` (documents, blocks,
     chunks, rejects, postings, runs; plus changes) over the published run of ``out``."""
