@@ -80,6 +80,8 @@ def changes_cmd(out, since, snapshot, fmt, output, updates):
     try:
         run = ledger.published_run(out)
         table = ledger.changes_of(out, run, since, updates)
+    except ledger.UnknownRunError as exc:
+        raise click.UsageError(f"{exc}; {_start_over(out)}") from exc
     except ledger.LedgerError as exc:
         raise click.UsageError(str(exc)) from exc
     if fmt == "parquet" and output is None:
@@ -112,6 +114,16 @@ def changes_cmd(out, since, snapshot, fmt, output, updates):
         + until,
         err=True,
     )
+
+
+def _start_over(out) -> str:
+    """What a consumer with a run id DIR does not know can do."""
+    listing = (
+        f'`mdchunk sql {out} "SELECT run_id FROM runs"`'
+        if isinstance(out, str)
+        else f"`mdchunk runs {out}`"
+    )
+    return f"start from a snapshot with --all, or list the run ids with {listing}"
 
 
 @click.command("publish")

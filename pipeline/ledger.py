@@ -39,6 +39,10 @@ class LedgerError(Exception):
     """The ledger cannot answer (a run it never saw, nothing published)."""
 
 
+class UnknownRunError(LedgerError):
+    """A run id the ledger never saw published."""
+
+
 def read(path: Path) -> tuple[pl.DataFrame, list[dict]]:
     """(intervals, publications) of a ledger file; empty when there is none yet."""
     import polars as pl
@@ -197,10 +201,9 @@ def changes(
     then = last_publication(pubs, since)
     if then is None or now is None:
         first = pubs[0]["run"] if pubs else "none yet"
-        raise LedgerError(
-            f"{where}: run {since} was never published here as far as the ledger knows "
-            f"(it starts at run {first}); take the whole published run instead: "
-            '`mdchunk sql DIR "FROM chunks"`'
+        raise UnknownRunError(
+            f"{where}: --since {since}: unknown run id, never published here as far as "
+            f"the ledger knows (it starts at run {first})"
         )
     before, after = alive(intervals, then), alive(intervals, now)
     added = after.filter(~pl.col("chunk_id").is_in(before["chunk_id"].implode()))["chunk_id"]

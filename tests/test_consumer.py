@@ -190,7 +190,11 @@ def test_changes_since_an_unknown_run_is_a_clear_error(tmp_path):
     nightly(src, tmp_path / "out")
     result = CliRunner().invoke(main, ["changes", str(tmp_path / "out"), "--since", "nope"])
     assert result.exit_code == 2
-    assert "run nope was never published here" in result.output
+    assert len(result.output.strip().splitlines()) == 1
+    assert "--since nope: unknown run id" in result.output
+    # what to do instead: start from a snapshot, or find the run ids; no SQL
+    assert "--all" in result.output and f"mdchunk runs {tmp_path / 'out'}" in result.output
+    assert "FROM" not in result.output
     run = runstore.published(tmp_path / "out").name
     for fmt in ("parquet", "jsonl"):
         args = ["--since", run, "--format", fmt, "--out", str(tmp_path / "no" / "such.file")]
