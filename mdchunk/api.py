@@ -357,7 +357,9 @@ def connect(out: str | Path) -> duckdb.DuckDBPyConnection:
 
 def search(out: str | Path, query: str, *, limit: int = 10, **filters) -> pl.DataFrame:
     """BM25 keyword search over the published run of ``out`` (``sql/search.sql``), as
-    ``mdchunk search``. Filters: section, level, chunk_type, path (GLOB), fm_key/fm_value."""
+    ``mdchunk search``. Filters: section, level, chunk_type, path (GLOB), fm_key/fm_value.
+    A row per hit: rank, score, path, breadcrumb, line_start, line_end, chunk_type,
+    header_level, chunk_id, preview, url, anchor, text."""
     from mdchunk.pipeline import queries
 
     return queries.search(out, query, limit=limit, **filters)
