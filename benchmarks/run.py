@@ -51,7 +51,7 @@ def main() -> None:
     out["memory"] = memory.main()
     print("== poison: the poison kinds at full size beside 100 ordinary documents ==")
     out["poison"] = poison.main()
-    print("== sections: chunk counts, tiny chunks and SC-001 per corpus (default policy) ==")
+    print("== sections: chunks, tiny chunks, chunks naming their section (default policy) ==")
     out["sections"] = sections.main()
     print("== retrieval: the development questions, mdchunk and the anchors at 512 tokens ==")
     out["retrieval"] = retrieval.main()

@@ -1,7 +1,8 @@
-"""Per corpus: chunk count, share under 50 tokens, and the spec's SC-001 two ways.
+"""Per corpus: chunk count, share under 50 tokens, and the share of chunks that name their
+section, two ways (``sc001_*`` in the results).
 
-SC-001 (seed 004): "80 % or more of chunks from markdown documents start with a header or
-contain complete section content". On ``embed_text`` (what is embedded): the chunk opens,
+The aim: 80 % or more of chunks from markdown documents start with a header or contain
+complete section content. On ``embed_text`` (what is embedded): the chunk opens,
 after its context header, with a heading, or the header names its section
 (``pipeline.quality.names_its_section``). On ``text`` (the test of issue 3): the text
 starts with a heading or the chunk is a whole section; where 80 % is out of reach, the
@@ -73,7 +74,7 @@ def _bound(folder: Path, docs: pl.DataFrame, corpus: str, cap: int, depth: int) 
 
 
 def print_table(rows: dict[str, dict]) -> None:
-    head = ["corpus", "chunks", "<50 tok", "SC-001 embed", "text", "bound"]
+    head = ["corpus", "chunks", "<50 tok", "names section", "text", "bound"]
     print(f"{head[0]:<20} {head[1]:>7} {head[2]:>8} {head[3]:>13} {head[4]:>7} {head[5]:>7}")
     for name, r in rows.items():
         print(

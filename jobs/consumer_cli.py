@@ -64,6 +64,8 @@ def changes_cmd(out, since, snapshot, fmt, output, updates):
       # bring you to (footer key mdchunk.until; also printed on stderr):
       duckdb -noheader -list -c "SELECT value FROM parquet_kv_metadata('todo.parquet')
                WHERE key = 'mdchunk.until'" > applied
+    With jsonl, every line holds the run to store as `next_since` (no line: nothing to
+    apply, keep your run), and `front_matter` is an object of the values as written.
     After a crash, ask again since the same run. DIR/ledger.parquet keeps the chunk ids of
     every publication, so this works after the runs you saw were pruned. A new consumer
     starts with --all: every published chunk, and the run to store, in one file. DIR may
@@ -78,7 +80,10 @@ def changes_cmd(out, since, snapshot, fmt, output, updates):
     if (since is None) == (not snapshot):
         raise click.UsageError("give --since RUN_ID (the last run you applied) or --all")
     try:
-        table = ledger.changes_since(out, since, updates)
+        run = ledger.published_run(out)
+        table = ledger.changes_of(out, run, since, updates)
+    except ledger.UnknownRunError as exc:
+        raise click.UsageError(f"{exc}; {_start_over(out)}") from exc
     except ledger.LedgerError as exc:
         raise click.UsageError(str(exc)) from exc
     except runstore.DamagedRunError as exc:  # exit 1, as `mdchunk check` fails on it
@@ -91,7 +96,9 @@ def changes_cmd(out, since, snapshot, fmt, output, updates):
         else:
             import json
 
-            rows = table.to_pylist()
+            from mdchunk.pipeline.change_records import records_of
+
+            rows = records_of(table, run[0])
             lines = (json.dumps(row, default=str, ensure_ascii=False) for row in rows)
             text = "".join(line + "\n" for line in lines)
             if output is None:
@@ -111,6 +118,16 @@ def changes_cmd(out, since, snapshot, fmt, output, updates):
         + until,
         err=True,
     )
+
+
+def _start_over(out) -> str:
+    """What a consumer with a run id DIR does not know can do."""
+    listing = (
+        f'`mdchunk sql {out} "SELECT run_id FROM runs"`'
+        if isinstance(out, str)
+        else f"`mdchunk runs {out}`"
+    )
+    return f"start from a snapshot with --all, or list the run ids with {listing}"
 
 
 @click.command("publish")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+import textwrap
 from pathlib import Path
 
 import click
@@ -136,13 +137,17 @@ def search_cmd(out, query, section, level, chunk_type, path_glob, meta, limit, a
     if hits.is_empty():
         click.echo("no match", err=True)
         return
-    for h in hits.iter_rows(named=True):
+    for k, h in enumerate(hits.iter_rows(named=True)):
         crumb = " > ".join(h["breadcrumb"]) or "(no heading)"
         click.echo(
-            f"{h['rank']:>3}. {h['score']:7.3f}  {h['path']}:{h['line_start']}-"
+            ("\n" if k else "")
+            + f"{h['rank']:>3}. {h['score']:7.3f}  {h['path']}:{h['line_start']}-"
             f"{h['line_end']}  {crumb}"
         )
-        click.echo(f"       {h['preview']}")
+        link = h["url"] or (f"#{h['anchor']}" if h["anchor"] else None)
+        if link:
+            click.echo(f"       {link}")
+        click.echo(textwrap.indent(h["text"].strip("\n"), "       "))
 
 
 @click.command("stats")

@@ -45,10 +45,11 @@ def report_cmd(out, page, compare, tokenizer, sample, bins, top, as_json):
 
     \b
     Charts: token sizes per strategy against the target and the cap; tiny chunks and
-    chunks at the cap per top folder; heading-start and SC-001 shares; blocks cut into
-    parts per block kind; rejects by reason; documents with the most chunks; the estimate
-    against a real tokenizer (with --tokenizer, or when the run used one); chunks added
-    and removed per run. The tiles equal `mdchunk stats --json --bins N`.
+    chunks at the cap per top folder; the shares of chunks that start with a heading and
+    whose embed_text names their section; blocks cut into parts per block kind; rejects
+    by reason; documents with the most chunks; the estimate against a real tokenizer
+    (with --tokenizer, or when the run used one); chunks added and removed per run. The
+    tiles equal `mdchunk stats --json --bins N`.
 
     \b
     Examples:

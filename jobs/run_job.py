@@ -24,7 +24,7 @@ from mdchunk.jobs import blocks_job, changeset, guards, pool
 from mdchunk.jobs.changeset import ChangeSet
 from mdchunk.jobs.chunks_job import ChunksSummary, run_metadata
 from mdchunk.jobs.previous import OldRun, Previous, open_published
-from mdchunk.jobs.runlog import RunLog
+from mdchunk.jobs.runlog import RunLog, run_seconds
 from mdchunk.pipeline import batch, ledger, manifest, runstore, schemas, sources, stamps, store
 from mdchunk.pipeline.batch import Batch, Reused
 from mdchunk.pipeline.document import content_hash, make_doc_id
@@ -323,7 +323,13 @@ def run(
             raise
         if dry:
             runstore.remove_run(job.root, run_id)
-            job.log.stage("dry-run", run=run_id, published=False, seconds=record["seconds"])
+            job.log.stage(
+                "dry-run",
+                json_also={"seconds": record["seconds"]},
+                run=run_id,
+                published=False,
+                **run_seconds(record["seconds"], job.workers),
+            )
             result.dry_run = True
             return result
         last = next((r for r in reversed(history) if r["status"] == "published"), None)
@@ -341,7 +347,13 @@ def run(
         )
         runstore.commit(job.root, history, record, known)
         runstore.prune(job.root, history + [record], job.keep)
-        job.log.stage("publish", run=run_id, folder=str(folder), seconds=record["seconds"])
+        job.log.stage(
+            "publish",
+            json_also={"seconds": record["seconds"]},
+            run=run_id,
+            folder=str(folder),
+            **run_seconds(record["seconds"], job.workers),
+        )
         return result
 
 
@@ -504,15 +516,18 @@ def _write_batches(
         "parse",
         documents_parsed=work.parsed,
         documents_reused=work.reused,
+        json_also={"seconds": work.seconds["parse"]},
         workers=job.workers,
-        seconds=work.seconds["parse"],
+        summed_worker_seconds=work.seconds["parse"],
     )
     log.stage(
         "chunk",
         documents_repacked=work.repacked,
         chunks=tally.chunks.chunks,
         strategies=dict(tally.chunks.strategies),
-        seconds=work.seconds["chunk"],
+        json_also={"seconds": work.seconds["chunk"]},
+        workers=job.workers,
+        summed_worker_seconds=work.seconds["chunk"],
     )
 
 

@@ -28,6 +28,7 @@ __all__ = [
     "Refused",
     "RejectedError",
     "RunSummary",
+    "change_records",
     "changes",
     "chunk_table",
     "chunk_text",
@@ -51,6 +52,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and editors only
     from mdchunk.api import (
         Chunk,
         RejectedError,
+        change_records,
         changes,
         chunk_table,
         chunk_text,

@@ -340,6 +340,15 @@ def changes(out: str | Path, since: str | None, updates: bool = False) -> pa.Tab
     return ledger.changes_since(out, since, updates)
 
 
+def change_records(out: str | Path, since: str | None, updates: bool = False) -> list[dict]:
+    """``changes`` as JSON records, as ``mdchunk changes --format jsonl`` prints them:
+    ``front_matter`` a dict of the values as written (strings stay strings; see
+    ``mdchunk.pipeline.change_records``) and ``next_since``, the run to store, in each."""
+    from mdchunk.pipeline import change_records
+
+    return change_records.records(out, since, updates)
+
+
 def connect(out: str | Path) -> duckdb.DuckDBPyConnection:
     """An in-memory DuckDB connection with the views of ``sql/views.sql`` (documents, blocks,
     chunks, rejects, postings, runs; plus changes) over the published run of ``out``. Their
@@ -353,7 +362,9 @@ def connect(out: str | Path) -> duckdb.DuckDBPyConnection:
 def search(out: str | Path, query: str, *, limit: int = 10, **filters) -> pl.DataFrame:
     """BM25 keyword search over the published run of ``out`` (``sql/search.sql``), as
     ``mdchunk search``. Filters: section, level, chunk_type, path (GLOB), fm_key/fm_value.
-    The files it reads are checked first, as for ``connect``."""
+    A row per hit: rank, score, path, breadcrumb, line_start, line_end, chunk_type,
+    header_level, chunk_id, preview, url, anchor, text. The files it reads are checked
+    first, as for ``connect``."""
     from mdchunk.pipeline import queries
 
     return queries.search(out, query, limit=limit, **filters)

@@ -217,11 +217,13 @@ def folders_size(runs: list[RunFigures]) -> Chart:
 def folders_context(runs: list[RunFigures]) -> Chart:
     panels = [
         ("text starts with a heading", "share_heading_start", "heading_start"),
-        ("SC-001: embed_text names its section", "share_sc001", "sc001"),
+        ("embed_text names its section", "share_names_section", "names_section"),
     ]
     caption = (
-        "SC-001 asks for 80 % (red line): a folder short of it embeds chunks that do not "
-        "say which section they come from; the left panel is the same on the source text."
+        "Right: chunks whose embed_text opens with a heading or whose context header "
+        "names their section. The aim is 80 % (red line): a folder short of it embeds "
+        "chunks that do not say which section they come from; the left panel is the same "
+        "on the source text."
     )
     chart = Chart("folders_context", "Chunks that know where they are", caption, wide=True)
     if _no_text_chunks(runs):

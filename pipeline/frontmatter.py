@@ -64,7 +64,52 @@ def locate(text: str) -> tuple[str, int, int, int] | None:
     return None
 
 
+def values(text: str) -> dict[str, object] | None:
+    """The top-level values of the front matter at offset 0 of ``text`` as parsed, before
+    they are stored as text (``FrontMatter.data``), or None when there is none or it was
+    not stored."""
+    found = locate(text)
+    if found is None:
+        return None
+    fmt, body_start, body_end, _ = found
+    value, error = _load(fmt, text[body_start:body_end])
+    return None if error or not isinstance(value, dict) else {str(k): v for k, v in value.items()}
+
+
+def decoded(stored: str, value: object) -> object:
+    """A stored front matter text as the JSON value it encodes, given the ``value`` it was
+    made of: a string, date or time stays the stored text; so does a text this version
+    would not make of ``value``, and a float that JSON cannot hold (nan, inf)."""
+    if isinstance(value, str | date | time):
+        return stored
+    try:
+        if _as_text(value) != stored:
+            return stored
+        return json.loads(stored, parse_constant=_refuse)
+    except (ValueError, RecursionError):
+        return stored
+
+
+def _refuse(name: str) -> object:
+    raise ValueError(f"{name} is not JSON")
+
+
 def _parse(fmt: str, body: str) -> tuple[dict[str, str] | None, str | None]:
+    value, error = _load(fmt, body)
+    if error:
+        return None, error
+    if value is None:
+        return {}, None
+    if not isinstance(value, dict):
+        return None, f"{fmt.upper()} front matter is a {type(value).__name__}, not a mapping"
+    try:
+        return {str(k): _as_text(v) for k, v in value.items()}, None
+    except (ValueError, RecursionError) as exc:  # a TOML value nested deeper than JSON goes
+        return None, f"{fmt.upper()} front matter not stored: {exc}"
+
+
+def _load(fmt: str, body: str) -> tuple[object, str | None]:
+    """The parsed body, or why it was not parsed."""
     if len(body) > MAX_FRONT_MATTER_CHARS:
         return None, f"front matter larger than {MAX_FRONT_MATTER_CHARS} characters, not parsed"
     try:
@@ -78,14 +123,7 @@ def _parse(fmt: str, body: str) -> tuple[dict[str, str] | None, str | None]:
     except (yaml.YAMLError, tomllib.TOMLDecodeError, ValueError, RecursionError) as exc:
         first = str(exc).strip().splitlines()
         return None, f"invalid {fmt.upper()} front matter: {' '.join(first)}"
-    if value is None:
-        return {}, None
-    if not isinstance(value, dict):
-        return None, f"{fmt.upper()} front matter is a {type(value).__name__}, not a mapping"
-    try:
-        return {str(k): _as_text(v) for k, v in value.items()}, None
-    except (ValueError, RecursionError) as exc:  # a TOML value nested deeper than JSON goes
-        return None, f"{fmt.upper()} front matter not stored: {exc}"
+    return value, None
 
 
 def _as_text(value: object) -> str:

@@ -39,6 +39,10 @@ class LedgerError(Exception):
     """The ledger cannot answer (a run it never saw, nothing published)."""
 
 
+class UnknownRunError(LedgerError):
+    """A run id the ledger never saw published."""
+
+
 def read(path: Path) -> tuple[pl.DataFrame, list[dict]]:
     """(intervals, publications) of a ledger file; empty when there is none yet."""
     import polars as pl
@@ -197,10 +201,9 @@ def changes(
     then = last_publication(pubs, since)
     if then is None or now is None:
         first = pubs[0]["run"] if pubs else "none yet"
-        raise LedgerError(
-            f"{where}: run {since} was never published here as far as the ledger knows "
-            f"(it starts at run {first}); take the whole published run instead: "
-            '`mdchunk sql DIR "FROM chunks"`'
+        raise UnknownRunError(
+            f"{where}: --since {since}: unknown run id, never published here as far as "
+            f"the ledger knows (it starts at run {first})"
         )
     before, after = alive(intervals, then), alive(intervals, now)
     added = after.filter(~pl.col("chunk_id").is_in(before["chunk_id"].implode()))["chunk_id"]
@@ -227,21 +230,32 @@ def snapshot(chunks: Path, current: str) -> pa.Table:
     return table.replace_schema_metadata({"mdchunk.since": "", "mdchunk.until": current})
 
 
-def changes_since(out: str | Path, since: str | None, updates: bool = False) -> pa.Table:
-    """``changes`` for an output folder or object-store prefix (its ledger and published
-    run fetched first); with ``since`` None, the ``snapshot`` of the published run."""
+def published_run(out: str | Path) -> tuple[Path, Path]:
+    """(the folder of the published run of ``out``, its ledger file); for an object-store
+    prefix, local copies of both, fetched anew."""
     from mdchunk.pipeline import objectstore, runstore
 
     if objectstore.is_uri(out):
-        folder, ledger = objectstore.published_with_ledger(str(out))
-        if since is None:
-            return snapshot(folder / "chunks.parquet", folder.name)
-        return changes(ledger, folder.name, folder / "chunks.parquet", since, str(out), updates)
+        return objectstore.published_with_ledger(str(out))
     folder = runstore.published(Path(out))
     if folder is None:
         raise LedgerError(f"{out}: nothing is published")
     runstore.check_served(folder, ["chunks.parquet"])  # DamagedRunError: not served
+    return folder, Path(out) / LEDGER
+
+
+def changes_since(out: str | Path, since: str | None, updates: bool = False) -> pa.Table:
+    """``changes`` for an output folder or object-store prefix (its ledger and published
+    run fetched first); with ``since`` None, the ``snapshot`` of the published run."""
+    return changes_of(out, published_run(out), since, updates)
+
+
+def changes_of(
+    out: str | Path, run: tuple[Path, Path], since: str | None, updates: bool = False
+) -> pa.Table:
+    """``changes_since`` with the published ``run`` of ``out`` given (``published_run``)."""
+    folder, ledger = run
     chunks = folder / "chunks.parquet"
     if since is None:
         return snapshot(chunks, folder.name)
-    return changes(Path(out) / LEDGER, folder.name, chunks, since, str(out), updates)
+    return changes(ledger, folder.name, chunks, since, str(out), updates)

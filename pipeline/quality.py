@@ -28,10 +28,10 @@ def starts_with_heading(text: str) -> bool:
 
 
 def names_its_section(embed_text: str, text: str, section_title: str | None, title: str) -> bool:
-    """SC-001 judged on what is embedded: after its context header (if any), ``embed_text``
-    opens with a heading (the section's own, or the empty one merged in before it), or the
-    header names the section (last, or followed by the deeper heading the chunk starts
-    under; the document title for a preamble)."""
+    """Whether a chunk says which section it comes from, judged on what is embedded: after
+    its context header (if any), ``embed_text`` opens with a heading (the section's own, or
+    the empty one merged in before it), or the header names the section (last, or followed
+    by the deeper heading the chunk starts under; the document title for a preamble)."""
     if starts_with_heading(text):
         return True
     prefix = embed_text[: len(embed_text) - len(text)] if embed_text.endswith(text) else ""

@@ -80,7 +80,10 @@ final AS (
         chunk_type,
         header_level,
         chunk_id,
-        left(trim(regexp_replace(text, '\s+', ' ', 'g')), 160) AS preview
+        left(trim(regexp_replace(text, '\s+', ' ', 'g')), 160) AS preview,
+        url,
+        anchor,
+        text
     FROM filtered
 )
 SELECT * FROM final WHERE rank <= $limit ORDER BY rank

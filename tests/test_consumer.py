@@ -190,7 +190,11 @@ def test_changes_since_an_unknown_run_is_a_clear_error(tmp_path):
     nightly(src, tmp_path / "out")
     result = CliRunner().invoke(main, ["changes", str(tmp_path / "out"), "--since", "nope"])
     assert result.exit_code == 2
-    assert "run nope was never published here" in result.output
+    assert len(result.output.strip().splitlines()) == 1
+    assert "--since nope: unknown run id" in result.output
+    # what to do instead: start from a snapshot, or find the run ids; no SQL
+    assert "--all" in result.output and f"mdchunk runs {tmp_path / 'out'}" in result.output
+    assert "FROM" not in result.output
     run = runstore.published(tmp_path / "out").name
     for fmt in ("parquet", "jsonl"):
         args = ["--since", run, "--format", fmt, "--out", str(tmp_path / "no" / "such.file")]
@@ -226,7 +230,7 @@ def test_front_matter_and_moved_lines_are_updates_of_kept_ids(tmp_path):
     rows = _changes(out, first, "--updates")
     assert [r["op"] for r in rows] == ["update"] * len(chunks)
     assert [r["chunk_id"] for r in rows] == [c["chunk_id"] for c in chunks]
-    assert {str(r["front_matter"]) for r in rows} == {str([["tags", '["beta"]']])}
+    assert all(r["front_matter"] == {"tags": ["beta"]} for r in rows)
     chunks = pq.read_table(runstore.resolve(out) / "chunks.parquet").to_pylist()
 
     # a longer first paragraph: its chunk is new, the chunks below keep their ids and move
@@ -312,4 +316,80 @@ def test_table_metadata_reaches_the_chunks_search_and_updates(tmp_path):
     updates = _changes(out, first, "--updates")
     assert updates and {r["op"] for r in updates} == {"update"}
     assert {r["path"] for r in updates} == {"pump-1.md"}
-    assert all(dict(r["front_matter"])["team"] == "ops" for r in updates)
+    assert all(r["front_matter"]["team"] == "ops" for r in updates)
+
+
+TYPED = """---
+title: Guide
+tags: [alpha, beta]
+draft: true
+weight: 3
+ratio: 0.5
+version: "1.0"
+code: "[1, 2]"
+nested: {b: 1, a: [x, 2024-01-02]}
+created: 2024-12-23
+empty:
+---
+# Guide
+
+Some text.
+"""
+
+
+def test_jsonl_front_matter_is_an_object_of_the_values_written(tmp_path):
+    src, out = tmp_path / "src", tmp_path / "out"
+    src.mkdir()
+    (src / "guide.md").write_text(TYPED)
+    run = nightly(src, out)
+    result = CliRunner().invoke(main, ["changes", str(out), "--all"])
+    assert result.exit_code == 0, result.output
+    rows = [json.loads(line) for line in result.stdout.splitlines()]
+    assert rows and {r["op"] for r in rows} == {"add"}
+    # strings stay strings, also those that read as JSON ("1.0", "[1, 2]"); dates as text
+    assert rows[0]["front_matter"] == {
+        "title": "Guide",
+        "tags": ["alpha", "beta"],
+        "draft": True,
+        "weight": 3,
+        "ratio": 0.5,
+        "version": "1.0",
+        "code": "[1, 2]",
+        "nested": {"a": ["x", "2024-01-02"], "b": 1},
+        "created": "2024-12-23",
+        "empty": None,
+    }
+    assert {r["next_since"] for r in rows} == {run}
+    # the Python API gives the same records
+    import mdchunk
+
+    assert mdchunk.change_records(out, None) == rows
+
+
+def test_a_jsonl_consumer_takes_the_run_to_store_from_the_output_alone(tmp_path):
+    src, out = tmp_path / "src", tmp_path / "out"
+    corpus = Corpus(src, random.Random(5))
+    nightly(src, out)
+
+    def sync(applied: str | None) -> tuple[list[dict], str | None]:
+        start = ["--since", applied] if applied else ["--all"]
+        result = CliRunner().invoke(main, ["changes", str(out), *start, "--updates"])
+        assert result.exit_code == 0, result.output
+        rows = [json.loads(line) for line in result.stdout.splitlines()]
+        return rows, rows[-1]["next_since"] if rows else applied
+
+    rows, applied = sync(None)
+    assert rows and applied == runstore.published(out).name
+    store = {r["chunk_id"]: r["embed_text"] for r in rows}
+    for _ in range(3):
+        corpus.night()
+        nightly(src, out)
+        rows, applied = sync(applied)
+        for row in rows:
+            if row["op"] == "remove":
+                store.pop(row["chunk_id"])
+            else:
+                store[row["chunk_id"]] = row["embed_text"]
+        assert applied == runstore.published(out).name
+    published = pq.read_table(runstore.resolve(out) / "chunks.parquet").to_pylist()
+    assert store == {c["chunk_id"]: c["embed_text"] for c in published}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections import Counter
@@ -304,3 +305,33 @@ def test_sql_shows_intervals_and_refuses_an_empty_query(sample_out):
     assert header == 'age,"odd ""name"' and first.endswith(",3 days")
     result = runner.invoke(main, ["sql", str(sample_out), ""])
     assert result.exit_code == 2 and "returned no result" in result.output
+
+
+def test_search_results_carry_url_anchor_and_text(tmp_path):
+    out = tmp_path / "out"
+    template = "https://docs.example.com/{path_stem}#{anchor}"
+    args = ["run", str(SAMPLE), "--out", str(out), *SMALL_FLAGS, "--link-template", template]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    chunks = pl.read_parquet(runstore.resolve(out) / "chunks.parquet")
+    by_id = {r["chunk_id"]: r for r in chunks.iter_rows(named=True)}
+    hits = queries.search(out, "compactor", level=2)
+    assert hits.height
+    for hit in hits.iter_rows(named=True):
+        chunk = by_id[hit["chunk_id"]]
+        assert (hit["url"], hit["anchor"], hit["text"]) == (
+            chunk["url"], chunk["anchor"], chunk["text"]
+        )  # fmt: skip
+        assert hit["url"].startswith("https://docs.example.com/") and hit["anchor"]
+    found = CliRunner().invoke(main, ["search", str(out), "compactor", "--level", "2", "--json"])
+    assert found.exit_code == 0, found.output
+    rows = json.loads(found.stdout)
+    assert [(r["url"], r["anchor"], r["text"]) for r in rows] == list(
+        zip(hits["url"], hits["anchor"], hits["text"])
+    )
+    listing = CliRunner().invoke(main, ["search", str(out), "compactor", "--level", "2"])
+    assert listing.exit_code == 0, listing.output
+    first = hits.row(0, named=True)
+    assert first["url"] in listing.output
+    # the whole text, each line indented under its hit
+    assert all(line.strip() in listing.output for line in first["text"].splitlines())

@@ -157,6 +157,16 @@ def test_charts_equal_stats_json(sample_page):
     assert most == sorted(most, reverse=True)
 
 
+def test_the_page_and_the_help_say_what_a_check_is_not_an_internal_id(sample_page):
+    import re
+
+    _, page_file, _ = sample_page
+    html = page_file.read_text(encoding="utf-8")
+    assert not re.findall(r"SC-\d{3}", html)
+    assert "names its section" in html  # the check, in words
+    assert not re.findall(r"SC-\d{3}", ok("report", "--help").output)
+
+
 def test_compare_page_figures_equal_each_runs_stats(compare_page):
     out, first, page_file, summary = compare_page
     page = Page(page_file.read_text(encoding="utf-8"))

@@ -263,6 +263,34 @@ def test_log_json_one_line_per_stage(corpus, tmp_path):
     assert lines[1]["chunks"] > 0 and lines[1]["strategies"]
 
 
+def test_stage_seconds_are_not_shown_as_if_they_added_up(corpus, tmp_path):
+    """Workers parse and chunk alongside the main process, which reads, writes and builds
+    the change set: the log keeps the wall time apart from the workers' summed seconds."""
+    out = tmp_path / "out"
+    args = ["run", str(corpus), "--out", str(out), "--workers", "2"]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    lines = {line.split()[1]: line for line in result.stderr.splitlines() if "] " in line}
+    for stage in ("[parse]", "[chunk]"):
+        assert " summed_worker_seconds=" in lines[stage] and " workers=" in lines[stage]
+        assert " seconds=" not in lines[stage]
+    publish = lines["[publish]"]
+    assert " wall_seconds=" in publish and " main_seconds=" in publish
+    assert " summed_worker_seconds=parse:" in publish and " workers=" in publish
+    assert " seconds=" not in publish and "total:" not in publish
+    # --log-json keeps its fields and adds the same split
+    result = CliRunner().invoke(main, [*args, "--full", "--log-json"])
+    assert result.exit_code == 0, result.output
+    stages = {r["stage"]: r for r in map(json.loads, result.stderr.splitlines())}
+    record = stages["publish"]
+    assert record["wall_seconds"] == record["seconds"]["total"]
+    assert set(record["main_seconds"]) | set(record["summed_worker_seconds"]) | {"total"} == set(
+        record["seconds"]
+    )
+    assert sum(record["main_seconds"].values()) <= record["wall_seconds"]
+    assert stages["parse"]["summed_worker_seconds"] == stages["parse"]["seconds"]
+
+
 def _big_corpus(root: Path, n: int = 400) -> Path:
     """Enough generated documents that a run takes about a second (room to be killed)."""
     root.mkdir(parents=True)

@@ -1,8 +1,9 @@
 -- Per top folder of the input (the first path component; files at the top level together):
 -- tiny chunks (under $tiny_tokens, and under the policy's $min_tokens), chunks near the cap
 -- (at least $near_cap tokens), chunks starting with a heading (the rule of
--- stats/tokens.sql) and the SC-001 share: chunks whose embed_text starts with a heading, or
--- whose first line (the context header) names the chunk's own section, its last breadcrumb.
+-- stats/tokens.sql) and the chunks that name their section: whose embed_text starts with a
+-- heading, or whose first line (the context header) names the chunk's own section, its last
+-- breadcrumb.
 -- Text chunks only; the row with folder NULL is the whole run.
 WITH
 text_chunks AS (
@@ -28,12 +29,12 @@ final AS (
         count_if(n_tokens < $min_tokens)::BIGINT AS under_min,
         count_if(n_tokens >= $near_cap)::BIGINT AS near_cap,
         count_if(starts_with_heading)::BIGINT AS heading_start,
-        count_if(starts_with_heading OR header_names_section)::BIGINT AS sc001,
+        count_if(starts_with_heading OR header_names_section)::BIGINT AS names_section,
         avg((n_tokens < $tiny_tokens)::INTEGER) AS share_tiny,
         avg((n_tokens < $min_tokens)::INTEGER) AS share_under_min,
         avg((n_tokens >= $near_cap)::INTEGER) AS share_near_cap,
         avg(starts_with_heading::INTEGER) AS share_heading_start,
-        avg((starts_with_heading OR header_names_section)::INTEGER) AS share_sc001
+        avg((starts_with_heading OR header_names_section)::INTEGER) AS share_names_section
     FROM text_chunks
     GROUP BY GROUPING SETS ((folder), ())
 )
