@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from mdchunk.pipeline import frontmatter, ledger, manifest
+from mdchunk.pipeline import frontmatter, ledger, manifest, runstore
 
 NEXT = "next_since"
 
@@ -66,6 +66,7 @@ def _written_values(folder: Path, table: pa.Table) -> dict[str, dict[str, object
     ids = pc.unique(table["doc_id"].filter(holding))
     if not len(ids):
         return {}
+    runstore.check_served(folder, ["documents.parquet"])
     docs = pq.ParquetFile(folder / "documents.parquet").read(
         columns=["doc_id", "text", "front_matter_format"]
     )
