@@ -340,7 +340,8 @@ def main(debug: bool) -> None:
     "--full",
     is_flag=True,
     help="Parse and pack every document again, reusing "
-    "nothing from the previous run (the change set is still relative to it).",
+    "nothing from the previous run (the change set is still relative to it). Also starts "
+    "a new ledger when DIR's is damaged.",
 )
 @click.option(
     "--verify",

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import click
 
+from mdchunk.jobs import errors
+
 
 def _folder_or_uri(ctx, param, value: str):
     """DIR: an output folder that exists, or an object-store prefix (s3://...)."""
@@ -77,6 +79,8 @@ def changes_cmd(out, since, snapshot, fmt, output, updates):
         raise click.UsageError("give --since RUN_ID (the last run you applied) or --all")
     try:
         table = ledger.changes_since(out, since, updates)
+    except ledger.LedgerDamaged as exc:
+        errors.finish("changes", str(exc), 1)
     except ledger.LedgerError as exc:
         raise click.UsageError(str(exc)) from exc
     if fmt == "parquet" and output is None:

@@ -43,6 +43,9 @@ def publish(root: Path, run_id: str) -> dict:
             )
         if runstore.pointed(root).run_id == run_id:
             return {"added": 0, "removed": 0, "unchanged": True}
+        damage = ledger.problem(root)
+        if damage is not None:
+            raise RollbackError(f"{damage}; nothing was published; {ledger.RECOVERY}")
         prev, old, _ = open_published(root)
         stored = None if prev is None else partial(prev.take, "chunks")
         changes = changeset.of_folder(old, folder, stored)

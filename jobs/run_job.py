@@ -305,6 +305,7 @@ def run(
         history = None
         try:  # from here on, a failure, a refusal or Ctrl-C is recorded in the runs table
             history = runstore.history(job.root) if dry else runstore.start(job.root)
+            fresh = _ledger_damage(job)
             base = guards.baseline(job.root)
             guards.check_policy(
                 base, policy.canonical_json(), CHUNKER_VERSION, job.guards, job.log.warn
@@ -333,11 +334,24 @@ def run(
             folder / "chunks.parquet",
             same_ids=same_ids,
             updated=result.updated,
+            fresh=fresh,
         )
         runstore.commit(job.root, history, record, known)
         runstore.prune(job.root, history + [record], job.keep)
         job.log.stage("publish", run=run_id, folder=str(folder), seconds=record["seconds"])
         return result
+
+
+def _ledger_damage(job: RunJob) -> bool:
+    """Whether the ledger is damaged: refused (it would record a wrong history), unless
+    --full, which starts a new ledger from the published run (said in a warning)."""
+    damage = ledger.problem(job.root)
+    if damage is None:
+        return False
+    if not job.full:
+        raise guards.Refused(f"{damage}; nothing was published; {ledger.RECOVERY}")
+    job.log.warn(f"{damage}; --full: a new ledger starts from the published run")
+    return True
 
 
 def _one_batch(plan: list[sources.Source]) -> bool:
