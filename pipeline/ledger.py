@@ -167,6 +167,25 @@ def record(
     return pubs[-1]["n"]
 
 
+def held(root: Path, run_id: str) -> pa.Table | None:
+    """chunk_id, doc_id, path of the chunks DIR's ledger records for the last publication
+    of ``run_id`` (what a change set from that run removes when its files are gone); None
+    when the ledger does not know the run or cannot be trusted."""
+    import pyarrow.compute as pc
+
+    try:
+        intervals, pubs, _ = _load(Path(root) / LEDGER)
+    except LedgerError:
+        return None
+    n = last_publication(pubs, run_id)
+    if n is None:
+        return None
+    removed = intervals["removed"]
+    later = pc.or_kleene(pc.is_null(removed), pc.greater(removed, n))
+    rows = intervals.filter(pc.and_kleene(pc.less_equal(intervals["added"], n), later))
+    return rows.select(["chunk_id", "doc_id", "path"])
+
+
 def _publication(pubs: list[dict], run_id: str, kind: str) -> dict:
     n = (pubs[-1]["n"] if pubs else 0) + 1
     return {"n": n, "run": run_id, "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),

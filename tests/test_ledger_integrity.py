@@ -1,6 +1,8 @@
 """The ledger of an output folder is checked against the checksum written beside it: a
 damaged ledger fails `mdchunk check`, is refused by a run (which says how to recover) and by
-`mdchunk changes`, and `mdchunk run --full` starts a new one."""
+`mdchunk changes`, and `mdchunk run --full` starts a new one. When the published run cannot
+be read, its chunk ids come from the ledger, so changes.parquet removes what the ledger
+removes."""
 
 from __future__ import annotations
 
@@ -146,6 +148,43 @@ def test_a_ledger_written_before_checksums_is_read_and_then_checksummed(two_runs
     assert ledger.changes_since(out, first).num_rows > 0
     _run(src, out)
     assert (out / ledger.CHECKSUM).exists() and ledger.problem(out) is None
+
+
+# --- the published run cannot be read: the removes come from the ledger ------------------
+
+
+def _delete_published(out: Path) -> None:
+    shutil.rmtree(runstore.resolve(out))
+
+
+def _garble_pointer(out: Path) -> None:
+    (out / runstore.POINTER).write_text("garbage")
+
+
+def _truncate_chunks(out: Path) -> None:
+    path = runstore.resolve(out) / "chunks.parquet"
+    path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+
+
+UNREADABLE = {
+    "published folder deleted": _delete_published,
+    "CURRENT damaged": _garble_pointer,
+    "chunks file truncated": _truncate_chunks,
+}
+
+
+@pytest.mark.parametrize("damage", UNREADABLE)
+def test_an_unreadable_published_run_removes_what_the_ledger_removes(two_runs, tmp_path, damage):
+    src, out, _, second = _copy(two_runs, tmp_path)
+    shutil.rmtree(src / "guides")
+    UNREADABLE[damage](out)
+    _run(src, out, allow_mass_delete=True)
+    changes = pl.read_parquet(runstore.resolve(out) / "changes.parquet")
+    removed = set(changes.filter(pl.col("op") == "remove")["chunk_id"])
+    expected = _ops(ledger.changes_since(out, second))["remove"]
+    assert removed == expected and len(expected) > 0
+    paths = changes.filter(pl.col("op") == "remove")["path"]
+    assert all(p.startswith("guides/") for p in paths)
 
 
 def test_a_rollback_over_a_damaged_ledger_is_refused_before_it_writes(two_runs, tmp_path):
