@@ -355,7 +355,8 @@ def main(debug: bool) -> None:
     default=3,
     show_default=True,
     type=click.IntRange(1),
-    help="Run folders to keep (the most recent published runs).",
+    help="Run folders to keep: the N most recent published runs that changed a chunk "
+    "(added, removed or updated one), and the published run.",
 )
 @click.option(
     "--log-json",

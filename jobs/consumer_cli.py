@@ -133,7 +133,7 @@ def publish_cmd(out, run_id):
     from mdchunk.pipeline import runstore
 
     try:
-        counts = rollback.publish(out, run_id)
+        counts = rollback.publish(out, run_id, lambda m: errors.emit("publish", f"warning: {m}"))
     except rollback.RollbackError as exc:
         raise click.UsageError(str(exc)) from exc
     except runstore.LockedError as exc:

@@ -19,13 +19,14 @@ class RollbackError(Exception):
     """The run cannot be published (unknown, not complete, or its folder pruned)."""
 
 
-def publish(root: Path, run_id: str) -> dict:
-    """Make ``run_id`` the published run of ``root``; returns the change counts."""
+def publish(root: Path, run_id: str, warn=runstore.quiet) -> dict:
+    """Make ``run_id`` the published run of ``root``; returns the change counts. ``warn``:
+    told of run folders left by killed runs that cannot be removed."""
     from mdchunk.jobs import changeset
 
     root = Path(root)
     with runstore.Lock(root):
-        history = runstore.start(root)
+        history = runstore.start(root, warn)
         statuses = {r["run_id"]: r["status"] for r in history}
         folder = runstore.run_dir(root, run_id)
         if statuses.get(run_id) != "published":

@@ -171,15 +171,20 @@ def push(prefix: Prefix, staging: Path, run_id: str, started_from: str | None, k
     prefix.write(json.dumps({"run": run_id}).encode(), POINTER)
     if (staging / HISTORY).exists():
         prefix.upload(staging / HISTORY, HISTORY)
-    prune(prefix, run_id, keep)
+    from mdchunk.pipeline import runstore
+
+    prune(prefix, run_id, keep, runstore.history(staging))
 
 
-def prune(prefix: Prefix, published: str, keep: int) -> None:
-    """Delete run prefixes beyond the ``keep`` most recent (the published one always stays)."""
-    runs = prefix.run_ids()
-    keep_ids = set(runs[-keep:]) | {published}
-    for old in runs:
-        if old not in keep_ids:
+def prune(prefix: Prefix, published: str, keep: int, records: list[dict]) -> None:
+    """Delete the run prefixes (named by a run id) that ``--keep`` does not keep (see
+    runstore.kept: the ``keep`` most recent runs of ``records`` that changed something,
+    and the published one)."""
+    from mdchunk.pipeline import runstore
+
+    keep_ids = runstore.kept(records, keep, published)
+    for old in prefix.run_ids():
+        if runstore.RUN_ID.fullmatch(old) and old not in keep_ids:
             prefix.fs.delete_dir(prefix.key("runs", old))
 
 
