@@ -83,6 +83,13 @@ def is_run_folder(path: Path) -> bool:
     return not names or MARK in names or manifest.MANIFEST in names
 
 
+def is_store(root: Path) -> bool:
+    """Whether the folder ``root`` holds a run store (what a run leaves, even one that
+    failed or was killed)."""
+    names = (POINTER, HISTORY, LOCK, RUNS, "ledger.parquet")
+    return any((Path(root) / name).exists() for name in names)
+
+
 def quiet(message: str) -> None:
     """The default ``warn``: say nothing."""
 

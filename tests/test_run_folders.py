@@ -1,5 +1,6 @@
 """The run folders of an output folder: cleanup removes only what the run store made and
-says what it could not remove; --keep counts the runs that changed something."""
+says what it could not remove; --keep counts the runs that changed something; --out must
+be empty, missing, or a run store."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from mdchunk.jobs.cli import main
 from mdchunk.jobs.runlog import RunLog
 from mdchunk.pipeline import runstore
 from tests.conftest import SAMPLE
+from tests.helpers import SMALL_FLAGS
 
 POLICY = Policy(target_tokens=60, max_tokens=100, min_tokens=20, overlap_tokens=10)
 
@@ -116,3 +118,35 @@ def test_keep_does_not_count_runs_that_changed_nothing(src, tmp_path):
     result = CliRunner().invoke(main, ["publish", str(out), first.run_id])
     assert result.exit_code == 0, result.output
     assert runstore.pointed(out).run_id == first.run_id
+
+
+# --- --out holds a run store, or nothing -----------------------------------------------------
+
+
+def _cli_run(src: Path, out: Path):
+    args = ["run", str(src), "--out", str(out), "--workers", "1", *SMALL_FLAGS]
+    return CliRunner().invoke(main, args)
+
+
+def test_out_of_the_users_own_files_is_refused(src, tmp_path):
+    out = tmp_path / "mine"
+    out.mkdir()
+    (out / "notes.txt").write_text("my own notes")
+    result = _cli_run(src, out)
+    assert result.exit_code == 2 and str(out) in result.output
+    assert len(result.output.strip().splitlines()) == 1
+    assert sorted(p.name for p in out.iterdir()) == ["notes.txt"]
+
+
+@pytest.mark.parametrize("where", ["missing", "empty", "a run store", "inside INPUT"])
+def test_out_that_is_empty_missing_or_a_run_store_is_used(src, tmp_path, where):
+    out = src / "out" if where == "inside INPUT" else tmp_path / "out"
+    if where == "empty":
+        out.mkdir()
+    if where == "a run store":
+        assert _cli_run(src, out).exit_code == 0
+    result = _cli_run(src, out)
+    assert result.exit_code == 0, result.output
+    assert runstore.pointed(out).run_id is not None
+    if where == "inside INPUT":  # the second run lists INPUT with the run store in it
+        assert _cli_run(src, out).exit_code == 0
