@@ -40,8 +40,9 @@ RUN_OUT = click.option(
     required=True,
     callback=_run_out,
     metavar="DIR",
-    help="Output folder (created if missing), or an object-store prefix such as "
-    "s3://bucket/prefix (any URI pyarrow's filesystems open).",
+    help="Output folder (created if missing; an existing one must be empty or hold runs), "
+    "or an object-store prefix such as s3://bucket/prefix (any URI pyarrow's filesystems "
+    "open).",
 )
 
 
@@ -342,7 +343,8 @@ def main(debug: bool) -> None:
     "--full",
     is_flag=True,
     help="Parse and pack every document again, reusing "
-    "nothing from the previous run (the change set is still relative to it).",
+    "nothing from the previous run (the change set is still relative to it). Also starts "
+    "a new ledger when DIR's is damaged.",
 )
 @click.option(
     "--verify",
@@ -356,7 +358,8 @@ def main(debug: bool) -> None:
     default=3,
     show_default=True,
     type=click.IntRange(1),
-    help="Run folders to keep (the most recent published runs).",
+    help="Run folders to keep: the N most recent published runs that changed a chunk "
+    "(added, removed or updated one), and the published run.",
 )
 @click.option(
     "--log-json",
@@ -503,6 +506,7 @@ def run_cmd(
     policy = _policy(policy_file, mdx=mdx, **flags)
     if not objectstore.is_uri(out):
         _not_an_input(out, inputs)
+        _a_run_store_or_empty(out)
         _writable(out)
     log = RunLog(as_json=log_json)
     bar = None if log_json else _Progress("run")  # a bar label is not a JSON line
@@ -618,6 +622,19 @@ def _not_an_input(out: Path, inputs) -> None:
             raise click.UsageError(
                 f"--out {out}: is INPUT {item} itself; write the runs to another folder"
             )
+
+
+def _a_run_store_or_empty(out: Path) -> None:
+    """--out must be missing, empty (hidden files aside) or hold a run store: runs are not
+    written among someone's own files."""
+    from mdchunk.pipeline import runstore
+
+    if not out.is_dir() or runstore.is_store(out):
+        return
+    if any(not p.name.startswith(".") for p in out.iterdir()):
+        raise click.UsageError(
+            f"--out {out}: holds files but no runs of mdchunk run; give an empty or new folder"
+        )
 
 
 def _writable(out: Path) -> None:

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import click
 
+from mdchunk.jobs import errors
+
 
 def _folder_or_uri(ctx, param, value: str):
     """DIR: an output folder that exists, or an object-store prefix (s3://...)."""
@@ -84,10 +86,10 @@ def changes_cmd(out, since, snapshot, fmt, output, updates):
         table = ledger.changes_of(out, run, since, updates)
     except ledger.UnknownRunError as exc:
         raise click.UsageError(f"{exc}; {_start_over(out)}") from exc
+    except (ledger.LedgerDamaged, runstore.DamagedRunError) as exc:
+        errors.finish("changes", str(exc), 1)  # exit 1, as `mdchunk check` fails on it
     except ledger.LedgerError as exc:
         raise click.UsageError(str(exc)) from exc
-    except runstore.DamagedRunError as exc:  # exit 1, as `mdchunk check` fails on it
-        raise click.ClickException(str(exc)) from exc
     if fmt == "parquet" and output is None:
         raise click.UsageError("--format parquet needs --out FILE")
     try:
@@ -150,7 +152,7 @@ def publish_cmd(out, run_id):
     from mdchunk.pipeline import runstore
 
     try:
-        counts = rollback.publish(out, run_id)
+        counts = rollback.publish(out, run_id, lambda m: errors.emit("publish", f"warning: {m}"))
     except rollback.RollbackError as exc:
         raise click.UsageError(str(exc)) from exc
     except runstore.LockedError as exc:

@@ -19,7 +19,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from mdchunk.pipeline import columns, runstore, schemas, store
+from mdchunk.pipeline import columns, ledger, runstore, schemas, store
 from mdchunk.pipeline.batch import document_runs
 from mdchunk.pipeline.policy import POSTINGS_VERSION
 
@@ -151,7 +151,9 @@ class StoredRows:
 
 def open_published(root: Path) -> tuple[Previous | None, OldRun, str | None]:
     """(the reusable previous run or None, what is readable of it, a one-line note on why
-    it cannot be reused, if it cannot)."""
+    it cannot be reused, if it cannot). The chunk ids of a published run that cannot be
+    read come from the ledger, which records them: the change set then removes exactly
+    what the ledger removes."""
     pub = runstore.current(root)
     if pub.usable:
         docs = store.read(pub.folder, "documents", OLD_DOC_COLUMNS)
@@ -163,17 +165,24 @@ def open_published(root: Path) -> tuple[Previous | None, OldRun, str | None]:
     empty = OldRun(pub.run_id, no_chunks, _empty("documents", OLD_DOC_COLUMNS))
     if pub.problem is None:  # nothing published yet
         return None, empty, None
+    run_id, recorded = _recorded(root, pub.run_id)
     if pub.folder is None:
+        if recorded is not None:
+            empty = OldRun(run_id, lambda: recorded, empty.documents)
         note = f"{pub.problem}; nothing of the published run can be read, so every document "
-        return None, empty, note + "is recomputed and the change set removes nothing"
+        return None, empty, note + "is recomputed and " + _removes(recorded, run_id)
     chunks, got, total = store.salvage(pub.folder / "chunks.parquet", OLD_CHUNK_COLUMNS)
     docs, _, _ = store.salvage(pub.folder / "documents.parquet", OLD_DOC_COLUMNS)
+    if recorded is not None:
+        chunks = recorded
     old = OldRun(
         pub.run_id,
         (lambda: chunks) if chunks is not None else no_chunks,
         docs if docs is not None else empty.documents,
     )
-    if chunks is None:
+    if recorded is not None:
+        removes = _removes(recorded, run_id)
+    elif chunks is None:
         removes = "its chunks.parquet cannot be read, so the change set removes nothing"
     else:
         removes = (
@@ -185,3 +194,24 @@ def open_published(root: Path) -> tuple[Previous | None, OldRun, str | None]:
         f"is recomputed; {removes}"
     )
     return None, old, note
+
+
+def _recorded(root: Path, run_id: str | None) -> tuple[str | None, pa.Table | None]:
+    """(the published run, the chunk ids the ledger records for it), the run taken from
+    the runs table when CURRENT cannot name it; (None, None) when the ledger cannot say."""
+    if run_id is None:
+        published = [r["run_id"] for r in runstore.history(root) if r["status"] == "published"]
+        run_id = published[-1] if published else None
+    found = None if run_id is None else ledger.held(root, run_id)
+    if found is None:
+        return None, None
+    return run_id, store.conform(found, _empty("chunks", OLD_CHUNK_COLUMNS).schema)
+
+
+def _removes(recorded: pa.Table | None, run_id: str | None) -> str:
+    if recorded is None:
+        return "the change set removes nothing"
+    return (
+        f"the change set removes among the {recorded.num_rows} chunk ids the ledger "
+        f"records for run {run_id}"
+    )

@@ -19,13 +19,14 @@ class RollbackError(Exception):
     """The run cannot be published (unknown, not complete, or its folder pruned)."""
 
 
-def publish(root: Path, run_id: str) -> dict:
-    """Make ``run_id`` the published run of ``root``; returns the change counts."""
+def publish(root: Path, run_id: str, warn=runstore.quiet) -> dict:
+    """Make ``run_id`` the published run of ``root``; returns the change counts. ``warn``:
+    told of run folders left by killed runs that cannot be removed."""
     from mdchunk.jobs import changeset
 
     root = Path(root)
     with runstore.Lock(root):
-        history = runstore.start(root)
+        history = runstore.start(root, warn)
         statuses = {r["run_id"]: r["status"] for r in history}
         folder = runstore.run_dir(root, run_id)
         if statuses.get(run_id) != "published":
@@ -43,6 +44,9 @@ def publish(root: Path, run_id: str) -> dict:
             )
         if runstore.pointed(root).run_id == run_id:
             return {"added": 0, "removed": 0, "unchanged": True}
+        damage = ledger.problem(root)
+        if damage is not None:
+            raise RollbackError(f"{damage}; nothing was published; {ledger.RECOVERY}")
         prev, old, _ = open_published(root)
         stored = None if prev is None else partial(prev.take, "chunks")
         changes = changeset.of_folder(old, folder, stored)

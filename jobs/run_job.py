@@ -307,12 +307,13 @@ def run(
         record = runstore.new_record(run_id, plan, job.full, policy, parse_key(policy, job.parser))
         history = None
         try:  # from here on, a failure, a refusal or Ctrl-C is recorded in the runs table
-            history = runstore.history(job.root) if dry else runstore.start(job.root)
+            history = runstore.history(job.root) if dry else runstore.start(job.root, job.log.warn)
+            fresh = _ledger_damage(job)
             base = guards.baseline(job.root)
             guards.check_policy(
                 base, policy.canonical_json(), CHUNKER_VERSION, job.guards, job.log.warn
             )
-            folder.mkdir(parents=True)
+            runstore.make_run_dir(job.root, run_id)
             with job.stack:  # the workers, if the run starts them, stop at its end
                 result, known = _execute(job, folder, record)
             for pattern in job.selection.unmatched():  # before a guard refuses the run
@@ -344,9 +345,10 @@ def run(
             folder / "chunks.parquet",
             same_ids=same_ids,
             updated=result.updated,
+            fresh=fresh,
         )
         runstore.commit(job.root, history, record, known)
-        runstore.prune(job.root, history + [record], job.keep)
+        runstore.prune(job.root, history + [record], job.keep, job.log.warn)
         job.log.stage(
             "publish",
             json_also={"seconds": record["seconds"]},
@@ -355,6 +357,18 @@ def run(
             **run_seconds(record["seconds"], job.workers),
         )
         return result
+
+
+def _ledger_damage(job: RunJob) -> bool:
+    """Whether the ledger is damaged: refused (it would record a wrong history), unless
+    --full, which starts a new ledger from the published run (said in a warning)."""
+    damage = ledger.problem(job.root)
+    if damage is None:
+        return False
+    if not job.full:
+        raise guards.Refused(f"{damage}; nothing was published; {ledger.RECOVERY}")
+    job.log.warn(f"{damage}; --full: a new ledger starts from the published run")
+    return True
 
 
 def _one_batch(plan: list[sources.Source]) -> bool:
@@ -376,9 +390,8 @@ def _record_failure(job: RunJob, history, record: dict, exc: BaseException, dry:
     if dry:
         runstore.remove_run(job.root, record["run_id"])
     else:
-        runstore.fail(
-            job.root, history if history is not None else runstore.history(job.root), record
-        )
+        records = history if history is not None else runstore.history(job.root)
+        runstore.fail(job.root, records, record, job.log.warn)
     if isinstance(exc, KeyboardInterrupt):
         job.log.stage("interrupted", run=record["run_id"], status="failed", published=False)
 

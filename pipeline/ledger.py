@@ -13,10 +13,21 @@ of its run, so a publication recorded for a run that was then killed before CURR
 it changes no answer. A chunk's text is not kept: the adds and updates of a change set
 come from the published run, which holds every chunk it adds. A ledger written before
 ``updated`` existed reads as one without updates (none were recorded then).
+
+    DIR/ledger.sha256    {"bytes", "sha256"} of ledger.parquet, and ``previous``: those
+                         of the ledger it replaced (null: there was none)
+
+The checksum file is replaced first, then the ledger, each atomically; a ledger matching
+either entry is sound, so a write stopped between the two leaves the old ledger, which is
+right (it is written before CURRENT names the new run). Every read checks the ledger
+against it (``LedgerDamaged``); a ledger without one (older mdchunk) is read unchecked and
+gets one when next written. A damaged ledger can only be replaced: ``record(fresh=True)``
+(`mdchunk run --full`) starts a new one from the published run.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import time
 from pathlib import Path
@@ -32,7 +43,12 @@ if TYPE_CHECKING:  # polars is imported where it is used: an unchanged run never
     import polars as pl
 
 LEDGER = "ledger.parquet"
+CHECKSUM = "ledger.sha256"
 _KEY = b"mdchunk.publications"
+RECOVERY = (
+    "`mdchunk run INPUT --out DIR --full` starts a new ledger from the published run "
+    "(consumers of older runs then start again with `mdchunk changes --all`)"
+)
 
 
 class LedgerError(Exception):
@@ -43,22 +59,75 @@ class UnknownRunError(LedgerError):
     """A run id the ledger never saw published."""
 
 
+class LedgerDamaged(LedgerError):
+    """The ledger does not match its checksum, or cannot be read (one line, with the way
+    to recover)."""
+
+
+def _entry(data: bytes) -> dict:
+    return {"bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+
+
+def _damage(path: Path, data: bytes | None) -> str | None:
+    """Why the ledger ``path`` whose bytes are ``data`` (None: there is none) does not
+    match its checksum file, or None when it does (or has none to match)."""
+    stamp = path.with_name(CHECKSUM)
+    try:
+        found = json.loads(stamp.read_bytes())
+        previous = found["previous"]
+        sound = [{"bytes": found["bytes"], "sha256": found["sha256"]}]
+        sound.append(previous and {"bytes": previous["bytes"], "sha256": previous["sha256"]})
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError, KeyError, TypeError):
+        return f"{stamp} is damaged (not the checksum of {LEDGER})"
+    if (None if data is None else _entry(data)) in sound:
+        return None
+    if data is None:
+        return f"{path} is missing ({stamp} records one)"
+    return f"{path} is damaged (its size or sha256 differs from {stamp})"
+
+
+def problem(root: Path) -> str | None:
+    """Why DIR's ledger cannot be trusted (one line naming the file), or None."""
+    path = Path(root) / LEDGER
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        data = None
+    return _damage(path, data)
+
+
 def read(path: Path) -> tuple[pl.DataFrame, list[dict]]:
     """(intervals, publications) of a ledger file; empty when there is none yet."""
     import polars as pl
 
-    table, pubs = _read_arrow(Path(path))
+    table, pubs, _ = _load(Path(path))
     return pl.from_arrow(table), pubs
 
 
-def _read_arrow(path: Path) -> tuple[pa.Table, list[dict]]:
-    if not path.exists():
-        return schemas.empty(schemas.LEDGER), []
-    # ParquetFile, not read_table: that one loads pyarrow.dataset and pandas (start-up time)
-    found = pq.ParquetFile(path)
-    meta = found.schema_arrow.metadata or {}
-    table = upgrade(found.read(), schemas.LEDGER)
-    return table, json.loads(meta.get(_KEY, b"[]"))
+def _load(path: Path) -> tuple[pa.Table, list[dict], dict | None]:
+    """(intervals, publications, checksum entry of the bytes read: None when there is no
+    ledger), the bytes checked against the checksum file. LedgerDamaged if they do not
+    match or cannot be read."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        data = None
+    damage = _damage(path, data)
+    if damage is not None:
+        raise LedgerDamaged(f"{damage}; {RECOVERY}")
+    if data is None:
+        return schemas.empty(schemas.LEDGER), [], None
+    try:
+        # ParquetFile, not read_table: that one loads pyarrow.dataset and pandas
+        found = pq.ParquetFile(pa.BufferReader(data))
+        meta = found.schema_arrow.metadata or {}
+        table = upgrade(found.read(), schemas.LEDGER)
+        pubs = json.loads(meta.get(_KEY, b"[]"))
+    except (OSError, ValueError, pa.ArrowException) as exc:
+        raise LedgerDamaged(f"{path} cannot be read ({exc}); {RECOVERY}") from None
+    return table, pubs, _entry(data)
 
 
 def record(
@@ -68,32 +137,57 @@ def record(
     kind: str = "run",
     same_ids: bool = False,
     updated: list[str] | None = None,
+    fresh: bool = False,
 ) -> int:
     """Add a publication of ``run_id`` (whose chunks.parquet is ``chunks``; ``updated``: the
     kept ids whose rows it changed) to DIR's ledger and return its number. Written
     atomically, before CURRENT names the run. ``same_ids``: the run holds exactly the
     published run's chunk ids and rows (nothing added, removed or updated), so when the
-    ledger's last publication is the published run only a publication is added."""
+    ledger's last publication is the published run only a publication is added.
+    ``fresh``: the ledger is damaged; a new one starts from the published run.
+    LedgerDamaged when the ledger is damaged and not ``fresh``."""
     from mdchunk.pipeline import runstore
 
     root = Path(root)
-    if same_ids:
-        table, pubs = _read_arrow(root / LEDGER)
-        if pubs and pubs[-1]["run"] == runstore.pointed(root).run_id:
-            pubs = pubs + [_publication(pubs, run_id, kind)]
-            _write(root / LEDGER, table, pubs)
-            return pubs[-1]["n"]
-    intervals, pubs = _read_arrow(root / LEDGER)
+    if fresh:
+        intervals, pubs, was = schemas.empty(schemas.LEDGER), [], None
+    else:
+        intervals, pubs, was = _load(root / LEDGER)
+    if same_ids and pubs and pubs[-1]["run"] == runstore.pointed(root).run_id:
+        pubs = pubs + [_publication(pubs, run_id, kind)]
+        _write(root / LEDGER, intervals, pubs, was)
+        return pubs[-1]["n"]
     if not pubs:  # a folder published before the ledger existed: start from what is there
         pub = runstore.pointed(root)
         if pub.folder is not None and pub.run_id != run_id:
             start = pub.folder / "chunks.parquet"
-            if start.exists():
+            try:  # a published run whose chunks cannot be read: the ledger starts here
                 intervals, pubs = _add(intervals, pubs, pub.run_id, start, "start")
+            except (OSError, pa.ArrowException):
+                pass
     intervals, pubs = _add(intervals, pubs, run_id, chunks, kind)
     intervals = _mark_updates(intervals, updated or [], pubs[-1]["n"])
-    _write(root / LEDGER, intervals, pubs)
+    _write(root / LEDGER, intervals, pubs, was)
     return pubs[-1]["n"]
+
+
+def held(root: Path, run_id: str) -> pa.Table | None:
+    """chunk_id, doc_id, path of the chunks DIR's ledger records for the last publication
+    of ``run_id`` (what a change set from that run removes when its files are gone); None
+    when the ledger does not know the run or cannot be trusted."""
+    import pyarrow.compute as pc
+
+    try:
+        intervals, pubs, _ = _load(Path(root) / LEDGER)
+    except LedgerError:
+        return None
+    n = last_publication(pubs, run_id)
+    if n is None:
+        return None
+    removed = intervals["removed"]
+    later = pc.or_kleene(pc.is_null(removed), pc.greater(removed, n))
+    rows = intervals.filter(pc.and_kleene(pc.less_equal(intervals["added"], n), later))
+    return rows.select(["chunk_id", "doc_id", "path"])
 
 
 def _publication(pubs: list[dict], run_id: str, kind: str) -> dict:
@@ -143,12 +237,17 @@ def _mark_updates(intervals: pa.Table, ids: list[str], n: int) -> pa.Table:
     return intervals.set_column(i, "updated", columns.column(marks, pa.list_(pa.int64())))
 
 
-def _write(path: Path, table: pa.Table, pubs: list[dict]) -> None:
+def _write(path: Path, table: pa.Table, pubs: list[dict], was: dict | None) -> None:
+    """Replace the ledger ``path`` (whose bytes had the checksum entry ``was``): first its
+    checksum file, naming both, then the ledger."""
     table = conform(table, schemas.LEDGER)
     table = table.replace_schema_metadata({_KEY: json.dumps(pubs).encode()})
     sink = pa.BufferOutputStream()
     pq.write_table(table, sink, compression="zstd")
-    write_atomic(path, sink.getvalue().to_pybytes())
+    data = sink.getvalue().to_pybytes()
+    stamp = {**_entry(data), "previous": was}
+    write_atomic(path.with_name(CHECKSUM), json.dumps(stamp).encode())
+    write_atomic(path, data)
 
 
 def _held(n: int) -> pl.Expr:

@@ -10,9 +10,10 @@ by uploads whose order makes every instant safe:
 2. The run itself is an ordinary local run on the staging folder (reuse, change set,
    manifest: all unchanged).
 3. **push**: the new run's files are uploaded under ``PREFIX/runs/RUN_ID/``, its manifest
-   last; then the ledger (which may name a run not yet published: harmless, see
-   pipeline/ledger.py); then ``PREFIX/CURRENT`` is written in one PUT (the publish); then
-   the runs table; then run prefixes beyond ``--keep`` are deleted. A dry run pushes nothing.
+   last; then the ledger, its checksum first (the ledger may name a run not yet published:
+   harmless, see pipeline/ledger.py); then ``PREFIX/CURRENT`` is written in one PUT (the
+   publish); then the runs table; then run prefixes beyond ``--keep`` are deleted. A dry
+   run pushes nothing.
 
 A run killed at any moment before step 3's PUT leaves ``CURRENT`` naming the old run, whose
 files are untouched; after it, the new run is complete. Readers (``search``, ``stats``,
@@ -37,6 +38,7 @@ POINTER = "CURRENT"
 HISTORY = "runs.parquet"
 MANIFEST = "manifest.json"
 LEDGER = "ledger.parquet"  # the chunk-id ledger (pipeline/ledger.py): travels with the runs
+LEDGER_CHECKSUM = "ledger.sha256"  # with its checksum: uploaded first, fetched last
 
 
 class ObjectStoreError(Exception):
@@ -138,9 +140,10 @@ def pull(prefix: Prefix, staging: Path) -> str | None:
     history = prefix.read(HISTORY)
     if history is not None:
         (staging / HISTORY).write_bytes(history)
-    ledger = prefix.read(LEDGER)
-    if ledger is not None:
-        (staging / LEDGER).write_bytes(ledger)
+    for name in (LEDGER, LEDGER_CHECKSUM):
+        data = prefix.read(name)
+        if data is not None:
+            (staging / name).write_bytes(data)
     run_id = prefix.current()
     if run_id is not None:
         fetch_run(prefix, run_id, staging)
@@ -155,8 +158,9 @@ def push(prefix: Prefix, staging: Path, run_id: str, started_from: str | None, k
     for entry in json.loads((folder / MANIFEST).read_bytes())["files"]:
         prefix.upload(folder / entry["name"], "runs", run_id, entry["name"])
     prefix.upload(folder / MANIFEST, "runs", run_id, MANIFEST)
-    if (staging / LEDGER).exists():
-        prefix.upload(staging / LEDGER, LEDGER)
+    for name in (LEDGER_CHECKSUM, LEDGER):
+        if (staging / name).exists():
+            prefix.upload(staging / name, name)
     now = prefix.current()
     if now != started_from:
         raise ObjectStoreError(
@@ -167,15 +171,20 @@ def push(prefix: Prefix, staging: Path, run_id: str, started_from: str | None, k
     prefix.write(json.dumps({"run": run_id}).encode(), POINTER)
     if (staging / HISTORY).exists():
         prefix.upload(staging / HISTORY, HISTORY)
-    prune(prefix, run_id, keep)
+    from mdchunk.pipeline import runstore
+
+    prune(prefix, run_id, keep, runstore.history(staging))
 
 
-def prune(prefix: Prefix, published: str, keep: int) -> None:
-    """Delete run prefixes beyond the ``keep`` most recent (the published one always stays)."""
-    runs = prefix.run_ids()
-    keep_ids = set(runs[-keep:]) | {published}
-    for old in runs:
-        if old not in keep_ids:
+def prune(prefix: Prefix, published: str, keep: int, records: list[dict]) -> None:
+    """Delete the run prefixes (named by a run id) that ``--keep`` does not keep (see
+    runstore.kept: the ``keep`` most recent runs of ``records`` that changed something,
+    and the published one)."""
+    from mdchunk.pipeline import runstore
+
+    keep_ids = runstore.kept(records, keep, published)
+    for old in prefix.run_ids():
+        if runstore.RUN_ID.fullmatch(old) and old not in keep_ids:
             prefix.fs.delete_dir(prefix.key("runs", old))
 
 
@@ -217,11 +226,11 @@ def published_copy(uri: str) -> Path:
 def published_with_ledger(uri: str) -> tuple[Path, Path]:
     """(the local copy of the published run of ``uri``, a local copy of its ledger) for
     `mdchunk changes` on an object store; the ledger is fetched anew on every call."""
-    folder = published_copy(uri)
-    data = Prefix(uri).read(LEDGER)
-    ledger = folder.parent.parent / LEDGER
-    if data is None:
-        ledger.unlink(missing_ok=True)
-    else:
-        ledger.write_bytes(data)
-    return folder, ledger
+    folder, prefix = published_copy(uri), Prefix(uri)
+    for name in (LEDGER, LEDGER_CHECKSUM):
+        data, local = prefix.read(name), folder.parent.parent / name
+        if data is None:
+            local.unlink(missing_ok=True)
+        else:
+            local.write_bytes(data)
+    return folder, folder.parent.parent / LEDGER

@@ -177,7 +177,7 @@ def checksums(folder: Path) -> pl.DataFrame | None:
     manifest (`mdchunk blocks`, `mdchunk chunks`)."""
     from mdchunk.pipeline import manifest
 
-    if not runstore.is_run_folder(folder) and not (folder / manifest.MANIFEST).exists():
+    if not runstore.is_run_path(folder) and not (folder / manifest.MANIFEST).exists():
         return None
     try:
         problems = manifest.verify(folder, manifest.load(folder))
@@ -190,6 +190,23 @@ def checksums(folder: Path) -> pl.DataFrame | None:
     )
 
 
+def ledger_check(out: str | Path) -> dict[str, pl.DataFrame]:
+    """The ledger of a run folder against its checksum (``ledger``: no rows when it holds,
+    else one ``error`` row naming the file and the problem); nothing for a folder without a
+    ledger (a plain folder)."""
+    from mdchunk.pipeline import ledger, objectstore
+
+    if objectstore.is_uri(out):
+        root = objectstore.published_with_ledger(str(out))[1].parent
+    else:
+        root = Path(out)
+    if not any((root / name).exists() for name in (ledger.LEDGER, ledger.CHECKSUM)):
+        return {}
+    problem = ledger.problem(root)
+    rows = [] if problem is None else [problem]
+    return {"ledger": pl.DataFrame({"error": rows}, schema={"error": pl.String})}
+
+
 def checks(out: str | Path) -> dict[str, pl.DataFrame]:
     """Every data check: the offending rows of each (an empty frame means it holds). First
     the files against the run's manifest (``checksums``); a check that cannot even run on
@@ -198,6 +215,7 @@ def checks(out: str | Path) -> dict[str, pl.DataFrame]:
     found = checksums(folder_of(out))
     if found is not None:
         results["checksums"] = found
+    results |= ledger_check(out)
     try:
         con = connect(out, tables=())  # damaged files are the checksums' finding, above
         policy = policy_of(out)

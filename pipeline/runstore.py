@@ -4,7 +4,8 @@
     DIR/CURRENT              {"run": RUN_ID}: the published run; replaced atomically
     DIR/published            symlink to runs/RUN_ID (for duckdb/polars), replaced after it
     DIR/runs.parquet         the runs table (history), updated after CURRENT flips
-    DIR/runs/RUN_ID/         the run's tables, its own runs.parquet, and manifest.json
+    DIR/runs/RUN_ID/         the run's tables, its own runs.parquet, and manifest.json;
+                             .mdchunk-run from its start: the store made it
 
 CURRENT is the one source of truth for "published": readers follow it, and a run takes its
 reuse decisions, reused rows and change set from the run it names, whose manifest records
@@ -12,6 +13,10 @@ the policy, parser key and file checksums that made it. A run publishes in steps
 ``commit``); the history says ``publishing`` until CURRENT has flipped, and the next start
 resolves that from CURRENT. So a run killed at any instant leaves either the old or the new
 run published, consistently, and half-written files are never visible.
+
+Only folders the store made are ever removed (``is_run_folder``): a run id for a name and
+the store's mark or a manifest inside (or nothing: a run killed as it started). Anything
+else in DIR/runs is left alone, and a folder that cannot be removed is reported (``warn``).
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ from mdchunk.pipeline.store import fsync_dir, write_atomic
 POINTER = "CURRENT"
 LINK = "published"
 RUNS = "runs"
+MARK = ".mdchunk-run"  # written into a run folder as it is made: the store made it
 # UTC time to the millisecond, then 6 random hex digits. Ids sort in the order runs started
 # (pruning and the object store rely on it); ids of older versions lack the milliseconds.
 RUN_ID = re.compile(r"\d{8}T\d{6}(\d{3})?Z-[0-9a-f]{6}")
@@ -60,6 +66,37 @@ def new_run_id() -> str:
 
 def run_dir(root: Path, run_id: str) -> Path:
     return Path(root) / RUNS / run_id
+
+
+def make_run_dir(root: Path, run_id: str) -> Path:
+    """The new folder of run ``run_id``, with the store's mark in it."""
+    folder = run_dir(root, run_id)
+    folder.mkdir(parents=True)
+    (folder / MARK).write_bytes(run_id.encode())
+    return folder
+
+
+def is_run_folder(path: Path) -> bool:
+    """Whether ``path`` is a run folder the store made: named by a run id, a folder (not a
+    link), holding the store's mark or a manifest, or nothing (a run killed as it began)."""
+    if not RUN_ID.fullmatch(path.name) or path.is_symlink() or not path.is_dir():
+        return False
+    try:
+        names = {p.name for p in path.iterdir()}
+    except OSError:
+        return False
+    return not names or MARK in names or manifest.MANIFEST in names
+
+
+def is_store(root: Path) -> bool:
+    """Whether the folder ``root`` holds a run store (what a run leaves, even one that
+    failed or was killed)."""
+    names = (POINTER, HISTORY, LOCK, RUNS, "ledger.parquet")
+    return any((Path(root) / name).exists() for name in names)
+
+
+def quiet(message: str) -> None:
+    """The default ``warn``: say nothing."""
 
 
 @dataclass
@@ -126,8 +163,9 @@ def resolve(out: Path) -> Path:
     return published(out) or Path(out)
 
 
-def is_run_folder(folder: Path) -> bool:
-    """Whether ``folder`` is a run's folder (DIR/runs/RUN_ID), which has a manifest."""
+def is_run_path(folder: Path) -> bool:
+    """Whether ``folder`` lies where a run's folder does (DIR/runs/RUN_ID), so that it must
+    have a manifest (``is_run_folder`` asks whether the store made it)."""
     return Path(folder).parent.name == RUNS and bool(RUN_ID.fullmatch(Path(folder).name))
 
 
@@ -137,14 +175,14 @@ def check_served(folder: Path, names: list[str]) -> None:
     match, or when a run folder has no readable manifest. A folder that is no run and has
     no manifest (`mdchunk blocks`, `mdchunk chunks`) has nothing to check against."""
     folder = Path(folder)
-    if not is_run_folder(folder) and not (folder / manifest.MANIFEST).exists():
+    if not is_run_path(folder) and not (folder / manifest.MANIFEST).exists():
         return
     try:
         problems = [f"{folder / p}" for p in manifest.verify(folder, manifest.load(folder), names)]
     except manifest.ManifestError as exc:
         problems = [str(exc)]
     if problems:
-        root = folder.parent.parent if is_run_folder(folder) else folder
+        root = folder.parent.parent if is_run_path(folder) else folder
         raise DamagedRunError(
             f"{'; '.join(problems)}; not served: a new `mdchunk run` into {root} recomputes "
             f"the run (`mdchunk check {root}` lists what is damaged)"
@@ -208,26 +246,40 @@ def repoint(root: Path, run_id: str) -> None:
     _link_published(root, run_id)
 
 
-def fail(root: Path, records: list[dict], record: dict) -> None:
+def fail(root: Path, records: list[dict], record: dict, warn=quiet) -> None:
     """Record a run that failed, and remove its folder."""
     from datetime import UTC, datetime
 
     record["ended_at"] = datetime.now(UTC)
     write_history(root, records + [record])
-    remove_run(root, record["run_id"])
+    remove_run(root, record["run_id"], warn)
 
 
-def remove_run(root: Path, run_id: str) -> None:
-    shutil.rmtree(run_dir(root, run_id), ignore_errors=True)
+def remove_run(root: Path, run_id: str, warn=quiet) -> None:
+    """Remove the folder of run ``run_id`` if the store made it (else leave it alone); its
+    marks go last, so a removal stopped half-way is still known as a run folder."""
+    folder = run_dir(root, run_id)
+    if not is_run_folder(folder):
+        return
+    last = [folder / manifest.MANIFEST, folder / MARK]
+    try:
+        for path in folder.iterdir():
+            if path not in last:
+                shutil.rmtree(path) if path.is_dir() and not path.is_symlink() else path.unlink()
+        for path in last:
+            path.unlink(missing_ok=True)
+        folder.rmdir()
+    except OSError as exc:
+        warn(f"{folder} could not be removed ({exc.strerror or exc}); remove it by hand")
 
 
 def run_folders(root: Path) -> list[str]:
     """Names of the run folders under DIR/runs, oldest first; anything else there (a
-    folder someone put there, a file) is not ours and is ignored."""
+    folder someone put there, a file, a link) is not ours and is ignored."""
     runs = Path(root) / RUNS
     if not runs.is_dir():
         return []
-    return sorted(p.name for p in runs.iterdir() if RUN_ID.fullmatch(p.name) and p.is_dir())
+    return sorted(p.name for p in runs.iterdir() if is_run_folder(p))
 
 
 def unpublished(root: Path) -> list[str]:
@@ -270,10 +322,11 @@ def _resolved_history(root: Path) -> tuple[list[dict], bool]:
     return records, changed
 
 
-def start(root: Path) -> list[dict]:
+def start(root: Path, warn=quiet) -> list[dict]:
     """Under the lock, before a run: the history made true (see ``history``) and written
     back when that changed it; folders left by killed runs removed and recorded as
-    ``abandoned``; temporary files of killed writers removed. Returns the history."""
+    ``abandoned`` (``warn``: those that cannot be removed); temporary files of killed
+    writers removed. Returns the history."""
     from datetime import UTC, datetime
 
     root = Path(root)
@@ -287,7 +340,7 @@ def start(root: Path) -> list[dict]:
             stamp = datetime.strptime(run_id[:15], "%Y%m%dT%H%M%S")
             records.append(_abandoned(run_id, stamp.replace(tzinfo=UTC)))
             changed = True
-        remove_run(root, run_id)
+        remove_run(root, run_id, warn)
     for tmp in root.glob(".*.tmp"):
         tmp.unlink(missing_ok=True)
     if changed:
@@ -306,13 +359,25 @@ def _abandoned(run_id: str, started_at) -> dict:
     }
 
 
-def prune(root: Path, records: list[dict], keep: int) -> None:
-    """Keep the folders of the ``keep`` most recent published runs (always the current)."""
-    current_id = pointed(root).run_id
-    published_ids = [r["run_id"] for r in records if r["status"] == "published"]
-    for run_id in published_ids[: -max(keep, 1)]:
-        if run_id != current_id:
-            remove_run(root, run_id)
+def changed_something(record: dict) -> bool:
+    """Whether a run added, removed or updated a chunk (a rollback point worth keeping)."""
+    return any(record.get(k) for k in ("chunks_added", "chunks_removed", "chunks_updated"))
+
+
+def kept(records: list[dict], keep: int, current_id: str | None) -> set[str]:
+    """The published runs whose folders ``--keep`` keeps: the ``keep`` most recent that
+    changed something, and the published one."""
+    published = [r for r in records if r["status"] == "published"]
+    changing = [r["run_id"] for r in published if changed_something(r)]
+    return set(changing[-max(keep, 1) :]) | {current_id}
+
+
+def prune(root: Path, records: list[dict], keep: int, warn=quiet) -> None:
+    """Remove the folders of published runs beyond ``kept``."""
+    keep_ids = kept(records, keep, pointed(root).run_id)
+    for r in records:
+        if r["status"] == "published" and r["run_id"] not in keep_ids:
+            remove_run(root, r["run_id"], warn)
 
 
 def record_plain(out: Path, record: dict) -> None:

@@ -158,7 +158,7 @@ def test_a_file_uri_output_is_staged_like_an_object_store(tmp_path):
     out = f"file://{tmp_path}/nested/out"
     _invoke("run", SAMPLE, "--out", out)
     _invoke("run", SAMPLE, "--out", out)
-    assert "7 of 7 checks hold" in _invoke("check", out)
+    assert "8 of 8 checks hold" in _invoke("check", out)
     prefix = objectstore.Prefix(out)
     assert len(prefix.run_ids()) == 2 and prefix.current() == prefix.run_ids()[-1]
     objectstore._CACHE.clear()

@@ -30,7 +30,7 @@ def test_check_with_a_tokenizer_passes_when_the_cap_holds(sample_out):
     result = CliRunner().invoke(main, ["check", str(sample_out), "--tokenizer", CL100K])
     assert result.exit_code == 0, result.output
     assert f"ok    real_tokens_within_cap ({CL100K})" in result.output
-    assert "8 of 8 checks hold" in result.output
+    assert "9 of 9 checks hold" in result.output
 
 
 def test_stats_with_a_tokenizer_shows_real_over_estimate_per_folder(sample_out):
