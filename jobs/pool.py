@@ -23,7 +23,8 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
-from mdchunk.jobs.worker import Worker, rss_mb
+from mdchunk.jobs.errors import EngineError
+from mdchunk.jobs.worker import WORKER_START_MB, Worker, inherited_address_space, rss_mb
 from mdchunk.pipeline.limits import DEFAULT_DOC_MEMORY_MB, DEFAULT_DOC_TIMEOUT
 
 TICK = 0.05  # seconds between two looks of the watchdog
@@ -199,7 +200,7 @@ class Supervisor:
             elif not w.ready:
                 self.start_failures += 1
                 if self.start_failures >= 3:
-                    raise RuntimeError(f"worker processes cannot start: {failure.detail}")
+                    raise _cannot_start(failure.detail, self.limits.memory_mb)
             self._replace(i, kill=True)
         return out
 
@@ -255,6 +256,20 @@ class Supervisor:
         if len(slot.results) == len(slot.parts):
             slot.result = self.merge([slot.results[k] for k in range(len(slot.parts))])
             slot.done = True
+
+
+def _cannot_start(detail: str, memory_mb: int) -> Exception:
+    """Why no worker starts: the address-space limit inherited from the shell (`ulimit
+    -v`), from a batch scheduler or systemd's LimitAS, when there is one, else ``detail``."""
+    limit = inherited_address_space()
+    if limit is None:
+        return RuntimeError(f"worker processes cannot start: {detail}")
+    return EngineError(
+        f"worker processes cannot start under the inherited address-space limit of "
+        f"{limit // 2**20} MB (ulimit -v {limit // 1024}; {detail}): raise `ulimit -v` to at "
+        f"least {WORKER_START_MB + memory_mb} MB, about {WORKER_START_MB} MB for a worker to "
+        f"start plus --doc-memory {memory_mb} MB for a document (a lower --doc-memory needs less)"
+    )
 
 
 _END = object()

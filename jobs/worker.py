@@ -25,6 +25,8 @@ if TYPE_CHECKING:  # imported where used: a run that starts no worker never load
     from multiprocessing.connection import Connection
 
 WARM_MODULES = ("mdchunk.pipeline.batch",)  # imported by a worker before it says ready
+# About the address space a warmed-up worker needs to start (polars, pyarrow, their threads)
+WORKER_START_MB = 1024
 STDERR = subprocess.DEVNULL  # None (inherit) with --debug
 
 
@@ -102,13 +104,25 @@ def _describe(exc: Exception) -> str:
 def _limit_address_space(memory_mb: int) -> None:
     """A backstop behind the watchdog's resident-memory check, for allocations too fast to
     be seen: address space beyond what the warmed-up worker reserves (thread stacks and
-    allocator arenas make that much larger than what it uses) plus four times the limit."""
+    allocator arenas make that much larger than what it uses) plus four times the limit.
+    Only ever lowered: an address-space limit the run inherited (`ulimit -v`) stays."""
     try:
         size = int(open("/proc/self/statm").read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
     except (OSError, ValueError):
         return
     cap = size + 4 * memory_mb * 2**20 + 2**31
-    resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    resource.setrlimit(resource.RLIMIT_AS, (_lower(soft, cap), _lower(hard, cap)))
+
+
+def _lower(inherited: int, wanted: int) -> int:
+    return wanted if inherited == resource.RLIM_INFINITY else min(inherited, wanted)
+
+
+def inherited_address_space() -> int | None:
+    """The address-space limit (soft) this process runs under, in bytes; None if none."""
+    soft = resource.getrlimit(resource.RLIMIT_AS)[0]
+    return None if soft == resource.RLIM_INFINITY else soft
 
 
 def rss_mb(pid: int) -> float:
