@@ -518,6 +518,7 @@ def _summaries_of_linked(folder: Path, tally: Tally) -> None:
     chunks = store.read(folder, "chunks", ["strategy", "n_tokens"])
     tally.blocks.documents = documents
     tally.blocks.blocks = pq.read_metadata(folder / "blocks.parquet").num_rows
+    tally.blocks.rejects.update(rejects["reason"].to_pylist())
     tally.chunks.add(chunks, rejects, documents)
 
 
