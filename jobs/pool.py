@@ -37,6 +37,13 @@ class Limits:
     seconds: float = DEFAULT_DOC_TIMEOUT
     memory_mb: int = DEFAULT_DOC_MEMORY_MB
 
+    def options(self) -> dict[str, tuple[str, str]]:
+        """(option, value) behind each reject reason of these limits."""
+        return {
+            "timeout": ("--doc-timeout", f"{self.seconds:g} s"),
+            "too_much_memory": ("--doc-memory", f"{self.memory_mb} MB"),
+        }
+
     def __post_init__(self):
         if not self.seconds > 0:  # also nan, which no elapsed time would ever pass
             raise ValueError(f"doc_timeout must be a number of seconds > 0, got {self.seconds}")
@@ -184,9 +191,7 @@ class Supervisor:
                     w.ready = True
                     continue
                 if status != "died":
-                    out.append(
-                        (w.task[0], ("ok", value) if status == "ok" else Failure("crashed", value))
-                    )
+                    out.append((w.task[0], _outcome(status, value)))
                     w.task = None
                     if self._too_big(w):
                         self._replace(i, kill=False)
@@ -256,6 +261,13 @@ class Supervisor:
         if len(slot.results) == len(slot.parts):
             slot.result = self.merge([slot.results[k] for k in range(len(slot.parts))])
             slot.done = True
+
+
+def _outcome(status: str, value) -> tuple | Failure:
+    """What a worker's answer means: ("ok", result), or the Failure it reports."""
+    if status == "ok":
+        return ("ok", value)
+    return Failure("too_much_memory" if status == "memory" else "crashed", value)
 
 
 def _cannot_start(detail: str, memory_mb: int) -> Exception:

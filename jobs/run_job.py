@@ -382,6 +382,7 @@ def _check_result(job: RunJob, result: RunSummary, base: guards.Baseline):
         job.guards,
         result.blocks.rejects,
         result.lost_unlisted,
+        job.limits.options(),
     )
 
 
@@ -409,6 +410,7 @@ def _execute(job: RunJob, folder: Path, record: dict) -> tuple[RunSummary, dict]
     if not reuse_chunks:  # there will be packing to do
         job.start_workers()
     tally = Tally()
+    tally.blocks.limits = job.limits.options()
     work = tally.work
     raws = _carry_unlisted(job.documents(prev if reuse_blocks else None, work), prev, job.plan)
     items = _hash_inputs(raws, prev, work, job.start_workers) if reuse_blocks else raws

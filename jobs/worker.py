@@ -70,8 +70,9 @@ class Absent:
 
 
 def serve(inbox, outbox, parent: int, memory_mb: int, init: Callable | None) -> None:
-    """A worker: take (seq, fn, item) messages, answer (seq, "ok", result) or (seq, "error",
-    text); None ends it. Ctrl-C is the parent's business: the parent stops its workers."""
+    """A worker: take (seq, fn, item) messages, answer (seq, "ok", result), (seq, "error",
+    text) or (seq, "memory", text) (out of address space); None ends it. Ctrl-C is the
+    parent's business: the parent stops its workers."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     sys.meta_path.insert(0, Absent("pandas", why="is not used in mdchunk's workers"))
     _exit_with_parent(parent)
@@ -89,6 +90,8 @@ def serve(inbox, outbox, parent: int, memory_mb: int, init: Callable | None) -> 
         seq, fn, item = msg
         try:
             outbox.send((seq, "ok", fn(item)))
+        except MemoryError:  # past the address-space cap: an allocation too fast to watch
+            outbox.send((seq, "memory", _out_of_address_space(memory_mb)))
         except Exception as exc:  # noqa: BLE001 - a bug on one item must not end the run
             outbox.send((seq, "error", _describe(exc)))
 
@@ -99,6 +102,15 @@ def _describe(exc: Exception) -> str:
     where = f" at {os.path.basename(frames[-1].filename)}:{frames[-1].lineno}" if frames else ""
     message = (str(exc).splitlines() or [""])[0][:200]
     return f"internal error ({type(exc).__name__}: {message}){where}"
+
+
+def _out_of_address_space(memory_mb: int) -> str:
+    limit = inherited_address_space()
+    cap = f"{limit // 2**20} MB" if limit is not None else "its limit"
+    return (
+        f"its worker ran out of address space at {cap} (the cap set for --doc-memory "
+        f"{memory_mb} MB, or a lower inherited `ulimit -v`)"
+    )
 
 
 def _limit_address_space(memory_mb: int) -> None:

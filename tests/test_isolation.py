@@ -93,3 +93,18 @@ def test_an_address_space_limit_too_low_for_a_worker_is_named(tmp_path):
     assert len(lines) == 1, done.stderr
     assert "inherited address-space limit of 512 MB" in lines[0]
     assert "ulimit -v" in lines[0] and "--doc-memory 1024 MB" in lines[0]
+
+
+def test_an_allocation_past_the_address_space_cap_is_too_much_memory():
+    """Too fast for the watchdog: the worker's address-space cap stops it (MemoryError),
+    and the reject says which limit to raise."""
+    failures = []
+
+    def keep(item, why):
+        failures.append(why)
+        return None
+
+    with pool.Supervisor(1, limits=pool.Limits(memory_mb=400), on_fail=keep) as supervisor:
+        list(supervisor.map(misbehave, [[("memory", 100_000)]]))  # 100 GB at once
+    assert [f.reason for f in failures] == ["too_much_memory"]
+    assert "--doc-memory 400 MB" in failures[0].detail
