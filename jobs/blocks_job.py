@@ -29,6 +29,7 @@ class BlocksSummary:
     skipped: Counter = field(default_factory=Counter)
     bytes: int = 0
     seconds: float = 0.0
+    limits: dict = field(default_factory=dict)  # reason -> (option, value): pool.Limits
 
     def add(self, n_bytes: int, docs: pa.Table, blks: pa.Table, rejects: pa.Table) -> None:
         self.documents += docs.num_rows
@@ -39,7 +40,7 @@ class BlocksSummary:
     def line(self, out: Path) -> str:
         mb = self.bytes / 1e6
         rate = mb / self.seconds if self.seconds else 0.0
-        rej = ", ".join(f"{n} {r}" for r, n in sorted(self.rejects.items()))
+        rej = ", ".join(f"{n} {r}{self._at(r)}" for r, n in sorted(self.rejects.items()))
         skip = sum(self.skipped.values())
         why = ", ".join(f"{n} {r}" for r, n in sorted(self.skipped.items()))
         return (
@@ -48,6 +49,10 @@ class BlocksSummary:
             f"{skip} skipped{f' ({why})' if why else ''}, "
             f"{mb:.1f} MB in {self.seconds:.2f} s ({rate:.1f} MB/s) -> {out}"
         )
+
+    def _at(self, reason: str) -> str:
+        """' at --doc-memory 1024 MB' for a reason of a worker's limit, else ''."""
+        return " at {} {}".format(*self.limits[reason]) if reason in self.limits else ""
 
 
 def batched(items: Iterable, n: int, max_bytes: int = BATCH_BYTES) -> Iterator[list]:

@@ -35,9 +35,10 @@ class ChangeSet:
     """Written batch by batch (``add``), finished by ``close`` (the removed chunks), or
     ``abort``-ed with the run. ``stored``: the published run's chunk rows of some documents
     (None when that run cannot be reused: then no row is told an update); ``repacked``: the
-    documents this run packs again (None: every one). ``damaged``: the published run is
-    damaged, so its rows may have reached consumers damaged: every id this run writes is
-    told updated (the ledger marks those it held; ids the damage hid from ``old`` are adds
+    documents this run packs again (None: every one), a set that may grow as the run reads
+    on: a batch's documents are in it when its chunks are added. ``damaged``: the published
+    run is damaged, so its rows may have reached consumers damaged: every id this run writes
+    is told updated (the ledger marks those it held; ids the damage hid from ``old`` are adds
     here), and ``counts["updated"]`` counts the kept ones."""
 
     def __init__(
@@ -55,7 +56,7 @@ class ChangeSet:
         self.updated: list[str] = []  # kept ids whose rows changed, in chunk order
         self.new_docs: list[pa.ChunkedArray] = []
         self.stored = stored
-        self._repacked = None if repacked is None else columns.column(sorted(repacked), pa.string())
+        self._repacked = repacked
         self._old_ids = None
 
     def add(self, chunks: pa.Table) -> None:
@@ -92,9 +93,10 @@ class ChangeSet:
             return []
         kept = pc.invert(added)
         if self._repacked is not None:
-            if not len(self._repacked):
+            repacked = [d in self._repacked for d in rows["doc_id"].to_pylist()]
+            if not any(repacked):
                 return []
-            kept = pc.and_(kept, pc.is_in(rows["doc_id"], value_set=self._repacked))
+            kept = pc.and_(kept, columns.column(repacked, pa.bool_()))
         new = rows.filter(kept).to_pylist()
         if not new:
             return []

@@ -584,7 +584,7 @@ def _run_summary(result, out, policy, log) -> None:
             run=r["run_id"],
             documents=result.blocks.documents,
             blocks=result.blocks.blocks,
-            rejects=dict(result.blocks.rejects + result.chunks.rejects),
+            rejects=dict(result.blocks.rejects),  # the chunks summary counts them too
             skipped=dict(result.blocks.skipped),
             chunks=result.chunks.chunks,
             **{k: r[k] for k in SUMMARY_COUNTS},

@@ -123,13 +123,16 @@ def check_result(
     guards: Guards,
     rejects: Counter | None = None,
     lost_unlisted: tuple[int, list[str]] = (0, []),
+    limits: dict[str, tuple[str, str]] | None = None,
 ):
     """After the run's work, before it is published. ``removed``: the published chunks this
     run would remove because their documents are gone or rejected (chunks replaced by new
     ones of the same document, edited or packed under a new policy, are not a loss);
     ``skipped`` and ``rejects``: counts by reason, named when nothing was read;
     ``lost_unlisted``: the published chunks below folders that could not be listed that
-    the run could not carry (no reusable published run), and those folders."""
+    the run could not carry (no reusable published run), and those folders; ``limits``:
+    (option, value) behind each reject reason of a worker's limit (pool.Limits.options):
+    a document rejected there is read by raising that option, so the refusal says that."""
     if guards.allow_mass_delete:
         return
     lost, folders = lost_unlisted
@@ -141,29 +144,50 @@ def check_result(
             "published run: `mdchunk check DIR`), or run again with --allow-mass-delete."
         )
     published = base.chunks
+    rejects, limits = rejects or Counter(), limits or {}
+    raise_limit = _raise_limits(rejects, limits)
     if documents == 0:
         loss = f", so this run would remove all {published} published chunks" if published else ""
         why = "; ".join(
             f"{sum(c.values())} {what}" + (f" ({_by_reason(c)})" if c else "")
-            for what, c in (("rejected", rejects or Counter()), ("skipped", skipped))
+            for what, c in (("rejected", rejects), ("skipped", skipped))
+        )
+        others = sum(skipped.values()) + sum(n for r, n in rejects.items() if r not in limits)
+        check = (
+            " Check INPUT, --include/--exclude and --max-bytes, or run again with "
+            "--allow-mass-delete."
         )
         raise Refused(
-            f"no document was read from INPUT ({why}){loss}. Nothing was published. Check "
-            "INPUT, --include/--exclude and --max-bytes, or run again with "
-            "--allow-mass-delete.",
+            f"no document was read from INPUT ({why}){loss}. Nothing was published."
+            f"{raise_limit}{check if others or not raise_limit else ''}",
             EXIT_NO_DOCUMENTS,
         )
     if published and removed / published > guards.max_removed:
         raise Refused(
             f"this run would remove {removed} of the {published} published chunks "
             f"({removed / published:.0%}, more than --max-removed {guards.max_removed:.0%}): "
-            "those of documents it no longer reads or rejects. Nothing was published. Check "
-            "INPUT and --include/--exclude, or run again with --allow-mass-delete."
+            "those of documents it no longer reads or rejects. Nothing was published."
+            + (
+                raise_limit
+                or " Check INPUT and --include/--exclude, or run again with --allow-mass-delete."
+            )
         )
 
 
 def _by_reason(counts: Counter) -> str:
     return ", ".join(f"{n} {reason}" for reason, n in sorted(counts.items()))
+
+
+def _raise_limits(rejects: Counter, limits: dict[str, tuple[str, str]]) -> str:
+    """' 1 document was rejected at a worker's limit (1 too_much_memory): run again with
+    --doc-memory above 1024 MB.' for the rejects of a worker's limit, or ''."""
+    hit = Counter({r: n for r, n in rejects.items() if r in limits})
+    if not hit:
+        return ""
+    n = sum(hit.values())
+    what = "1 document was" if n == 1 else f"{n} documents were"
+    raise_ = " and ".join("{} above {}".format(*limits[r]) for r in sorted(hit))
+    return f" {what} rejected at a worker's limit ({_by_reason(hit)}): run again with {raise_}."
 
 
 def chunks_of_lost_documents(base: Baseline, folder: Path) -> int | None:

@@ -23,7 +23,8 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
-from mdchunk.jobs.worker import Worker, rss_mb
+from mdchunk.jobs.errors import EngineError
+from mdchunk.jobs.worker import WORKER_START_MB, Worker, inherited_address_space, rss_mb
 from mdchunk.pipeline.limits import DEFAULT_DOC_MEMORY_MB, DEFAULT_DOC_TIMEOUT
 
 TICK = 0.05  # seconds between two looks of the watchdog
@@ -35,6 +36,13 @@ class Limits:
 
     seconds: float = DEFAULT_DOC_TIMEOUT
     memory_mb: int = DEFAULT_DOC_MEMORY_MB
+
+    def options(self) -> dict[str, tuple[str, str]]:
+        """(option, value) behind each reject reason of these limits."""
+        return {
+            "timeout": ("--doc-timeout", f"{self.seconds:g} s"),
+            "too_much_memory": ("--doc-memory", f"{self.memory_mb} MB"),
+        }
 
     def __post_init__(self):
         if not self.seconds > 0:  # also nan, which no elapsed time would ever pass
@@ -183,9 +191,7 @@ class Supervisor:
                     w.ready = True
                     continue
                 if status != "died":
-                    out.append(
-                        (w.task[0], ("ok", value) if status == "ok" else Failure("crashed", value))
-                    )
+                    out.append((w.task[0], _outcome(status, value)))
                     w.task = None
                     if self._too_big(w):
                         self._replace(i, kill=False)
@@ -199,7 +205,7 @@ class Supervisor:
             elif not w.ready:
                 self.start_failures += 1
                 if self.start_failures >= 3:
-                    raise RuntimeError(f"worker processes cannot start: {failure.detail}")
+                    raise _cannot_start(failure.detail, self.limits.memory_mb)
             self._replace(i, kill=True)
         return out
 
@@ -255,6 +261,27 @@ class Supervisor:
         if len(slot.results) == len(slot.parts):
             slot.result = self.merge([slot.results[k] for k in range(len(slot.parts))])
             slot.done = True
+
+
+def _outcome(status: str, value) -> tuple | Failure:
+    """What a worker's answer means: ("ok", result), or the Failure it reports."""
+    if status == "ok":
+        return ("ok", value)
+    return Failure("too_much_memory" if status == "memory" else "crashed", value)
+
+
+def _cannot_start(detail: str, memory_mb: int) -> Exception:
+    """Why no worker starts: the address-space limit inherited from the shell (`ulimit
+    -v`), from a batch scheduler or systemd's LimitAS, when there is one, else ``detail``."""
+    limit = inherited_address_space()
+    if limit is None:
+        return RuntimeError(f"worker processes cannot start: {detail}")
+    return EngineError(
+        f"worker processes cannot start under the inherited address-space limit of "
+        f"{limit // 2**20} MB (ulimit -v {limit // 1024}; {detail}): raise `ulimit -v` to at "
+        f"least {WORKER_START_MB + memory_mb} MB, about {WORKER_START_MB} MB for a worker to "
+        f"start plus --doc-memory {memory_mb} MB for a document (a lower --doc-memory needs less)"
+    )
 
 
 _END = object()

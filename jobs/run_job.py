@@ -16,6 +16,7 @@ from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from functools import partial
+from itertools import chain
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -152,23 +153,61 @@ def _trusted_stamps(prev: Previous | None, verify: bool) -> dict:
     return {} if prev is None or verify else stamps.load(prev.folder)
 
 
-def _hash_inputs(raws, prev: Previous, work: Work, on_fresh: Callable[[], None]) -> list:
-    """Fresh RawDocuments for new or changed bytes, Reused ids for the rest, in order;
-    ``on_fresh`` is called at the first fresh one (it starts the workers, whose start-up
-    then overlaps the rest of the listing)."""
-    items = []
+def _hash_inputs(raws, prev: Previous, tally: Tally, on_fresh: Callable[[], None]):
+    """Fresh RawDocuments for new or changed bytes, Reused ids for the rest, in order, as
+    they are read (never all held at once), each noted in ``tally`` (``seen``, ``fresh``,
+    ``work.reused``); ``on_fresh`` is called at the first fresh one (it starts the workers,
+    whose start-up then overlaps the rest of the listing)."""
+    work = tally.work
     for raw in raws:
         if isinstance(raw, Reused):  # carried over, or hashed by the Ray engine's read tasks
-            items.append(raw)
-            continue
-        work.bytes_read += len(raw.data or b"")
-        doc_id = make_doc_id(raw.path)
-        digest = content_hash(raw.data, raw.metadata) if raw.data is not None else None
-        unchanged = digest and prev.hashes.get(doc_id) == digest
-        if not unchanged:
-            on_fresh()
-        items.append(Reused(doc_id, len(raw.data)) if unchanged else raw)
-    return items
+            item = raw
+        else:
+            work.bytes_read += len(raw.data or b"")
+            doc_id = make_doc_id(raw.path)
+            digest = content_hash(raw.data, raw.metadata) if raw.data is not None else None
+            unchanged = digest and prev.hashes.get(doc_id) == digest
+            item = Reused(doc_id, len(raw.data)) if unchanged else raw
+            if not unchanged:
+                on_fresh()
+                tally.fresh.add(doc_id)
+        tally.seen.add(item.doc_id if isinstance(item, Reused) else make_doc_id(item.path))
+        work.reused += isinstance(item, Reused)
+        yield item
+
+
+def _read_logged(items, log: RunLog, work: Work, t_start: float):
+    """The items; once the last one is read, the read stage is logged, with the seconds
+    spent reading and hashing (interleaved with the batches once a document changed)."""
+    work.seconds["read"] = time.perf_counter() - t_start
+    items, n = iter(items), 0
+    while True:
+        t = time.perf_counter()
+        item = next(items, None)
+        work.seconds["read"] += time.perf_counter() - t
+        if item is None:
+            break
+        n += 1
+        yield item
+    log.stage(
+        "read",
+        documents=n,
+        unchanged=work.reused,
+        unread=work.unread,
+        seconds=work.seconds["read"],
+    )
+
+
+def _unchanged_or_stream(items) -> tuple[list | None, object]:
+    """(every item, as a list, when none is fresh; else None, and all of them as they
+    come): only a run that may have changed nothing needs to see its last input before
+    its first batch, and then it holds Reused ids, never documents' bytes."""
+    head = []
+    for item in items:
+        head.append(item)
+        if not isinstance(item, Reused):
+            return None, chain(head, items)
+    return head, head
 
 
 def _link_previous(prev: Previous, folder: Path, tables: list[str]) -> dict[str, dict]:
@@ -412,6 +451,7 @@ def _check_result(job: RunJob, result: RunSummary, base: guards.Baseline):
         job.guards,
         result.blocks.rejects,
         result.lost_unlisted,
+        job.limits.options(),
     )
 
 
@@ -423,6 +463,7 @@ class Tally:
     blocks: blocks_job.BlocksSummary = field(default_factory=blocks_job.BlocksSummary)
     chunks: ChunksSummary = field(default_factory=ChunksSummary)
     seen: set[str] = field(default_factory=set)  # documents and rejects of this run
+    fresh: set[str] = field(default_factory=set)  # of them, those read anew (incremental)
     unlisted: set[str] = field(default_factory=set)  # path prefixes of unlistable folders
 
 
@@ -439,33 +480,25 @@ def _execute(job: RunJob, folder: Path, record: dict) -> tuple[RunSummary, dict]
     if not reuse_chunks:  # there will be packing to do
         job.start_workers()
     tally = Tally()
+    tally.blocks.limits = job.limits.options()
     work = tally.work
     raws = _carry_unlisted(job.documents(prev if reuse_blocks else None, work), prev, job.plan)
-    items = _hash_inputs(raws, prev, work, job.start_workers) if reuse_blocks else raws
+    items, unchanged = raws, None
     if reuse_blocks:
-        work.seconds["read"] = time.perf_counter() - t_start
-        tally.seen = {x.doc_id if isinstance(x, Reused) else make_doc_id(x.path) for x in items}
-        work.reused = sum(isinstance(x, Reused) for x in items)
-        log.stage(
-            "read",
-            documents=len(items),
-            unchanged=work.reused,
-            unread=work.unread,
-            seconds=work.seconds["read"],
-        )
-    nothing_changed = reuse_chunks and work.reused == len(items) and tally.seen == set(prev.hashes)
+        hashed = _hash_inputs(raws, prev, tally, job.start_workers)
+        unchanged, items = _unchanged_or_stream(_read_logged(hashed, log, work, t_start))
+    nothing_changed = reuse_chunks and unchanged is not None and tally.seen == set(prev.hashes)
     known: dict = {}
     if nothing_changed:
         known = _link_previous(prev, folder, schemas.CONTENT_TABLES)
-        job.progress(len(items))
+        job.progress(len(unchanged))
         _summaries_of_linked(folder, tally)
         changes = None
     else:
         job.supervise()  # started at the first changed document (_hash_inputs), if any
         stored = None if prev is None else partial(prev.take, "chunks")
-        repacked = None  # every document is packed again, unless its chunks are reused
-        if reuse_chunks:
-            repacked = {make_doc_id(x.path) for x in items if not isinstance(x, Reused)}
+        # every document is packed again, unless its chunks are reused
+        repacked = tally.fresh if reuse_chunks else None
         changes = ChangeSet(old, folder, stored, repacked, damaged=note is not None)
         try:
             _write_batches(job, folder, items, prev, reuse_chunks, reuse_blocks, tally, changes)
@@ -551,6 +584,7 @@ def _summaries_of_linked(folder: Path, tally: Tally) -> None:
     chunks = store.read(folder, "chunks", ["strategy", "n_tokens"])
     tally.blocks.documents = documents
     tally.blocks.blocks = pq.read_metadata(folder / "blocks.parquet").num_rows
+    tally.blocks.rejects.update(rejects["reason"].to_pylist())
     tally.chunks.add(chunks, rejects, documents)
 
 

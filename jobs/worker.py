@@ -25,6 +25,8 @@ if TYPE_CHECKING:  # imported where used: a run that starts no worker never load
     from multiprocessing.connection import Connection
 
 WARM_MODULES = ("mdchunk.pipeline.batch",)  # imported by a worker before it says ready
+# About the address space a warmed-up worker needs to start (polars, pyarrow, their threads)
+WORKER_START_MB = 1024
 STDERR = subprocess.DEVNULL  # None (inherit) with --debug
 
 
@@ -68,8 +70,9 @@ class Absent:
 
 
 def serve(inbox, outbox, parent: int, memory_mb: int, init: Callable | None) -> None:
-    """A worker: take (seq, fn, item) messages, answer (seq, "ok", result) or (seq, "error",
-    text); None ends it. Ctrl-C is the parent's business: the parent stops its workers."""
+    """A worker: take (seq, fn, item) messages, answer (seq, "ok", result), (seq, "error",
+    text) or (seq, "memory", text) (out of address space); None ends it. Ctrl-C is the
+    parent's business: the parent stops its workers."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     sys.meta_path.insert(0, Absent("pandas", why="is not used in mdchunk's workers"))
     _exit_with_parent(parent)
@@ -87,6 +90,8 @@ def serve(inbox, outbox, parent: int, memory_mb: int, init: Callable | None) -> 
         seq, fn, item = msg
         try:
             outbox.send((seq, "ok", fn(item)))
+        except MemoryError:  # past the address-space cap: an allocation too fast to watch
+            outbox.send((seq, "memory", _out_of_address_space(memory_mb)))
         except Exception as exc:  # noqa: BLE001 - a bug on one item must not end the run
             outbox.send((seq, "error", _describe(exc)))
 
@@ -99,16 +104,37 @@ def _describe(exc: Exception) -> str:
     return f"internal error ({type(exc).__name__}: {message}){where}"
 
 
+def _out_of_address_space(memory_mb: int) -> str:
+    limit = inherited_address_space()
+    cap = f"{limit // 2**20} MB" if limit is not None else "its limit"
+    return (
+        f"its worker ran out of address space at {cap} (the cap set for --doc-memory "
+        f"{memory_mb} MB, or a lower inherited `ulimit -v`)"
+    )
+
+
 def _limit_address_space(memory_mb: int) -> None:
     """A backstop behind the watchdog's resident-memory check, for allocations too fast to
     be seen: address space beyond what the warmed-up worker reserves (thread stacks and
-    allocator arenas make that much larger than what it uses) plus four times the limit."""
+    allocator arenas make that much larger than what it uses) plus four times the limit.
+    Only ever lowered: an address-space limit the run inherited (`ulimit -v`) stays."""
     try:
         size = int(open("/proc/self/statm").read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
     except (OSError, ValueError):
         return
     cap = size + 4 * memory_mb * 2**20 + 2**31
-    resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    resource.setrlimit(resource.RLIMIT_AS, (_lower(soft, cap), _lower(hard, cap)))
+
+
+def _lower(inherited: int, wanted: int) -> int:
+    return wanted if inherited == resource.RLIM_INFINITY else min(inherited, wanted)
+
+
+def inherited_address_space() -> int | None:
+    """The address-space limit (soft) this process runs under, in bytes; None if none."""
+    soft = resource.getrlimit(resource.RLIMIT_AS)[0]
+    return None if soft == resource.RLIM_INFINITY else soft
 
 
 def rss_mb(pid: int) -> float:

@@ -215,3 +215,42 @@ def test_a_forgotten_link_template_is_refused_and_new_policy_keeps_the_ids(tmp_p
     assert chunks["chunk_id"].to_pylist() == ids
     assert chunks["url"].null_count == chunks.num_rows
     assert runstore.history(out)[-1]["chunks_updated"] == len(ids)
+
+
+def _sections(n: int) -> str:
+    part = "## Part {i}\n\nSome words about part {i}, long enough.\n\n```py\nx = {i}\n```\n\n"
+    return "".join(part.format(i=i) for i in range(n))
+
+
+@pytest.mark.parametrize(
+    "option, value",
+    [
+        ("--doc-memory", "260"),  # 30,000 sections grow a worker to ~400 MB
+        ("--doc-timeout", "1.5"),  # and take several seconds
+    ],
+)
+def test_documents_rejected_at_a_worker_limit_name_that_limit(tmp_path, option, value):
+    """A document rejected at --doc-memory or --doc-timeout is read by raising that limit:
+    every message about the run says so (not --max-bytes, not --allow-mass-delete)."""
+    src, out = tmp_path / "src", tmp_path / "out"
+    unit = "MB" if option == "--doc-memory" else "s"
+    raise_it = f"run again with {option} above {value} {unit}"
+    src.mkdir()
+    shutil.copy(SAMPLE / "index.md", src / "index.md")
+    (src / "big.md").write_text(_sections(200))
+    assert cli(src, out).exit_code == 0
+    (src / "big.md").write_text(_sections(30_000))
+    # its published chunks (most of the run's) would go: refused, naming the limit
+    result = cli(src, out, option, value)
+    assert result.exit_code == 4, result.output
+    assert raise_it in result.output and "--allow-mass-delete" not in result.output
+    # published beside another document: the summary names the limit
+    result = cli(src, tmp_path / "fresh", option, value)
+    assert result.exit_code == 0, result.output
+    assert f"at {option} {value} {unit}" in result.output
+    # alone: no document read, refused, naming the limit
+    (src / "index.md").unlink()
+    result = cli(src, tmp_path / "alone", option, value)
+    assert result.exit_code == 1, result.output
+    assert raise_it in result.output
+    assert "--max-bytes" not in result.output and "--allow-mass-delete" not in result.output

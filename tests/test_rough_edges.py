@@ -98,6 +98,7 @@ def _json_lines(stderr: str) -> list[dict]:
 
 def test_log_json_is_all_json_and_ends_with_a_summary(sample, tmp_path):
     out = tmp_path / "o"
+    (sample / "latin1.md").write_bytes("# Caf\xe9\n".encode("latin-1"))
     cmd = [
         sys.executable,
         "-m",
@@ -113,6 +114,7 @@ def test_log_json_is_all_json_and_ends_with_a_summary(sample, tmp_path):
     lines = _json_lines(done.stderr)
     assert lines[-1]["stage"] == "summary" and lines[-1]["status"] == "published"
     assert lines[-1]["documents"] == 11 and lines[-1]["skipped"] == {"not markdown": 1}
+    assert lines[-1]["rejects"] == {"invalid_utf8": 1}  # each reject counted once
     # a refused run too: an error object, then the summary
     refused = subprocess.run(
         [*cmd, "--include", "*.nothing"], cwd=REPO, capture_output=True, text=True

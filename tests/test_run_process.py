@@ -192,3 +192,25 @@ def test_the_engine_a_command_line_asks_for():
     assert _engine(["run", "docs", "--engine", "ray"]) == "ray"
     assert _engine(["run", "docs", "--engine=ray", "--out", "o"]) == "ray"
     assert _engine(["run", "ray", "--out", "o"]) == "local"  # a folder named ray
+
+
+def test_an_incremental_run_reads_its_inputs_as_its_batches_go(tmp_path, monkeypatch):
+    """An edit of every file: the run writes its first batches while it still reads, as a
+    --full run does, instead of holding every changed document's bytes until the last one
+    is read and hashed."""
+    from mdchunk.jobs.changeset import ChangeSet
+    from mdchunk.pipeline import sources
+
+    corpus, out = tmp_path / "src", tmp_path / "out"
+    shutil.copytree(SAMPLE, corpus)
+    api.run(corpus, out, workers=1)
+    for path in corpus.rglob("*.md"):
+        path.write_text(path.read_text() + "\nEdited.\n")
+    events: list[str] = []
+    read_file, add = sources.read_file, ChangeSet.add
+    monkeypatch.setattr(sources, "read_file", lambda *a: events.append("read") or read_file(*a))
+    monkeypatch.setattr(ChangeSet, "add", lambda s, c: events.append("write") or add(s, c))
+    monkeypatch.setattr(run_job, "BATCH_DOCS", 1)
+    assert api.run(corpus, out, workers=1).record["documents_changed"] > 4
+    last_read = len(events) - 1 - events[::-1].index("read")
+    assert events.index("write") < last_read, events
