@@ -46,8 +46,11 @@ _SCRIPT_ENDS = (
 _CLOSERS = (
     "\"'\u201d\u2019\u00bb)\\]}\u300d\u300f\u3011\u3015\u3009\u300b\uff09\uff3d\uff5d\uff02\uff07"
 )
+# A run of Latin ends is tried from its first character only (look-behind) and never given
+# back (possessive): linear on a megabyte of dots. ``_sentences`` matches on a slice, so
+# that the look-behind sees no character before the range.
 _SENTENCE_END = re.compile(
-    f"[{_LATIN_ENDS}]+[{_CLOSERS}]*(?=\\s)"
+    f"(?<![{_LATIN_ENDS}])[{_LATIN_ENDS}]++[{_CLOSERS}]*+(?=\\s)"
     f"|[{_SCRIPT_ENDS}][{_LATIN_ENDS}{_SCRIPT_ENDS}]*[{_CLOSERS}]*"
 )
 _WORD = re.compile(r"\S+")
@@ -83,7 +86,7 @@ def _lines(text, s, e):
 
 
 def _sentences(text, s, e):
-    return _cut(text, s, e, [m.end() for m in _SENTENCE_END.finditer(text, s, e)])
+    return _cut(text, s, e, [s + m.end() for m in _SENTENCE_END.finditer(text[s:e])])
 
 
 def _words(text, s, e):
@@ -399,7 +402,8 @@ def _fence_regions(text: str) -> list[tuple[int, int, bool]]:
 # indentation are stripped, are a header row and a delimiter row (both with a pipe), then
 # rows with a pipe, up to a blank line.
 _CONTAINER = re.compile(r"[ \t]*(?:>[ \t]?)*[ \t]*")
-_DELIMITER_ROW = re.compile(r"\|?[ \t]*:?-+:?[ \t]*(?:\|[ \t]*:?-+:?[ \t]*)*\|?[ \t]*")
+# possessive runs: a row of dashes, then blanks and a letter, is refused in linear time
+_DELIMITER_ROW = re.compile(r"\|?[ \t]*+:?-++:?[ \t]*+(?:\|[ \t]*+:?-++:?[ \t]*+)*+\|?[ \t]*+")
 
 
 def _table_regions(text: str, s: int, e: int) -> list[tuple[int, int, int | None]]:
