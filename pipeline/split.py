@@ -296,9 +296,12 @@ def _body(text: str, pieces: list[tuple[int, int, int]], limit: int) -> str:
 
 
 def _line_start(text: str, pos: int) -> int:
-    """Keep a line's indentation: move back to the line start if only blanks precede."""
+    """Keep a line's indentation: move back to the line start if only whitespace precedes.
+    Pieces are trimmed of any Unicode whitespace (``_trim``), so this moves back over the
+    same: no-break spaces that indent code pasted from a web page are text on the line,
+    and a part that began after them would reopen its fence after them, mid-line."""
     k = pos
-    while k > 0 and text[k - 1] in " \t":
+    while k > 0 and text[k - 1].isspace() and text[k - 1] not in "\r\n":
         k -= 1
     return k if k == 0 or text[k - 1] in "\r\n" else pos
 
