@@ -30,6 +30,7 @@ ADVERSARIAL = {
     "spaces, a tab, a letter": " " * MB + "\tx\n",
     "spaces and tabs mixed": " \t" * (MB // 2) + "x\n",
     "tabs then a letter, many lines": _repeat("\t" * 4000 + "x\n"),
+    "code indented with no-break spaces": "```\n" + _repeat("\u00a0" * 2000 + "x\n") + "```\n",
     "a heading with a long gap": "# a" + " " * MB + "x\n",
     "a heading with a tab gap": "# a" + "\t" * MB + "x\n",
     "headings with an open MDX comment": _repeat("# a {/*" + " " * 1900 + "x\n"),
