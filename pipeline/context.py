@@ -44,7 +44,8 @@ def title_of(doc: dict, h1: str | None, keys: tuple[str, ...]) -> str:
     for key in keys:
         value = _scalar(fm.get(key))
         if value:
-            return clean(value).text or value
+            # a bounded prefix, as for headings (a 200 kB title cleans in linear time)
+            return clean(value[:TITLE_SOURCE_CHARS]).text or value
     if h1:
         return h1
     path = PurePosixPath(doc["path"])

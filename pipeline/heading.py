@@ -19,12 +19,13 @@ from markdown_it import MarkdownIt
 INLINE_MD = MarkdownIt("commonmark")
 _EOL = re.compile(r"\r\n|\r|\n")
 _ATX_OPEN = re.compile(r"^ {0,3}#{1,6}(?=[ \t]|$)")
-_CLOSING = re.compile(r"(?:^|[ \t]+)#+[ \t]*$")
-_TEMPLATE = re.compile(r"\{\{[<%].*?[%>]\}\}|\{%.*?%\}|\{\{.*?\}\}", re.S)
-_MDX_ID = re.compile(r"[ \t]*\{/\*\s*(.*?)\s*\*/\}[ \t]*$", re.S)
+# Regular expressions here stay linear on a heading of any length: a run of blanks is
+# entered at its first character only (look-behind) and never given back (possessive).
+_CLOSING = re.compile(r"(?:^|(?<![ \t])[ \t]++)#++[ \t]*+$")
+_TEMPLATE_OPEN = re.compile(r"\{[{%]")
 # {#id .class key=value} (Pandoc, Hugo, Jekyll) and {: #id .class} (kramdown), at the end.
 _ATTRS = re.compile(
-    r"[ \t]*\{:?[ \t]*((?:[#.][^\s{}]+|[\w-]+=(?:\"[^\"]*\"|'[^']*'|[^\s{}]+)|-)"
+    r"(?<![ \t])[ \t]*\{:?[ \t]*((?:[#.][^\s{}]+|[\w-]+=(?:\"[^\"]*\"|'[^']*'|[^\s{}]+)|-)"
     r"(?:[ \t]+(?:[#.][^\s{}]+|[\w-]+=(?:\"[^\"]*\"|'[^']*'|[^\s{}]+)|-))*)[ \t]*\}[ \t]*$"
 )
 _ID_IN_ATTRS = re.compile(r"(?:^|\s)#([^\s{}]+)")
@@ -48,13 +49,13 @@ def source(block_text: str) -> str:
 
 def clean(inline: str, env: dict | None = None) -> Heading:
     """Plain heading text and explicit id from a heading's inline source (see ``source``)."""
-    text, explicit = _TEMPLATE.sub(" ", inline).strip(), None
+    text, explicit = _untemplated(inline).strip(), None
     while True:
         before = text
-        mdx = _MDX_ID.search(text)
+        mdx = _mdx_id(text)
         if mdx:
-            explicit = explicit or mdx.group(1) or None
-            text = text[: mdx.start()]
+            explicit = explicit or mdx[1] or None
+            text = text[: mdx[0]]
         attrs = _ATTRS.search(text)
         if attrs:
             found = _ID_IN_ATTRS.search(attrs.group(1))
@@ -64,6 +65,52 @@ def clean(inline: str, env: dict | None = None) -> Heading:
             break
         text = _CLOSING.sub("", text).rstrip()  # `## Title ## {#id}`: closing #s before it
     return Heading(plain_text(text, env), explicit)
+
+
+def _untemplated(text: str) -> str:
+    """``text`` with each template tag replaced by a space: Hugo ``{{< >}}``/``{{% %}}``,
+    else Liquid/Jinja ``{% %}``/``{{ }}``, each to the first closer after its opener. The
+    next closer of each kind is remembered, so that unclosed openers cost no rescans."""
+    found: dict[str, int] = {}
+
+    def closer(needle: str, start: int) -> int:  # its first end at or after start, or -1
+        at = found.get(needle)
+        if at is None or 0 <= at < start:
+            at = found[needle] = text.find(needle, start)
+        return at if at < 0 else at + len(needle)
+
+    out, pos, m = [], 0, _TEMPLATE_OPEN.search(text)
+    while m:
+        p, end = m.start(), -1
+        if text[p + 1] == "%":
+            end = closer("%}", p + 2)
+        else:
+            if text[p + 2 : p + 3] in ("<", "%"):
+                ends = [e for e in (closer("%}}", p + 3), closer(">}}", p + 3)) if e >= 0]
+                end = min(ends, default=-1)
+            if end < 0:
+                end = closer("}}", p + 2)
+        if end < 0:
+            m = _TEMPLATE_OPEN.search(text, p + 1)
+            continue
+        out += [text[pos:p], " "]
+        pos = end
+        m = _TEMPLATE_OPEN.search(text, end)
+    return "".join(out) + text[pos:] if out else text
+
+
+def _mdx_id(text: str) -> tuple[int, str] | None:
+    """An MDX id comment ``{/* id */}`` that ends ``text`` (blanks after it, and one line
+    end): where its blanks before it start, and the id. String searches, linear: the first
+    ``{/*`` opens it, the last ``*/}`` closes it."""
+    body = text[:-1] if text.endswith("\n") else text
+    end = len(body.rstrip(" \t")) - 3
+    if end < 0 or not text.startswith("*/}", end):
+        return None
+    start = text.find("{/*", 0, end)
+    if start < 0:
+        return None
+    return len(text[:start].rstrip(" \t")), text[start + 3 : end].strip()
 
 
 def plain_text(inline: str, env: dict | None = None) -> str:

@@ -23,7 +23,9 @@ import pyromark
 
 from mdchunk.pipeline.parse import EOL, Block, Lines, byte_line_starts
 
-_TRAILING_TABS = re.compile(r"[ \t]*\t[ \t]*$", re.MULTILINE)
+# Each line's trailing run of spaces and tabs, found from its first character only (the
+# look-behind) and without giving characters back (possessive): linear on any line.
+_TRAILING_BLANKS = re.compile(r"(?<![ \t])[ \t]++$", re.MULTILINE)
 _MD = pyromark.Markdown(options=pyromark.Options.ENABLE_TABLES)
 _SPECIAL = frozenset("*_`[<&\\!\n")  # markdown-it-py's plain_text takes its slow path on these
 _TEXTS = frozenset({"Text", "Code", "Break"})  # what plain text keeps (a break as a space)
@@ -46,11 +48,17 @@ def parse_lines(text: str, lines: Lines, first: int, end: int) -> list[Block]:
     if not plain:  # pulldown-cmark mistakes a lone CR in places; lines stay lines
         src = EOL.sub("\n", src)
     if "\t" in src:  # pulldown-cmark keeps a fence open when a tab follows the closing run
-        src = _TRAILING_TABS.sub(lambda m: " " * len(m.group()), src)
+        src = _TRAILING_BLANKS.sub(_spaces_for_tabs, src)
     if plain:
         return _walk(src, src, lines.starts, base, 0)
     data = src.encode("utf-8")
     return _walk(src, data, byte_line_starts(data), 0, first)
+
+
+def _spaces_for_tabs(m: re.Match) -> str:
+    """A trailing run of blanks that holds a tab, as spaces of the same length."""
+    run = m.group()
+    return " " * len(run) if "\t" in run else run
 
 
 def _walk(src: str, data: str | bytes, starts: list[int], shift: int, delta: int) -> list[Block]:

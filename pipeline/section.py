@@ -193,14 +193,31 @@ def _may_fill(u: Unit) -> bool:
 
 _LINK_DEF = re.compile(r" {0,3}\[(?:[^\]\\]|\\.)+\]:[ \t]*\S")
 _LINK_TITLE = re.compile(r"""\s*(?:"[^"]*"|'[^']*'|\([^)]*\))\s*""")
-_COMMENT = re.compile(r"<!--.*?-->|\{/\*.*?\*/\}", re.S)
+_COMMENT_ENDS = {"<!--": "-->", "{/*": "*/}"}
+
+
+def _only_comments(text: str) -> bool:
+    """Whether ``text`` is comments and whitespace only: each comment from its opener to
+    the first closer after it. Walked with string searches, linear: a regular expression
+    would rescan the rest of the text from every unclosed opener."""
+    pos = 0
+    while True:
+        while pos < len(text) and text[pos].isspace():
+            pos += 1
+        if pos == len(text):
+            return True
+        opener = next((o for o in _COMMENT_ENDS if text.startswith(o, pos)), None)
+        end = text.find(_COMMENT_ENDS[opener], pos + len(opener)) if opener else -1
+        if end < 0:
+            return False
+        pos = end + len(_COMMENT_ENDS[opener])
 
 
 def is_filler(kind: str, text: str) -> bool:
     """A block that says nothing to a reader: only link reference definitions, or only
     comments (HTML ``<!-- -->``, MDX ``{/* */}``). A section of headings and such blocks
     counts as empty when chunks are merged."""
-    if ("<!--" in text or "{/*" in text) and not _COMMENT.sub("", text).strip():
+    if ("<!--" in text or "{/*" in text) and _only_comments(text):
         return True
     if kind != "paragraph" or "]:" not in text:
         return False

@@ -46,8 +46,11 @@ _SCRIPT_ENDS = (
 _CLOSERS = (
     "\"'\u201d\u2019\u00bb)\\]}\u300d\u300f\u3011\u3015\u3009\u300b\uff09\uff3d\uff5d\uff02\uff07"
 )
+# A run of Latin ends is tried from its first character only (look-behind) and never given
+# back (possessive): linear on a megabyte of dots. ``_sentences`` matches on a slice, so
+# that the look-behind sees no character before the range.
 _SENTENCE_END = re.compile(
-    f"[{_LATIN_ENDS}]+[{_CLOSERS}]*(?=\\s)"
+    f"(?<![{_LATIN_ENDS}])[{_LATIN_ENDS}]++[{_CLOSERS}]*+(?=\\s)"
     f"|[{_SCRIPT_ENDS}][{_LATIN_ENDS}{_SCRIPT_ENDS}]*[{_CLOSERS}]*"
 )
 _WORD = re.compile(r"\S+")
@@ -83,7 +86,7 @@ def _lines(text, s, e):
 
 
 def _sentences(text, s, e):
-    return _cut(text, s, e, [m.end() for m in _SENTENCE_END.finditer(text, s, e)])
+    return _cut(text, s, e, [s + m.end() for m in _SENTENCE_END.finditer(text[s:e])])
 
 
 def _words(text, s, e):
@@ -293,9 +296,12 @@ def _body(text: str, pieces: list[tuple[int, int, int]], limit: int) -> str:
 
 
 def _line_start(text: str, pos: int) -> int:
-    """Keep a line's indentation: move back to the line start if only blanks precede."""
+    """Keep a line's indentation: move back to the line start if only whitespace precedes.
+    Pieces are trimmed of any Unicode whitespace (``_trim``), so this moves back over the
+    same: no-break spaces that indent code pasted from a web page are text on the line,
+    and a part that began after them would reopen its fence after them, mid-line."""
     k = pos
-    while k > 0 and text[k - 1] in " \t":
+    while k > 0 and text[k - 1].isspace() and text[k - 1] not in "\r\n":
         k -= 1
     return k if k == 0 or text[k - 1] in "\r\n" else pos
 
@@ -399,7 +405,8 @@ def _fence_regions(text: str) -> list[tuple[int, int, bool]]:
 # indentation are stripped, are a header row and a delimiter row (both with a pipe), then
 # rows with a pipe, up to a blank line.
 _CONTAINER = re.compile(r"[ \t]*(?:>[ \t]?)*[ \t]*")
-_DELIMITER_ROW = re.compile(r"\|?[ \t]*:?-+:?[ \t]*(?:\|[ \t]*:?-+:?[ \t]*)*\|?[ \t]*")
+# possessive runs: a row of dashes, then blanks and a letter, is refused in linear time
+_DELIMITER_ROW = re.compile(r"\|?[ \t]*+:?-++:?[ \t]*+(?:\|[ \t]*+:?-++:?[ \t]*+)*+\|?[ \t]*+")
 
 
 def _table_regions(text: str, s: int, e: int) -> list[tuple[int, int, int | None]]:
