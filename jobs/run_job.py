@@ -30,7 +30,7 @@ from mdchunk.pipeline import batch, ledger, manifest, runstore, schemas, sources
 from mdchunk.pipeline.batch import Batch, Reused
 from mdchunk.pipeline.document import content_hash, make_doc_id
 from mdchunk.pipeline.parse import DEFAULT_BACKEND, parser_key
-from mdchunk.pipeline.policy import CHUNKER_VERSION, Policy
+from mdchunk.pipeline.policy import ASSEMBLY_VERSION, CHUNKER_VERSION, Policy
 from mdchunk.pipeline.tokens import ESTIMATE_VERSION, HF_COUNT_VERSION
 
 BATCH_DOCS = blocks_job.BATCH_DOCS
@@ -38,20 +38,28 @@ BATCH_DOCS = blocks_job.BATCH_DOCS
 
 def parse_key(policy: Policy, parser: str = DEFAULT_BACKEND) -> str:
     """What decides whether stored blocks can be reused: parser version, backend (with its
-    version), MDX mode and the estimate version (stored blocks carry their est_tokens); and
-    for an hf: tokenizer how it counts (chunks are reused only with their blocks)."""
-    key = f"{parser_key(parser)}|mdx={policy.mdx}|{ESTIMATE_VERSION}"
-    return f"{key}|{HF_COUNT_VERSION}" if policy.tokenizer.startswith("hf:") else key
+    version), MDX mode and the estimate version (stored blocks carry their est_tokens)."""
+    return f"{parser_key(parser)}|mdx={policy.mdx}|{ESTIMATE_VERSION}"
+
+
+def assembly_key(policy: Policy) -> str:
+    """What decides, beside the policy and the chunker version, whether stored chunks can be
+    reused: how chunks are assembled, and for an hf: tokenizer how it counts. A change packs
+    the stored blocks again (nothing parsed) and keeps the ids whose boundaries stay."""
+    hf = policy.tokenizer.startswith("hf:")
+    return f"{ASSEMBLY_VERSION}|{HF_COUNT_VERSION}" if hf else ASSEMBLY_VERSION
 
 
 def reusable(manifest: dict | None, policy: Policy, parser_version: str, full: bool):
     """(blocks, chunks): whether a run may reuse the stored blocks of the run whose manifest
-    this is (same parser key, no --full), and its chunks too (same policy and chunker)."""
+    this is (same parser key, no --full), and its chunks too (same policy, chunker and
+    assembly)."""
     blocks = manifest is not None and not full and manifest.get("parser_key") == parser_version
     chunks = (
         blocks
         and manifest.get("policy_hash") == policy.policy_hash
         and manifest.get("chunker_version") == CHUNKER_VERSION
+        and manifest.get("assembly_key") == assembly_key(policy)
     )
     return blocks, chunks
 
@@ -344,6 +352,7 @@ def run(
         run_id = runstore.new_run_id()
         folder = runstore.run_dir(job.root, run_id)
         record = runstore.new_record(run_id, plan, job.full, policy, parse_key(policy, job.parser))
+        record["assembly_key"] = assembly_key(policy)  # for the manifest (not a runs column)
         history = None
         try:  # from here on, a failure, a refusal or Ctrl-C is recorded in the runs table
             history = runstore.history(job.root) if dry else runstore.start(job.root, job.log.warn)

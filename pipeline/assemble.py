@@ -1,7 +1,8 @@
 """Chunk rows from packed groups: text, context header, spans, lines, links and ids.
 
 ``embed_text`` is the context header (see ``pipeline.context``), a blank line, then the
-chunk's text. The header names the document title and the headings above where the chunk
+chunk's text in its embedding form (``pipeline.embed``: heading lines clean, include lines
+left out). The header names the document title and the headings above where the chunk
 starts, less the heading the chunk itself starts with (its text already shows it). The
 document's first text chunk also carries the chosen front matter fields.
 """
@@ -14,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
-from mdchunk.pipeline import context
+from mdchunk.pipeline import context, embed
 from mdchunk.pipeline.fence import LINE_END
 from mdchunk.pipeline.pack import Group
 from mdchunk.pipeline.policy import CHUNKER_VERSION, Policy
@@ -60,7 +61,9 @@ def assemble(
     ctx: context.DocContext,
     policy: Policy,
     limits: dict[int, int],
-) -> list[dict]:
+) -> tuple[list[dict], list[str]]:
+    """The chunk rows of a document's groups, and each row's context prefix (what
+    embed_text holds before its text, without the blank line)."""
     text = doc["text"]
     line_of = _line_finder(text)
 
@@ -70,7 +73,7 @@ def assemble(
     parts = _section_parts(groups)
     first_text = next((id(g) for g in groups if not g.image), None)
     prefixes: dict[tuple, str] = {}  # chunks that start on the same path share a prefix
-    rows = []
+    rows, row_prefixes = [], []
     for index, g in enumerate(groups):
         us = [units[k] for k in g.units]
         section = sections[g.section]
@@ -82,7 +85,9 @@ def assemble(
         prefix = prefixes.get(key)
         if prefix is None:
             prefix = prefixes[key] = prefix_of(us, ctx, key[2], key[3])
-        embed = f"{prefix}\n\n{body}" if prefix else body
+        kept = body if g.image else embed.body(body, us, ctx.env)
+        embed_text = f"{prefix}\n\n{kept}" if prefix else kept
+        row_prefixes.append(prefix)
         opening = sections[us[0].section].heading  # where the chunk starts
         anchor = ctx.anchors.get(opening) if opening is not None else None
         part, of = parts[id(g)]
@@ -105,8 +110,8 @@ def assemble(
                 "url": _url(policy, doc["path"], anchor, line_start, line_end),
                 "headings": [u.heading_path[-1] for u in us if u.kind == "heading"],
                 "text": body,
-                "embed_text": embed,
-                "embed_hash": embed_hash(embed),
+                "embed_text": embed_text,
+                "embed_hash": embed_hash(embed_text),
                 "image_src": context.image_src(us[0].text, ctx.env) if g.image else None,
                 "n_tokens": 0,
                 "token_source": "",
@@ -128,7 +133,7 @@ def assemble(
                 "policy_hash": policy.policy_hash,
             }
         )
-    return rows
+    return rows, row_prefixes
 
 
 def _line_finder(text: str) -> Callable[[int], int]:

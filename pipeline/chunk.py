@@ -224,8 +224,8 @@ def chunk_document(doc: dict, blocks: list[dict], policy: Policy, counting: Coun
         units = units_of(blocks, numbers, tight, target, counting.for_kind, text_kind, low)
         groups = pack(pack_arrays(units), tight, target, low, lap, siblings)
         packed = Packed(units, groups, sections, strategy)
-        rows = assemble(doc, blocks, packed, ctx, policy, limits)
-        _count(rows, groups, counting)
+        rows, prefixes = assemble(doc, blocks, packed, ctx, policy, limits)
+        _count(rows, prefixes, groups, counting)
         over: dict[int, int] = {}
         for row, g in zip(rows, groups):
             if row["n_tokens"] > policy.max_tokens:
@@ -308,12 +308,13 @@ def _whole_body(doc: dict, blocks: list[dict], counting: Counting) -> list[dict]
     ]
 
 
-def _count(rows: list[dict], groups: list[Group], counting: Counting) -> None:
-    """n_tokens of every embed_text: exact with a real tokenizer, sums for the estimate (an
-    image chunk's body is its alt text, not its block: the alt is counted)."""
+def _count(rows: list[dict], prefixes: list[str], groups: list[Group], counting: Counting):
+    """n_tokens of every embed_text: exact with a real tokenizer, sums for the estimate: the
+    units' tokens (the text as written, never less than its embedding form), the context
+    prefix and the blank line after it (an image chunk's body is its alt text, not its
+    block: the alt is counted)."""
     if counting.estimate:
-        prefixes = [r["embed_text"][: len(r["embed_text"]) - len(r["text"])] for r in rows]
-        extra = counting.counter.count(prefixes)
+        extra = counting.counter.count([f"{p}\n\n" if p else "" for p in prefixes])
         for r, g, p, e in zip(rows, groups, prefixes, extra):
             body = counting.counter.count([r["text"]])[0] if g.image else g.tokens
             r["n_tokens"] = body + (e + SEP if p else 0)

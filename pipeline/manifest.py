@@ -8,6 +8,7 @@ file names are relative, and a reader checks each file against its size and chec
 
     {"format": "mdchunk.manifest/1", "run_id": ..., "created_at": ...,
      "policy": {...}, "policy_hash": ..., "chunker_version": ..., "parser_key": ...,
+     "assembly_key": ...,
      "previous_run": ..., "files": [{"name": "chunks.parquet", "bytes": ..., "rows": ...,
      "sha256": ...}, ...]}
 """
@@ -63,6 +64,7 @@ def build(folder: Path, record: dict, known: dict[str, dict] | None = None) -> d
         "policy_hash": record["policy_hash"],
         "chunker_version": record["chunker_version"],
         "parser_key": record["parser_version"],
+        "assembly_key": record.get("assembly_key"),
         "previous_run": record["previous_run"],
         "files": files,
     }

@@ -38,6 +38,14 @@ BIASES = ("balanced", "code", "prose")
 #    merges (Odia, Urdu, Lao, Tibetan...), four-byte characters and the Han characters the
 #    vocabularies split (Traditional Chinese) (found in session 7).
 CHUNKER_VERSION = "mdchunk-6"
+# Bumped when chunk rows change for the same input and policy while every chunk id keeps its
+# meaning: a run does not reuse the chunks of a published run assembled otherwise, it packs
+# that run's stored blocks again once (nothing is parsed), the ids whose boundaries stay are
+# kept and their changed rows reach consumers as updates (`mdchunk changes --updates`).
+# 2: embed_text writes heading lines cleaned as breadcrumbs are (ids, attribute lists and
+#    template tags removed) and leaves out MkDocs include lines ({* file *}); code indented
+#    with no-break spaces is split at line starts, so re-opened fences stay balanced.
+ASSEMBLY_VERSION = "assembly-2"
 MIN_MAX_TOKENS = 16  # a smaller cap leaves no room for a context header and a word
 # The terms of pipeline/postings.py: bump when they change. A run reuses the postings rows of
 # unchanged chunks only from a published postings.parquet whose footer names this version.

@@ -171,6 +171,27 @@ def test_deleted_document_drops_its_chunks(corpus, tmp_path):
     assert changes.filter(pl.col("op") == "add").height == 0
 
 
+def test_a_new_assembly_packs_stored_blocks_once_and_keeps_the_ids(corpus, tmp_path, monkeypatch):
+    """Chunks assembled by another version (embed_text, splits) are not reused: the stored
+    blocks are packed again, nothing is parsed, ids whose boundaries stay are kept, and the
+    run after it reuses everything again."""
+    from mdchunk.jobs import run_job
+
+    out = tmp_path / "out"
+    run(corpus, out)
+    ids = published_table(out, "chunks")["chunk_id"].to_list()
+    monkeypatch.setattr(run_job, "ASSEMBLY_VERSION", "assembly-next")
+    record = run(corpus, out)
+    assert record["documents_parsed"] == 0
+    assert record["documents_repacked"] == record["documents_unchanged"] == 11
+    assert published_table(out, "chunks")["chunk_id"].to_list() == ids
+    assert record["chunks_added"] == record["chunks_removed"] == 0
+    assert json.loads((runstore.resolve(out) / "manifest.json").read_text())[
+        "assembly_key"
+    ] == "assembly-next"
+    assert run(corpus, out)["documents_repacked"] == 0
+
+
 def test_policy_change_repacks_without_parsing(corpus, tmp_path):
     out = tmp_path / "out"
     first = run(corpus, out)
