@@ -186,9 +186,10 @@ def test_a_new_assembly_packs_stored_blocks_once_and_keeps_the_ids(corpus, tmp_p
     assert record["documents_repacked"] == record["documents_unchanged"] == 11
     assert published_table(out, "chunks")["chunk_id"].to_list() == ids
     assert record["chunks_added"] == record["chunks_removed"] == 0
-    assert json.loads((runstore.resolve(out) / "manifest.json").read_text())[
-        "assembly_key"
-    ] == "assembly-next"
+    assert (
+        json.loads((runstore.resolve(out) / "manifest.json").read_text())["assembly_key"]
+        == "assembly-next"
+    )
     assert run(corpus, out)["documents_repacked"] == 0
 
 
