@@ -196,7 +196,7 @@ def _foreign(words: np.ndarray, english: np.ndarray, documents: pa.Array | None)
     judged_english = (words >= tokens.FOREIGN_MIN_WORDS) & _reads_english(english, words)
     if documents is None:
         return (words >= tokens.FOREIGN_MIN_WORDS) & ~judged_english
-    group = pc.dictionary_encode(documents).combine_chunks().indices.to_numpy(False)
+    group = pc.dictionary_encode(documents.combine_chunks()).indices.to_numpy(False)
     in_document = _reads_english(
         np.bincount(group, weights=english)[group], np.bincount(group, weights=words)[group]
     )

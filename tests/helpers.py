@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pyarrow.parquet as pq
+
 from mdchunk.pipeline import block, chunk, document
 from mdchunk.pipeline.document import RawDocument
 from mdchunk.pipeline.policy import Policy
@@ -9,6 +13,13 @@ from mdchunk.pipeline.policy import Policy
 # A small policy, so that the little sample corpus gets split sections and overlap.
 SMALL_FLAGS = ["--target-tokens", "60", "--max-tokens", "100", "--min-tokens", "20",
                "--overlap-tokens", "10"]  # fmt: skip
+
+
+def document_metadata(path: Path) -> dict[str, dict[str, str]]:
+    """path -> metadata of every row of a documents.parquet, read with pyarrow: its map
+    columns are (key, value) pairs in every version (polars has a Map type only from 2.0)."""
+    rows = pq.read_table(path, columns=["path", "metadata"]).to_pylist()
+    return {r["path"]: dict(r["metadata"]) for r in rows}
 
 
 def chunk_text(

@@ -13,6 +13,7 @@ from click.testing import CliRunner
 from mdchunk.jobs.cli import main
 from mdchunk.pipeline import runstore, schemas
 from tests.conftest import SAMPLE
+from tests.helpers import document_metadata
 
 
 def test_blocks_on_sample_data(tmp_path):
@@ -101,7 +102,8 @@ def test_table_input_keeps_metadata(tmp_path):
     assert result.exit_code == 0, result.output
     docs = pl.read_parquet(out / "documents.parquet")
     assert docs["path"].to_list() == ["a.md", "b"]
-    assert [dict(m) for m in docs["metadata"].to_list()] == [{"lang": "en"}, {"lang": "fr"}]
+    metadata = document_metadata(out / "documents.parquet")
+    assert metadata == {"a.md": {"lang": "en"}, "b": {"lang": "fr"}}
     rejects = pl.read_parquet(out / "rejects.parquet")
     assert rejects["path"].to_list() == ["c"] and "null" in rejects["detail"][0]
 

@@ -21,7 +21,7 @@ from mdchunk.pipeline import runstore, sources
 from mdchunk.pipeline.sources import Selection
 from mdchunk.pipeline.tables import table_documents
 from tests.conftest import REPO, SAMPLE
-from tests.helpers import sentences
+from tests.helpers import document_metadata, sentences
 
 # A run in a child process (a FIFO may block a reader forever: never in the test process)
 # that prints its own peak memory: VmHWM of its address space (ru_maxrss would also count
@@ -401,8 +401,7 @@ def test_temporal_metadata_never_costs_a_row(tmp_path):
     assert proc.returncode == 0, proc.stderr
     folder = runstore.resolve(tmp_path / "out")
     assert pl.read_parquet(folder / "rejects.parquet").is_empty()
-    docs = pl.read_parquet(folder / "documents.parquet")
-    meta = dict(docs.filter(pl.col("path") == "k0.md")["metadata"][0])
+    meta = document_metadata(folder / "documents.parquet")["k0.md"]
     assert meta["seen"] == "2023-11-14 22:13:20.000000123Z"
     assert "out of range" in meta["far"] and "out of range" in meta["day"]
 
