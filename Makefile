@@ -56,8 +56,9 @@ report: $(VENV)/.installed-report
 test: $(VENV)/.installed-dev
 	$(BIN)/python -m pytest -q
 
-## test-fast: the inner loop (under 90 s on 2 cores): no slow, corpus, cluster or browser test
-FAST := -m "not slow and not corpus and not cluster and not browser"
+## test-fast: the inner loop (under 90 s on 2 cores): no slow, corpus, cluster or browser
+## test, two test processes
+FAST := -n 2 -m "not slow and not corpus and not cluster and not browser"
 test-fast: $(VENV)/.installed-dev
 	$(BIN)/python -m pytest -q $(FAST)
 
