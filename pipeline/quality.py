@@ -27,6 +27,16 @@ def starts_with_heading(text: str) -> bool:
     return len(lines) > 1 and bool(lines[0].strip()) and bool(_SETEXT.match(lines[1]))
 
 
+def context_prefix(embed_text: str, text: str) -> str:
+    """What ``embed_text`` holds before the chunk's text (the context header and its blank
+    line), read back from the two columns: the header never holds a blank line, and the
+    text in its embedding form begins as ``text`` does unless its first block changed."""
+    if embed_text.endswith(text):
+        return embed_text[: len(embed_text) - len(text)]
+    head, blank, _ = embed_text.partition("\n\n")
+    return head + blank if blank and not text.startswith(head) else ""
+
+
 def names_its_section(embed_text: str, text: str, section_title: str | None, title: str) -> bool:
     """Whether a chunk says which section it comes from, judged on what is embedded: after
     its context header (if any), ``embed_text`` opens with a heading (the section's own, or
@@ -34,7 +44,7 @@ def names_its_section(embed_text: str, text: str, section_title: str | None, tit
     by the deeper heading the chunk starts under; the document title for a preamble)."""
     if starts_with_heading(text):
         return True
-    prefix = embed_text[: len(embed_text) - len(text)] if embed_text.endswith(text) else ""
+    prefix = context_prefix(embed_text, text)
     if not prefix.strip():
         return False
     header = LINE_END.split(prefix.strip())[0]

@@ -13,6 +13,7 @@ from mdchunk.pipeline.document import DEFAULT_MAX_BYTES
 from mdchunk.pipeline.policy import Policy
 from mdchunk.pipeline.quality import (
     best_possible_share,
+    context_prefix,
     names_its_section,
     section_sizes,
     starts_with_heading,
@@ -197,13 +198,13 @@ def test_sc001_on_embed_text(runs):
 
 
 def test_every_chunk_carries_its_title_and_breadcrumb(runs):
-    """Issue 11: the document title and every breadcrumb element are in embed_text: in the
-    context header, or as a heading the chunk itself holds (its text shows it)."""
+    """The document title and every breadcrumb element are in embed_text: in the context
+    header, or as a heading the chunk itself holds (its text shows it)."""
     _, out = runs("default")
     cols = ["path", "title", "breadcrumb", "headings", "text", "embed_text"]
     missing = []
     for path, title, crumb, headings, text, embed in _read(out, "chunks").select(cols).iter_rows():
-        prefix = embed[: len(embed) - len(text)]
+        prefix = context_prefix(embed, text)
         header = prefix.strip().split("\n")[0] if prefix.strip() else ""
         held = {clip(h, MAX_ELEMENT_CHARS).casefold() for h in headings}  # shown as headings
         shown = {e.casefold() for e in header.split(SEP)} | held
