@@ -5,7 +5,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 OUT ?= out/sample
 
-.PHONY: install install-dev install-eval run report test test-fast test-lowest bench bench-retrieval fit-deps fit-estimate lint clean
+.PHONY: install install-dev install-eval run report test test-fast test-lowest golden bench bench-retrieval fit-deps fit-estimate lint clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -76,6 +76,10 @@ $(LOWEST)/.installed: pyproject.toml | $(VENV)/.installed-dev
 	touch $@
 test-lowest: $(LOWEST)/.installed
 	$(LOWEST)/bin/python -m pytest -q $(FAST)
+
+## golden: record the fingerprints of today's outputs (tests/golden.py) after a decided change
+golden: $(VENV)/.installed-dev
+	$(BIN)/python -m tests.golden
 
 ## bench: timing benchmarks (never part of the tests); results in benchmarks/results/
 bench: $(VENV)/.installed-bench
