@@ -13,6 +13,7 @@ from benchmarks import (  # noqa: E402
     compare,
     estimate_cap,
     floor_cpu,
+    inprocess,
     integrity,
     linear,
     memory,
@@ -42,6 +43,8 @@ def main() -> None:
     out["integrity"] = integrity.main()
     print("== compare: mdchunk and the chunkers people use, same corpora and budget ==")
     out["compare"] = compare.main()
+    print("== in-process: chunk_text in a loop against text-splitter and LangChain ==")
+    out["inprocess"] = inprocess.main([])
     print("== floor: the CPU every cold run spends outside its parsing and packing logic ==")
     ts = out["compare"].get("rows", {}).get("semantic-text-splitter", {}).get("seconds")
     out["floor_cpu"] = floor_cpu.main(["--text-splitter-seconds", str(ts)] if ts else [])
