@@ -52,8 +52,10 @@ run: $(VENV)/.installed-base
 report: $(VENV)/.installed-report
 	$(BIN)/mdchunk report $(OUT)
 
-## test: the whole test suite (pytest exits non-zero if it collects no test)
+## test: the whole test suite: the Rust core's own tests (cargo test at the root builds only
+## the pure crate, rust/core), then pytest (which exits non-zero if it collects no test)
 test: $(VENV)/.installed-dev
+	cargo test
 	$(BIN)/python -m pytest -q
 
 ## test-fast: the inner loop (under 90 s on 2 cores): no slow, corpus, cluster or browser
@@ -95,8 +97,12 @@ fit-estimate: fit-deps
 bench-retrieval: $(VENV)/.installed-bench
 	$(BIN)/python benchmarks/retrieval.py
 
+## lint: ruff, then rustfmt and clippy over both Rust crates (the binding crate finds the
+## venv's Python through PYO3_PYTHON)
 lint: $(VENV)/.installed-dev
-	$(BIN)/ruff check mdchunk pipeline jobs tests benchmarks
+	$(BIN)/ruff check mdchunk pipeline jobs tests benchmarks tools
+	cargo fmt --all --check
+	PYO3_PYTHON=$(abspath $(BIN)/python) cargo clippy --workspace --all-targets -- -D warnings
 
 clean:
-	rm -rf $(VENV) $(LOWEST) out build *.egg-info .pytest_cache
+	rm -rf $(VENV) $(LOWEST) out build *.egg-info .pytest_cache target mdchunk/_core*.so

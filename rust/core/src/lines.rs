@@ -1,0 +1,121 @@
+//! The line table of a text (parse.Lines): lines end at "\r\n", "\r" or "\n" only.
+
+/// Byte offsets of every line's start and content end (its line ending excluded). A final
+/// line ending gives a last empty line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Lines {
+    pub starts: Vec<usize>,
+    pub ends: Vec<usize>,
+}
+
+impl Lines {
+    pub fn of(text: &str) -> Lines {
+        let bytes = text.as_bytes();
+        let (mut starts, mut ends) = (vec![0], Vec::new());
+        let mut i = 0;
+        while i < bytes.len() {
+            match bytes[i] {
+                b'\n' => {
+                    ends.push(i);
+                    starts.push(i + 1);
+                }
+                b'\r' => {
+                    ends.push(i);
+                    if bytes.get(i + 1) == Some(&b'\n') {
+                        i += 1;
+                    }
+                    starts.push(i + 1);
+                }
+                _ => {}
+            }
+            i += 1;
+        }
+        ends.push(bytes.len());
+        Lines { starts, ends }
+    }
+
+    pub fn len(&self) -> usize {
+        self.starts.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.starts.is_empty()
+    }
+
+    /// Line `i` without its ending.
+    pub fn line<'t>(&self, text: &'t str, i: usize) -> &'t str {
+        &text[self.starts[i]..self.ends[i]]
+    }
+}
+
+/// Number of line endings in `text` ("\r\n" counts once).
+pub fn count_breaks(text: &str) -> usize {
+    let bytes = text.as_bytes();
+    let mut n = 0;
+    for (i, &b) in bytes.iter().enumerate() {
+        if b == b'\n' || (b == b'\r' && bytes.get(i + 1) != Some(&b'\n')) {
+            n += 1;
+        }
+    }
+    n
+}
+
+/// Code-point offset of every byte offset in `offsets` (ascending or not), for `text`.
+pub struct CharIndex {
+    /// None for an ASCII text (byte offsets are code-point offsets).
+    prefix: Option<Vec<u32>>,
+}
+
+impl CharIndex {
+    pub fn new(text: &str) -> CharIndex {
+        if text.is_ascii() {
+            return CharIndex { prefix: None };
+        }
+        // code points before each byte offset (valid only at char boundaries)
+        let mut prefix = vec![0u32; text.len() + 1];
+        let mut n = 0u32;
+        for (i, b) in text.bytes().enumerate() {
+            prefix[i] = n;
+            if (b & 0xC0) != 0x80 {
+                n += 1;
+            }
+        }
+        prefix[text.len()] = n;
+        CharIndex {
+            prefix: Some(prefix),
+        }
+    }
+
+    pub fn at(&self, byte: usize) -> usize {
+        match &self.prefix {
+            None => byte,
+            Some(p) => p[byte] as usize,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn table(text: &str) -> (Vec<usize>, Vec<usize>) {
+        let l = Lines::of(text);
+        (l.starts, l.ends)
+    }
+
+    #[test]
+    fn line_endings_are_lf_crlf_and_cr_only() {
+        assert_eq!(table(""), (vec![0], vec![0]));
+        assert_eq!(table("a\n"), (vec![0, 2], vec![1, 2]));
+        assert_eq!(table("a\r\nb\rc\nd"), (vec![0, 3, 5, 7], vec![1, 4, 6, 8]));
+        assert_eq!(table("a\u{2028}b\x0cc"), (vec![0], vec![7]));
+        assert_eq!(table("\r\r\n"), (vec![0, 1, 3], vec![0, 1, 3]));
+    }
+
+    #[test]
+    fn breaks_and_code_points() {
+        assert_eq!(count_breaks("a\r\nb\rc\n"), 3);
+        let ix = CharIndex::new("é\nab");
+        assert_eq!((ix.at(0), ix.at(2), ix.at(3), ix.at(5)), (0, 1, 2, 4));
+    }
+}

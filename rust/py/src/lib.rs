@@ -1,0 +1,8 @@
+//! mdchunk._core: the Python face of mdchunk-core.
+
+use pyo3::prelude::*;
+
+#[pymodule]
+fn _core(_m: &Bound<'_, PyModule>) -> PyResult<()> {
+    Ok(())
+}
