@@ -160,3 +160,19 @@ def test_python_character_tables_are_current():
     Python (its whitespace, \\w and \\d)."""
     tool = REPO / "tools" / "gen_pyunicode.py"
     assert subprocess.run([sys.executable, str(tool), "--check"]).returncode == 0
+
+
+# Any text over an alphabet of what the parse looks at: markdown and MDX markup, every line
+# ending, tabs, Python-only whitespace (U+001C..U+001F), other separators and non-ASCII.
+ALPHABET = st.sampled_from(
+    list("#>-*+_`~|![]()<>{}/\"':.=1aZé日\t \n\r")
+    + ["\x1c", "\x1f", "\u2028", "\u3000", "\x0c", "\u0301", "😀", "---\n", "```", "\n\n"]
+    + ["import ", "export ", "<Note>", "</Note>", "<>", "</>", "&amp;", "\\", "    "]
+)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(parts=st.lists(ALPHABET, max_size=80), markdown=st.booleans(), mdx=st.booleans())
+def test_any_text_is_equal(parts, markdown, mdx):
+    text = "".join(parts)
+    assert differences([(text, markdown, mdx and markdown)], [repr(text)]) == []
