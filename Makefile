@@ -11,20 +11,23 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
-# One stamp per set of extras, remade when pyproject.toml changes.
-$(VENV)/.installed-base: pyproject.toml | $(BIN)/python
+# One stamp per set of extras, remade when pyproject.toml or the Rust core changes (an
+# install builds mdchunk/_core from rust/; an editable install does not rebuild it by itself;
+# the lowest lane shares that in-place build).
+RUST_SOURCES := Cargo.toml Cargo.lock $(wildcard rust/*/Cargo.toml rust/*/src/*.rs)
+$(VENV)/.installed-base: pyproject.toml $(RUST_SOURCES) | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e .
 	touch $@
 
-$(VENV)/.installed-report: pyproject.toml | $(BIN)/python
+$(VENV)/.installed-report: pyproject.toml $(RUST_SOURCES) | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e ".[report]"
 	touch $@ $(VENV)/.installed-base
 
-$(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
+$(VENV)/.installed-dev: pyproject.toml $(RUST_SOURCES) | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e ".[dev]"
 	touch $@ $(VENV)/.installed-report $(VENV)/.installed-base
 
-$(VENV)/.installed-bench: pyproject.toml | $(BIN)/python
+$(VENV)/.installed-bench: pyproject.toml $(RUST_SOURCES) | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e ".[dev,bench]"
 	touch $@ $(VENV)/.installed-dev $(VENV)/.installed-report $(VENV)/.installed-base
 
@@ -34,7 +37,7 @@ $(VENV)/.installed-bench: pyproject.toml | $(BIN)/python
 # make install-eval TORCH_CPU="torch --index-url https://download.pytorch.org/whl/cpu".
 # With torch in place the eval extra's sentence-transformers takes it as it is.
 TORCH_CPU ?= torch==2.13.0
-$(VENV)/.installed-eval: pyproject.toml | $(BIN)/python
+$(VENV)/.installed-eval: pyproject.toml $(RUST_SOURCES) | $(BIN)/python
 	$(BIN)/python -m pip install --quiet $(TORCH_CPU)
 	$(BIN)/python -m pip install --quiet -e ".[dev,bench,eval]"
 	touch $@ $(VENV)/.installed-bench $(VENV)/.installed-dev $(VENV)/.installed-base
