@@ -7,7 +7,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use sha2::{Digest, Sha256};
 
 use crate::kind::Kind;
-use crate::lines::{CharIndex, Lines};
+use crate::lines::Lines;
 use crate::parse::{parse, Block, Fallback};
 use crate::pyunicode::first_word;
 
@@ -58,9 +58,7 @@ fn blocks_with(docs: &[Document], parse: Parse) -> Columns {
         let parsed = catch_unwind(AssertUnwindSafe(|| parse(doc.text, doc.markdown, doc.mdx)));
         match parsed {
             Ok(Ok((lines, found))) => {
-                let ix = CharIndex::new(doc.text);
-                let starts: Vec<usize> = lines.starts.iter().map(|&b| ix.at(b)).collect();
-                let ends: Vec<usize> = lines.ends.iter().map(|&b| ix.at(b)).collect();
+                let (starts, ends) = lines.in_chars(doc.text);
                 let bodies: Vec<&str> = found
                     .iter()
                     .map(|b| &doc.text[lines.starts[b.first]..lines.ends[b.last]])

@@ -60,37 +60,26 @@ pub fn count_breaks(text: &str) -> usize {
     n
 }
 
-/// Code-point offset of every byte offset in `offsets` (ascending or not), for `text`.
-pub struct CharIndex {
-    /// None for an ASCII text (byte offsets are code-point offsets).
-    prefix: Option<Vec<u32>>,
-}
-
-impl CharIndex {
-    pub fn new(text: &str) -> CharIndex {
+impl Lines {
+    /// The same table in code points (Python str offsets): (starts, ends).
+    pub fn in_chars(&self, text: &str) -> (Vec<usize>, Vec<usize>) {
         if text.is_ascii() {
-            return CharIndex { prefix: None };
+            return (self.starts.clone(), self.ends.clone());
         }
-        // code points before each byte offset (valid only at char boundaries)
-        let mut prefix = vec![0u32; text.len() + 1];
-        let mut n = 0u32;
-        for (i, b) in text.bytes().enumerate() {
-            prefix[i] = n;
-            if (b & 0xC0) != 0x80 {
-                n += 1;
-            }
+        let (mut starts, mut ends) = (
+            Vec::with_capacity(self.len()),
+            Vec::with_capacity(self.len()),
+        );
+        let mut at = 0; // code points before self.starts[i]
+        for i in 0..self.len() {
+            let (s, e) = (self.starts[i], self.ends[i]);
+            starts.push(at);
+            at += text[s..e].chars().count();
+            ends.push(at);
+            // the line ending is ASCII: its bytes are its code points
+            at += self.starts.get(i + 1).map_or(0, |&next| next - e);
         }
-        prefix[text.len()] = n;
-        CharIndex {
-            prefix: Some(prefix),
-        }
-    }
-
-    pub fn at(&self, byte: usize) -> usize {
-        match &self.prefix {
-            None => byte,
-            Some(p) => p[byte] as usize,
-        }
+        (starts, ends)
     }
 }
 
@@ -115,7 +104,8 @@ mod tests {
     #[test]
     fn breaks_and_code_points() {
         assert_eq!(count_breaks("a\r\nb\rc\n"), 3);
-        let ix = CharIndex::new("é\nab");
-        assert_eq!((ix.at(0), ix.at(2), ix.at(3), ix.at(5)), (0, 1, 2, 4));
+        let text = "é\r\nab\r日本";
+        let (starts, ends) = Lines::of(text).in_chars(text);
+        assert_eq!((starts, ends), (vec![0, 3, 6], vec![1, 5, 8]));
     }
 }
