@@ -11,20 +11,23 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
-# One stamp per set of extras, remade when pyproject.toml changes.
-$(VENV)/.installed-base: pyproject.toml | $(BIN)/python
+# One stamp per set of extras, remade when pyproject.toml or the Rust core changes (an
+# install builds mdchunk/_core from rust/; an editable install does not rebuild it by itself;
+# the lowest lane shares that in-place build).
+RUST_SOURCES := Cargo.toml Cargo.lock $(wildcard rust/*/Cargo.toml rust/*/src/*.rs)
+$(VENV)/.installed-base: pyproject.toml $(RUST_SOURCES) | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e .
 	touch $@
 
-$(VENV)/.installed-report: pyproject.toml | $(BIN)/python
+$(VENV)/.installed-report: pyproject.toml $(RUST_SOURCES) | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e ".[report]"
 	touch $@ $(VENV)/.installed-base
 
-$(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
+$(VENV)/.installed-dev: pyproject.toml $(RUST_SOURCES) | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e ".[dev]"
 	touch $@ $(VENV)/.installed-report $(VENV)/.installed-base
 
-$(VENV)/.installed-bench: pyproject.toml | $(BIN)/python
+$(VENV)/.installed-bench: pyproject.toml $(RUST_SOURCES) | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e ".[dev,bench]"
 	touch $@ $(VENV)/.installed-dev $(VENV)/.installed-report $(VENV)/.installed-base
 
@@ -34,7 +37,7 @@ $(VENV)/.installed-bench: pyproject.toml | $(BIN)/python
 # make install-eval TORCH_CPU="torch --index-url https://download.pytorch.org/whl/cpu".
 # With torch in place the eval extra's sentence-transformers takes it as it is.
 TORCH_CPU ?= torch==2.13.0
-$(VENV)/.installed-eval: pyproject.toml | $(BIN)/python
+$(VENV)/.installed-eval: pyproject.toml $(RUST_SOURCES) | $(BIN)/python
 	$(BIN)/python -m pip install --quiet $(TORCH_CPU)
 	$(BIN)/python -m pip install --quiet -e ".[dev,bench,eval]"
 	touch $@ $(VENV)/.installed-bench $(VENV)/.installed-dev $(VENV)/.installed-base
@@ -52,8 +55,10 @@ run: $(VENV)/.installed-base
 report: $(VENV)/.installed-report
 	$(BIN)/mdchunk report $(OUT)
 
-## test: the whole test suite (pytest exits non-zero if it collects no test)
+## test: the whole test suite: the Rust core's own tests (cargo test at the root builds only
+## the pure crate, rust/core), then pytest (which exits non-zero if it collects no test)
 test: $(VENV)/.installed-dev
+	cargo test
 	$(BIN)/python -m pytest -q
 
 ## test-fast: the inner loop (under 90 s on 2 cores): no slow, corpus, cluster or browser
@@ -99,8 +104,12 @@ fit-estimate: fit-deps
 bench-retrieval: $(VENV)/.installed-bench
 	$(BIN)/python benchmarks/retrieval.py
 
+## lint: ruff, then rustfmt and clippy over both Rust crates (the binding crate finds the
+## venv's Python through PYO3_PYTHON)
 lint: $(VENV)/.installed-dev
-	$(BIN)/ruff check mdchunk pipeline jobs tests benchmarks
+	$(BIN)/ruff check mdchunk pipeline jobs tests benchmarks tools
+	cargo fmt --all --check
+	PYO3_PYTHON=$(abspath $(BIN)/python) cargo clippy --workspace --all-targets -- -D warnings
 
 clean:
-	rm -rf $(VENV) $(LOWEST) out build *.egg-info .pytest_cache
+	rm -rf $(VENV) $(LOWEST) out build *.egg-info .pytest_cache target mdchunk/_core*.so

@@ -1,0 +1,126 @@
+//! Fence lines (fence.py): where fenced code opens and closes, line by line.
+
+use crate::pyunicode::is_decimal;
+
+/// The fence run (``` or ~~~ ...) when `line` opens fenced code, else None. The match of
+/// `([ \t>]*(?:(?:[-*+]|\d{1,9}[.)])[ \t]+)?)(`{3,}|~{3,})(.*)` at the line start (it
+/// never backtracks into a different match), without a backtick in the rest after a
+/// backtick run.
+pub fn opens_fence(line: &str) -> Option<&str> {
+    let run_start = fence_run_start(line)?;
+    let rest = &line[run_start..];
+    let ch = rest.as_bytes()[0];
+    let n = rest.bytes().take_while(|&b| b == ch).count();
+    if n < 3 {
+        return None;
+    }
+    if ch == b'`' && rest[n..].contains('`') {
+        return None;
+    }
+    Some(&rest[..n])
+}
+
+/// Byte offset where the fence run would start (after the prefix group), when the byte
+/// there is ` or ~.
+fn fence_run_start(line: &str) -> Option<usize> {
+    let b = line.as_bytes();
+    let mut i = b
+        .iter()
+        .take_while(|&&c| c == b' ' || c == b'\t' || c == b'>')
+        .count();
+    // optional list marker: [-*+] or 1-9 Unicode decimal digits then [.)], then [ \t]+
+    if let Some(after) = marker_end(line, i) {
+        let spaces = b[after..]
+            .iter()
+            .take_while(|&&c| c == b' ' || c == b'\t')
+            .count();
+        if spaces > 0 && matches!(b.get(after + spaces), Some(b'`') | Some(b'~')) {
+            i = after + spaces;
+        }
+    }
+    matches!(b.get(i), Some(b'`') | Some(b'~')).then_some(i)
+}
+
+fn marker_end(line: &str, i: usize) -> Option<usize> {
+    let rest = &line[i..];
+    match rest.as_bytes().first() {
+        Some(b'-') | Some(b'*') | Some(b'+') => return Some(i + 1),
+        None => return None,
+        _ => {}
+    }
+    let mut digits = 0;
+    let mut k = i;
+    for c in rest.chars() {
+        if digits < 9 && is_decimal(c) {
+            digits += 1;
+            k += c.len_utf8();
+        } else {
+            break;
+        }
+    }
+    if digits == 0 {
+        return None;
+    }
+    matches!(line.as_bytes().get(k), Some(b'.') | Some(b')')).then_some(k + 1)
+}
+
+/// Does `line` close a fence opened by `fence`?
+pub fn closes_fence(line: &str, fence: &str) -> bool {
+    let body = line.trim_start_matches([' ', '\t', '>']);
+    let ch = fence.as_bytes()[0];
+    let run = body.bytes().take_while(|&b| b == ch).count();
+    run >= fence.len() && body[run..].bytes().all(|b| b == b' ' || b == b'\t')
+}
+
+/// For every line: is it part of a fenced region (opening and closing lines included)?
+pub fn fenced_lines<'a>(lines: impl IntoIterator<Item = &'a str>) -> Vec<bool> {
+    let mut out = Vec::new();
+    let mut fence: Option<&str> = None;
+    for line in lines {
+        match fence {
+            None => {
+                fence = opens_fence(line);
+                out.push(fence.is_some());
+            }
+            Some(f) => {
+                out.push(true);
+                if closes_fence(line, f) {
+                    fence = None;
+                }
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn openings() {
+        assert_eq!(opens_fence("```rust"), Some("```"));
+        assert_eq!(opens_fence("  > - ~~~~ x"), Some("~~~~"));
+        assert_eq!(opens_fence("12) ```"), Some("```"));
+        assert_eq!(opens_fence("١٢. ```"), Some("```"));
+        assert_eq!(opens_fence("1234567890. ```"), None);
+        assert_eq!(opens_fence("``` a`b"), None);
+        assert_eq!(opens_fence("~~~ a`b"), Some("~~~"));
+        assert_eq!(opens_fence("``"), None);
+        assert_eq!(opens_fence("-```"), None);
+        assert_eq!(opens_fence("a ```"), None);
+    }
+
+    #[test]
+    fn closings_and_regions() {
+        assert!(closes_fence(" > ````\t ", "```"));
+        assert!(!closes_fence("``", "```"));
+        assert!(!closes_fence("``` x", "```"));
+        assert!(!closes_fence("~~~", "```"));
+        let lines = ["a", "```", "", "x", "```", "b", "~~~", "c"];
+        assert_eq!(
+            fenced_lines(lines),
+            vec![false, true, true, true, true, false, true, true]
+        );
+    }
+}

@@ -1,0 +1,13 @@
+//! mdchunk's pipeline from decoded text to block columns, without Python.
+
+pub mod blocks;
+pub mod fence;
+pub mod frontmatter;
+pub mod kind;
+pub mod lines;
+pub mod mdx;
+pub mod parse;
+pub mod pyunicode;
+#[rustfmt::skip]
+mod pyunicode_tables;
+pub mod walk;

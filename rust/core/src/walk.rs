@@ -1,0 +1,483 @@
+//! The pulldown-cmark walk (parse_pyromark.py): the top-level blocks of a line range from
+//! one pass over pulldown-cmark's events, as the pyromark backend reads them.
+
+use std::ops::Range;
+
+use pulldown_cmark::{CodeBlockKind, Event, OffsetIter, Options, Parser, Tag, TagEnd};
+
+use crate::kind::Kind;
+use crate::lines::Lines;
+use crate::parse::{Block, Fallback};
+use crate::pyunicode::{collapse, is_blank, strip};
+
+type Events<'a> = OffsetIter<'a, pulldown_cmark::DefaultBrokenLinkCallback>;
+
+/// Top-level blocks of lines [first, end) of `text`, parsed as a document.
+pub fn parse_lines(
+    text: &str,
+    lines: &Lines,
+    first: usize,
+    end: usize,
+) -> Result<Vec<Block>, Fallback> {
+    let raw = &text[lines.starts[first]..lines.ends[end - 1]];
+    let src = prepared(raw);
+    let starts = line_starts(&src);
+    walk(&src, &starts, first)
+}
+
+/// The source pulldown-cmark is given: line endings as "\n" (pulldown-cmark mistakes a lone
+/// CR in places), and every line's trailing run of blanks that holds a tab as spaces (it
+/// keeps a fence open when a tab follows the closing run). Lengths and lines are kept.
+pub fn prepared(raw: &str) -> String {
+    let mut src = if raw.contains('\r') {
+        let mut s = String::with_capacity(raw.len());
+        let mut rest = raw;
+        while let Some(k) = rest.find('\r') {
+            s.push_str(&rest[..k]);
+            s.push('\n');
+            rest = &rest[k + 1..];
+            if let Some(r) = rest.strip_prefix('\n') {
+                rest = r;
+            }
+        }
+        s.push_str(rest);
+        s
+    } else {
+        raw.to_owned()
+    };
+    if src.contains('\t') {
+        src = spaces_for_trailing_tabs(&src);
+    }
+    src
+}
+
+fn spaces_for_trailing_tabs(src: &str) -> String {
+    let mut out = String::with_capacity(src.len());
+    for (i, line) in src.split('\n').enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        let body = line.trim_end_matches([' ', '\t']);
+        let run = &line[body.len()..];
+        out.push_str(body);
+        if run.contains('\t') {
+            out.extend(std::iter::repeat_n(' ', run.len()));
+        } else {
+            out.push_str(run);
+        }
+    }
+    out
+}
+
+fn line_starts(src: &str) -> Vec<usize> {
+    let mut starts = vec![0];
+    starts.extend(memchr_iter(src.as_bytes()).map(|i| i + 1));
+    starts
+}
+
+fn memchr_iter(b: &[u8]) -> impl Iterator<Item = usize> + '_ {
+    b.iter()
+        .enumerate()
+        .filter(|&(_, &c)| c == b'\n')
+        .map(|(i, _)| i)
+}
+
+fn no_end() -> Fallback {
+    Fallback("no end event".to_owned())
+}
+
+fn walk(src: &str, starts: &[usize], delta: usize) -> Result<Vec<Block>, Fallback> {
+    let line_of = |off: usize| starts.partition_point(|&s| s <= off) - 1 + delta;
+    let mut out = Vec::new();
+    let mut events = Parser::new_ext(src, Options::ENABLE_TABLES).into_offset_iter();
+    while let Some((ev, rng)) = events.next() {
+        let line = line_of(rng.start);
+        let tag = match ev {
+            Event::Rule => {
+                out.push(Block::new(Kind::ThematicBreak, line, line));
+                continue;
+            }
+            Event::Start(tag) => tag,
+            _ => continue,
+        };
+        let mut block = Block::new(Kind::Paragraph, line, line);
+        let end = match tag {
+            Tag::Paragraph => paragraph(&mut events, &mut block, src, rng.start)?,
+            Tag::HtmlBlock => {
+                block.kind = Kind::Html;
+                leaf(&mut events)?
+            }
+            Tag::BlockQuote(_) => {
+                block.kind = Kind::Blockquote;
+                nested_from(&mut events, 1)?
+            }
+            Tag::Heading { level, .. } => {
+                block.kind = Kind::Heading;
+                block.level = Some(level as u8);
+                inline(&mut events, &mut block, &mut Heading::default())?
+            }
+            Tag::CodeBlock(kind) => {
+                block.kind = Kind::Code;
+                block.info = match kind {
+                    CodeBlockKind::Fenced(info) => Some(strip(&info).to_owned()),
+                    CodeBlockKind::Indented => None,
+                };
+                leaf(&mut events)?
+            }
+            Tag::List(_) => {
+                block.kind = Kind::List;
+                let (end, items) = list(&mut events)?;
+                block.items = Some(items.into_iter().map(line_of).collect());
+                end
+            }
+            Tag::Table(_) => {
+                block.kind = Kind::Table;
+                let (end, rows) = table(&mut events)?;
+                block.n_rows = Some(rows);
+                end
+            }
+            other => return Err(Fallback(format!("unexpected top-level block {other:?}"))),
+        };
+        block.last = line_of(end - 1);
+        out.push(block);
+    }
+    Ok(out)
+}
+
+/// A block that holds only text (HTML and code blocks): its first End event is its own.
+fn leaf(events: &mut Events) -> Result<usize, Fallback> {
+    for (ev, rng) in events {
+        if let Event::End(_) = ev {
+            return Ok(rng.end);
+        }
+    }
+    Err(no_end())
+}
+
+/// The end of the block `depth` levels out: its remaining events are skipped.
+fn nested_from(events: &mut Events, mut depth: usize) -> Result<usize, Fallback> {
+    for (ev, rng) in events {
+        match ev {
+            Event::End(_) => {
+                depth -= 1;
+                if depth == 0 {
+                    return Ok(rng.end);
+                }
+            }
+            Event::Start(_) => depth += 1,
+            _ => {}
+        }
+    }
+    Err(no_end())
+}
+
+/// A list ends where its last item ends; the start offset of every item.
+fn list(events: &mut Events) -> Result<(usize, Vec<usize>), Fallback> {
+    let (mut items, mut item_end, mut depth) = (Vec::new(), 0, 1);
+    for (ev, rng) in events {
+        match ev {
+            Event::End(_) => {
+                depth -= 1;
+                if depth == 0 {
+                    return Ok((item_end, items));
+                }
+            }
+            Event::Start(_) => {
+                if depth == 1 {
+                    items.push(rng.start);
+                    item_end = rng.end;
+                }
+                depth += 1;
+            }
+            _ => {}
+        }
+    }
+    Err(no_end())
+}
+
+/// A table counts its body rows (the header is no TableRow).
+fn table(events: &mut Events) -> Result<(usize, i32), Fallback> {
+    let (mut rows, mut depth) = (0, 1);
+    for (ev, rng) in events {
+        match ev {
+            Event::End(_) => {
+                depth -= 1;
+                if depth == 0 {
+                    return Ok((rng.end, rows));
+                }
+            }
+            Event::Start(tag) => {
+                if depth == 1 && matches!(tag, Tag::TableRow) {
+                    rows += 1;
+                }
+                depth += 1;
+            }
+            _ => {}
+        }
+    }
+    Err(no_end())
+}
+
+/// Only a paragraph whose source starts with `![` or `[![` can be one image.
+fn paragraph(
+    events: &mut Events,
+    block: &mut Block,
+    src: &str,
+    start: usize,
+) -> Result<usize, Fallback> {
+    let head = &src.as_bytes()[start..];
+    if head.starts_with(b"![") || head.starts_with(b"[![") {
+        return inline(events, block, &mut Image::new(start));
+    }
+    nested_from(events, 1)
+}
+
+/// What an inline reader sees of an event besides Start and End.
+enum Leaf<'e> {
+    Text(&'e str),
+    Code(&'e str),
+    Break,
+    Other,
+}
+
+trait Inline {
+    fn start(&mut self, tag: &Tag, rng: &Range<usize>) -> bool;
+    fn end(&mut self, tag: &TagEnd) -> bool;
+    fn leaf(&mut self, leaf: Leaf, rng: &Range<usize>) -> bool;
+    fn close(&mut self, block: &mut Block);
+}
+
+/// Hands a block's inner events to `reader` until it has seen enough, then reads on to
+/// the block's end.
+fn inline(
+    events: &mut Events,
+    block: &mut Block,
+    reader: &mut dyn Inline,
+) -> Result<usize, Fallback> {
+    let mut depth = 1;
+    while let Some((ev, rng)) = events.next() {
+        let alive = match &ev {
+            Event::Start(tag) => {
+                depth += 1;
+                reader.start(tag, &rng)
+            }
+            Event::End(tag) => {
+                depth -= 1;
+                if depth == 0 {
+                    reader.close(block);
+                    return Ok(rng.end);
+                }
+                reader.end(tag)
+            }
+            Event::SoftBreak | Event::HardBreak | Event::Rule => reader.leaf(Leaf::Break, &rng),
+            Event::Text(t) => reader.leaf(Leaf::Text(t), &rng),
+            Event::Code(t) => reader.leaf(Leaf::Code(t), &rng),
+            _ => reader.leaf(Leaf::Other, &rng),
+        };
+        if !alive {
+            return nested_from(events, depth);
+        }
+    }
+    Err(no_end())
+}
+
+/// markdown-it-py's plain_text takes its slow path on these
+const SPECIAL: &[char] = &['*', '_', '`', '[', '<', '&', '\\', '!', '\n'];
+
+/// A heading's text: text and code spans, image alt text, breaks as spaces.
+struct Heading {
+    text: String,
+    plain: bool,
+}
+
+impl Default for Heading {
+    fn default() -> Self {
+        Heading {
+            text: String::new(),
+            plain: true,
+        }
+    }
+}
+
+impl Inline for Heading {
+    fn start(&mut self, _: &Tag, _: &Range<usize>) -> bool {
+        self.plain = false;
+        true
+    }
+
+    fn end(&mut self, _: &TagEnd) -> bool {
+        true
+    }
+
+    fn leaf(&mut self, leaf: Leaf, rng: &Range<usize>) -> bool {
+        match leaf {
+            Leaf::Text(t) => {
+                if self.plain {
+                    self.plain = rng.end - rng.start == t.len();
+                }
+                self.text.push_str(t);
+            }
+            Leaf::Code(t) => {
+                self.plain = false;
+                self.text.push_str(t);
+            }
+            Leaf::Break => {
+                self.plain = false;
+                self.text.push(' ');
+            }
+            Leaf::Other => self.plain = false,
+        }
+        true
+    }
+
+    fn close(&mut self, block: &mut Block) {
+        block.title = Some(if self.plain && !self.text.contains(SPECIAL) {
+            strip(&self.text).to_owned()
+        } else {
+            collapse(&self.text)
+        });
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum State {
+    Empty,
+    Link,
+    Image,
+    Done,
+    DoneInLink,
+    LinkDone,
+}
+
+/// Tells a paragraph that is exactly one image, optionally wrapped in a link.
+struct Image {
+    para: usize,
+    state: State,
+    alt: String,
+    nested: usize,
+    linked: bool,
+}
+
+impl Image {
+    fn new(para: usize) -> Image {
+        Image {
+            para,
+            state: State::Empty,
+            alt: String::new(),
+            nested: 0,
+            linked: false,
+        }
+    }
+}
+
+impl Inline for Image {
+    fn start(&mut self, tag: &Tag, rng: &Range<usize>) -> bool {
+        if self.state == State::Image {
+            self.nested += 1;
+            return true;
+        }
+        match tag {
+            Tag::Image { .. } => {
+                let at = self.para + usize::from(self.state == State::Link);
+                if rng.start == at && matches!(self.state, State::Empty | State::Link) {
+                    self.linked = self.state == State::Link;
+                    self.state = State::Image;
+                    return true;
+                }
+            }
+            Tag::Link { .. } if self.state == State::Empty && rng.start == self.para => {
+                self.state = State::Link;
+                return true;
+            }
+            _ => {}
+        }
+        false
+    }
+
+    fn end(&mut self, tag: &TagEnd) -> bool {
+        if self.state == State::Image {
+            if self.nested > 0 {
+                self.nested -= 1;
+            } else {
+                self.state = if self.linked {
+                    State::DoneInLink
+                } else {
+                    State::Done
+                };
+            }
+            return true;
+        }
+        if self.state == State::DoneInLink && matches!(tag, TagEnd::Link) {
+            self.state = State::LinkDone;
+            return true;
+        }
+        false
+    }
+
+    fn leaf(&mut self, leaf: Leaf, _: &Range<usize>) -> bool {
+        if self.state == State::Image {
+            match leaf {
+                Leaf::Text(t) | Leaf::Code(t) => self.alt.push_str(t),
+                Leaf::Break => self.alt.push(' '),
+                Leaf::Other => {}
+            }
+            return true;
+        }
+        matches!(leaf, Leaf::Text(t) if is_blank(t))
+    }
+
+    fn close(&mut self, block: &mut Block) {
+        if matches!(self.state, State::Done | State::LinkDone) {
+            block.kind = Kind::Image;
+            block.alt = Some(collapse(&self.alt));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spans(text: &str) -> Vec<(Kind, usize, usize)> {
+        let lines = Lines::of(text);
+        parse_lines(text, &lines, 0, lines.len())
+            .unwrap()
+            .iter()
+            .map(|b| (b.kind, b.first, b.last))
+            .collect()
+    }
+
+    #[test]
+    fn line_endings_become_lf_and_trailing_tabs_spaces() {
+        assert_eq!(prepared("a\r\nb\rc\n"), "a\nb\nc\n");
+        assert_eq!(prepared("x \t\n\ty\t"), "x  \n\ty ");
+        assert_eq!(prepared("a  \nb"), "a  \nb");
+    }
+
+    #[test]
+    fn blocks_by_line() {
+        use Kind::*;
+        let text = "# T\r\rpara\rgraph\r\r```\rcode\r```\t\r\r- a\r- b\r\r[x]: /u\r";
+        assert_eq!(
+            spans(text),
+            vec![
+                (Heading, 0, 0),
+                (Paragraph, 2, 3),
+                (Code, 5, 7),
+                (List, 9, 11) // the trailing blank line is trimmed later (fill_gaps)
+            ]
+        );
+    }
+
+    #[test]
+    fn headings_images_tables() {
+        let text = "## a *b*  \n\n[![alt `c`](i)](l)\n\n| a |\n|---|\n| 1 |\n| 2 |\n";
+        let lines = Lines::of(text);
+        let blocks = parse_lines(text, &lines, 0, lines.len()).unwrap();
+        assert_eq!(blocks[0].title.as_deref(), Some("a b"));
+        assert_eq!(blocks[0].level, Some(2));
+        assert_eq!(blocks[1].kind, Kind::Image);
+        assert_eq!(blocks[1].alt.as_deref(), Some("alt c"));
+        assert_eq!(blocks[2].n_rows, Some(2));
+    }
+}
