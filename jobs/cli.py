@@ -144,7 +144,7 @@ def input_options(f):
             type=click.Choice(PARSERS),
             default=PARSERS[0],
             show_default=True,
-            help="Block parser: pyromark (pulldown-cmark, compiled) or markdown-it "
+            help="Block parser: pyromark (mdchunk's Rust core on pulldown-cmark) or markdown-it "
             "(markdown-it-py, pure Python, the reference). Both find the same blocks; a "
             "run reuses stored blocks only when they were made by the same parser.",
         ),

@@ -241,7 +241,8 @@ def run(
     ``inputs``: folders, files, Parquet/JSONL tables or URIs; ``out`` a folder or an object-
     store prefix (``s3://bucket/prefix``: see mdchunk.pipeline.objectstore). ``workers``
     defaults to the CPU count (the output is the same for any number). ``parser``: the block
-    parser, ``pyromark`` or ``markdown-it`` (the same blocks; see README, Method).
+    parser, ``pyromark`` (the Rust core) or ``markdown-it`` (the same blocks; see README,
+    Method).
     ``verify``: read and hash every input file, trusting no file stamp (README, Nightly
     runs).
     ``progress(done, total)`` is called as documents finish. ``max_bytes``: larger files are

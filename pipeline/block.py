@@ -1,7 +1,9 @@
 """The blocks stage: documents table -> blocks table (one row per top-level block).
 
-The per-document loop only decides structure (via ``pipeline.parse``); lengths and token
-estimates are computed for all blocks at once with polars expressions.
+The Rust core (mdchunk._core) parses every document of a batch in one call and hands back
+its columns as Arrow buffers; a document it cannot parse, and every document under the
+reference parser, goes through ``pipeline.parse`` (markdown-it-py). Lengths and token
+estimates are computed for all blocks at once.
 """
 
 from __future__ import annotations
@@ -10,11 +12,15 @@ from hashlib import sha256 as _sha256
 
 import polars as pl
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from mdchunk.pipeline import bulk_estimate, schemas
-from mdchunk.pipeline.parse import DEFAULT_BACKEND, check_backend, parse
+from mdchunk.pipeline.parse import DEFAULT_BACKEND, REFERENCE_BACKEND, check_backend, parse
 
 _FIELDS = [f.name for f in schemas.BLOCKS if f.name not in ("n_chars", "est_tokens")]
+# What the reference parser is asked to fix, and what is a document's own failure (a reject).
+_NOT_OURS = (KeyboardInterrupt, SystemExit, GeneratorExit)
+_PARSE_ERRORS = (RecursionError, MemoryError, ValueError)
 
 
 def blocks(
@@ -22,13 +28,98 @@ def blocks(
 ) -> tuple[pa.Table, pa.Table]:
     """The stage: documents -> (blocks, rejects). A document that fails to parse is a reject."""
     check_backend(parser)  # a wrong name is the caller's error, not every document's
-    cols: dict[str, list] = {name: [] for name in _FIELDS}
+    docs = [documents[name].to_pylist() for name in ("doc_id", "path", "format", "mdx", "text")]
     rejects: list[dict] = []
-    columns = [documents[name].to_pylist() for name in ("doc_id", "path", "format", "mdx", "text")]
-    for doc_id, path, fmt, is_mdx, text in zip(*columns):
+    if parser == REFERENCE_BACKEND:
+        table = _reference_blocks(list(zip(*docs)), rejects)
+    else:
+        table = _core_blocks(list(zip(*docs)), rejects)
+    rejected = pa.Table.from_pylist(rejects, schema=schemas.REJECTS)
+    return _with_estimates_arrow(table, bias), rejected
+
+
+def _core_blocks(docs: list[tuple], rejects: list[dict]) -> pa.Table:
+    """Blocks of ``docs`` (doc_id, path, format, mdx, text) by one call of the Rust core, in
+    document order. Its fallback documents go to the reference parser; should the call fail
+    as a whole, each document is parsed on its own, so one bad document is one reject."""
+    try:
+        table, position, fallback = _core_table(docs)
+    except _NOT_OURS:
+        raise
+    except BaseException:
+        if len(docs) == 1:
+            return _reference_blocks(docs, rejects)
+        return _concat([_core_blocks([doc], rejects) for doc in docs])
+    if not fallback:
+        return table
+    parts, positions = [table], [position]
+    for i in fallback:
+        parts.append(_reference_blocks([docs[i]], rejects))
+        positions.append(pa.array([i] * parts[-1].num_rows, pa.uint32()))
+    order = pc.sort_indices(pa.chunked_array(positions, pa.uint32()))  # a stable sort
+    return _concat(parts).take(order)
+
+
+def _core_table(docs: list[tuple]) -> tuple[pa.Table, pa.Array, list[int]]:
+    """The Rust core's blocks of ``docs`` as a BLOCKS table (estimates null), each block's
+    document (an index into ``docs``), and the documents left to the reference parser."""
+    from mdchunk import _core  # here: run_job's parser key needs no extension loaded
+
+    texts = [doc[4] for doc in docs]
+    out = _core.blocks(texts, [doc[2] == "markdown" for doc in docs], [doc[3] for doc in docs])
+    table, position = _arrow_table(out, [doc[0] for doc in docs])
+    return table, position, out["fallback"]
+
+
+def _arrow_table(out: dict, doc_ids: list[str]) -> tuple[pa.Table, pa.Array]:
+    """The core's columns as a BLOCKS table, without a Python object per block for the
+    texts, ids, kinds, offsets and heading paths; and each block's document index."""
+    n = out["n"]
+
+    def fixed(name: str, kind: pa.DataType) -> pa.Array:
+        return pa.Array.from_buffers(kind, n, [None, pa.py_buffer(out[name])])
+
+    ids = fixed("block_id", pa.binary(16)).cast(pa.string())  # 16 hex digits each
+    position = fixed("doc", pa.uint32())
+    path = fixed("path", pa.uint32())
+    titles = [p[0] for p in out["paths"]]
+    levels = [p[1] for p in out["paths"]]
+    columns = {
+        "doc_id": pa.array(doc_ids, pa.string()).take(position),
+        "block_index": fixed("block_index", pa.int32()),
+        "block_id": ids,
+        "kind": pa.array(out["kinds"], pa.string()).take(fixed("kind", pa.uint8())),
+        "level": pa.array(out["level"], pa.int8()),
+        "heading_path": pa.array(titles, pa.list_(pa.string())).take(path),
+        "heading_levels": pa.array(levels, pa.list_(pa.int8())).take(path),
+        "text": pa.Array.from_buffers(
+            pa.large_string(),
+            n,
+            [None, pa.py_buffer(out["text_offsets"]), pa.py_buffer(out["text"])],
+        ),
+        "char_start": fixed("char_start", pa.int64()),
+        "char_end": fixed("char_end", pa.int64()),
+        "line_start": fixed("line_start", pa.int32()),
+        "line_end": fixed("line_end", pa.int32()),
+        "info": pa.array(out["info"], pa.string()),
+        "lang": pa.array(out["lang"], pa.string()),
+        "alt": pa.array(out["alt"], pa.string()),
+        "item_starts": pa.array(out["item_starts"], pa.list_(pa.int32())),
+        "n_rows": pa.array(out["n_rows"], pa.int32()),
+        "n_chars": pa.nulls(n, pa.int32()),
+        "est_tokens": pa.nulls(n, pa.int32()),
+    }
+    return pa.table(columns, schema=schemas.BLOCKS), position
+
+
+def _reference_blocks(docs: list[tuple], rejects: list[dict]) -> pa.Table:
+    """Blocks of ``docs`` (doc_id, path, format, mdx, text) by the reference parser, one
+    document at a time; a document it fails on adds a reject and no block."""
+    cols: dict[str, list] = {name: [] for name in _FIELDS}
+    for doc_id, path, fmt, is_mdx, text in docs:
         try:
-            document_blocks(doc_id, text, fmt == "markdown", is_mdx, parser, into=cols)
-        except (RecursionError, MemoryError, ValueError) as exc:
+            document_blocks(doc_id, text, fmt == "markdown", is_mdx, REFERENCE_BACKEND, into=cols)
+        except _PARSE_ERRORS as exc:
             rejects.append(
                 {
                     "path": path,
@@ -40,10 +131,11 @@ def blocks(
                 }
             )
     n = len(cols["doc_id"])
-    table = schemas.from_columns(
-        {**cols, "n_chars": [0] * n, "est_tokens": [0] * n}, schemas.BLOCKS
-    )
-    return _with_estimates_arrow(table, bias), pa.Table.from_pylist(rejects, schema=schemas.REJECTS)
+    return schemas.from_columns({**cols, "n_chars": [0] * n, "est_tokens": [0] * n}, schemas.BLOCKS)
+
+
+def _concat(tables: list[pa.Table]) -> pa.Table:
+    return pa.concat_tables(tables) if tables else schemas.empty(schemas.BLOCKS)
 
 
 def _with_estimates_arrow(table: pa.Table, bias: str) -> pa.Table:
@@ -80,7 +172,36 @@ def document_blocks(
 ) -> dict[str, list]:
     """Column lists for one document's blocks (appended to ``into`` when given). A document
     that fails half-way adds nothing."""
-    lines, found = parse(text, markdown, is_mdx, parser)
+    if parser != REFERENCE_BACKEND:
+        cols = _core_document(doc_id, text, markdown, is_mdx)
+        if cols is not None:
+            return cols if into is None else _extend(into, cols)
+    return _reference_document(doc_id, text, markdown, is_mdx, into)
+
+
+def _core_document(doc_id: str, text: str, markdown: bool, is_mdx: bool) -> dict | None:
+    """One document's column lists from the Rust core, or None when it leaves the document
+    to the reference parser."""
+    doc = (doc_id, "", "markdown" if markdown else "text", is_mdx, text)
+    try:
+        table, _, fallback = _core_table([doc])
+    except _NOT_OURS:
+        raise
+    except BaseException:
+        return None
+    return None if fallback else {name: table[name].to_pylist() for name in _FIELDS}
+
+
+def _extend(into: dict[str, list], cols: dict[str, list]) -> dict[str, list]:
+    for name in _FIELDS:
+        into[name].extend(cols[name])
+    return into
+
+
+def _reference_document(
+    doc_id: str, text: str, markdown: bool, is_mdx: bool, into: dict[str, list] | None
+) -> dict[str, list]:
+    lines, found = parse(text, markdown, is_mdx)
     starts, ends = lines.starts, lines.ends
     char_start = [starts[b.first] for b in found]
     char_end = [ends[b.last] for b in found]
@@ -109,11 +230,7 @@ def document_blocks(
         ],
         "n_rows": [b.n_rows for b in found],
     }
-    if into is None:
-        return cols
-    for name in _FIELDS:
-        into[name].extend(cols[name])
-    return into
+    return cols if into is None else _extend(into, cols)
 
 
 def _heading_paths(found) -> tuple[list[list[str]], list[list[int]], list[str]]:

@@ -1,18 +1,18 @@
-"""The markdown parser: one document's text -> its top-level blocks (kind, level, spans).
+"""The reference markdown parser: one document's text -> its top-level blocks (kind,
+level, spans), in Python with markdown-it-py.
 
-It knows nothing about tokens or chunks. A CommonMark + GFM tables backend finds the
-top-level blocks of each markdown line range: pyromark (pulldown-cmark, compiled; the
-default) or markdown-it-py (pure Python; the reference, and the oracle of the tests). Both
-give the same blocks (tests/test_backends.py diffs them). This module cuts front matter
-and MDX segments first, fills any text no block covers (link reference definitions, for
-instance) with paragraph blocks so that nothing is lost, and trims trailing blank lines.
+It knows nothing about tokens or chunks. The product's parser is the Rust core
+(mdchunk._core, pulldown-cmark), called by the blocks stage (pipeline/block.py) for a whole
+batch; this module is what it falls back to for a document it cannot parse, what
+``--parser markdown-it`` selects, and the oracle the tests hold the Rust core to
+(tests/test_backends.py). It cuts front matter and MDX segments first, fills any text no
+block covers (link reference definitions, for instance) with paragraph blocks so that
+nothing is lost, and trims trailing blank lines; the Rust core does the same steps.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
-from importlib import import_module
 from itertools import accumulate
 
 from mdchunk.pipeline import fence, mdx
@@ -20,11 +20,16 @@ from mdchunk.pipeline import fence, mdx
 # Bumped whenever the blocks of the same document may change (documents too: front matter).
 PARSER_VERSION = "blocks-1"
 
-# Block parser backends: name -> (module with ``parse_lines``, distribution whose version
-# keys block reuse). The first is the default.
+# Block parser backends: name -> what keys block reuse besides PARSER_VERSION: the version
+# of a distribution (read when the key is made), or a fixed label. The first is the default.
+# "pyromark" is the Rust core: it runs pulldown-cmark 0.13.5, the parser pyromark 0.10.3
+# wrapped, and gives the blocks that backend gave, byte for byte (tests/test_golden.py), so
+# its key stays "blocks-1|pyromark-0.10.3": blocks stored by earlier versions are reused,
+# not parsed again. The name stays too (--parser pyromark, api.run(parser=...)). Any change
+# of the Rust core's output must change this label or PARSER_VERSION.
 BACKENDS = {
-    "pyromark": ("mdchunk.pipeline.parse_pyromark", "pyromark"),
-    "markdown-it": ("mdchunk.pipeline.parse_markdown_it", "markdown-it-py"),
+    "pyromark": ("label", "pyromark-0.10.3"),
+    "markdown-it": ("distribution", "markdown-it-py"),
 }
 DEFAULT_BACKEND = "pyromark"
 REFERENCE_BACKEND = "markdown-it"
@@ -34,7 +39,6 @@ EOL = fence.LINE_END  # the one definition of a line end
 # parsing is quadratic on some inputs, 200,000 '<' say) and shortened to TITLE_CHARS.
 TITLE_SOURCE_CHARS = 2_000
 TITLE_CHARS = 200
-_EOL_BYTES = re.compile(rb"\r\n|\r|\n")
 
 
 @dataclass(slots=True)
@@ -59,37 +63,35 @@ class Lines:
 
     @classmethod
     def of(cls, text: str) -> Lines:
-        return cls(*_line_table(text, "\r", "\n", EOL))
+        return cls(*_line_table(text))
 
     def line(self, text: str, i: int) -> str:
         return text[self.starts[i] : self.ends[i]]
 
 
-def _line_table(text, cr, lf, eol) -> tuple[list[int], list[int]]:
-    """(starts, ends) of every line of a str or bytes (LF, CRLF and lone CR end a line)."""
-    if cr not in text:  # the common case, without a regex
-        lengths = [len(line) for line in text.split(lf)]
+def _line_table(text: str) -> tuple[list[int], list[int]]:
+    """(starts, ends) of every line of a text (LF, CRLF and lone CR end a line)."""
+    if "\r" not in text:  # the common case, without a regex
+        lengths = [len(line) for line in text.split("\n")]
         starts = [0, *accumulate(n + 1 for n in lengths)][:-1]
         return starts, [s + n for s, n in zip(starts, lengths)]
     starts, ends = [0], []
-    for m in eol.finditer(text):
+    for m in EOL.finditer(text):
         ends.append(m.start())
         starts.append(m.end())
     ends.append(len(text))
     return starts, ends
 
 
-def byte_line_starts(data: bytes) -> list[int]:
-    """Byte offset of each line start of UTF-8 ``data``."""
-    return _line_table(data, b"\r", b"\n", _EOL_BYTES)[0]
-
-
 def parser_key(backend: str) -> str:
     """What stored blocks were made by: our parser version, the backend and its version."""
+    check_backend(backend)
+    how, what = BACKENDS[backend]
+    if how == "label":
+        return f"{PARSER_VERSION}|{what}"
     from mdchunk.pipeline.installed import version  # importlib.metadata's answer, sooner
 
-    check_backend(backend)
-    return f"{PARSER_VERSION}|{backend}-{version(BACKENDS[backend][1])}"
+    return f"{PARSER_VERSION}|{backend}-{version(what)}"
 
 
 def check_backend(name: str) -> None:
@@ -98,28 +100,12 @@ def check_backend(name: str) -> None:
         raise ValueError(f"unknown parser {name!r}: use {' or '.join(BACKENDS)}")
 
 
-def _backend(name: str):
-    check_backend(name)
-    return import_module(BACKENDS[name][0])
-
-
-def parse(
-    text: str, markdown: bool = True, is_mdx: bool = False, backend: str = DEFAULT_BACKEND
-) -> tuple[Lines, list[Block]]:
-    """Top-level blocks of ``text`` in order; their line spans never overlap. A backend that
-    fails on a document (a pyo3 panic is a BaseException) hands it to the reference one."""
+def parse(text: str, markdown: bool = True, is_mdx: bool = False) -> tuple[Lines, list[Block]]:
+    """Top-level blocks of ``text`` in order; their line spans never overlap."""
     lines = Lines.of(text)
     if not text.strip():
         return lines, []
-    impl = _backend(backend)
-    try:
-        found = _blocks(text, lines, markdown, is_mdx, impl)
-    except (KeyboardInterrupt, SystemExit, GeneratorExit):
-        raise
-    except BaseException:
-        if backend == REFERENCE_BACKEND:
-            raise
-        found = _blocks(text, lines, markdown, is_mdx, _backend(REFERENCE_BACKEND))
+    found = _blocks(text, lines, markdown, is_mdx)
     fenced = None
     if not markdown and ("```" in text or "~~~" in text):
         # plain text: a blank line inside a ``` region does not end the paragraph
@@ -127,7 +113,7 @@ def parse(
     return lines, _fill_gaps(text, lines, found, fenced)
 
 
-def _blocks(text: str, lines: Lines, markdown: bool, is_mdx: bool, impl) -> list[Block]:
+def _blocks(text: str, lines: Lines, markdown: bool, is_mdx: bool) -> list[Block]:
     if not markdown:
         return []
     blocks: list[Block] = []
@@ -140,19 +126,21 @@ def _blocks(text: str, lines: Lines, markdown: bool, is_mdx: bool, impl) -> list
         blocks.append(Block("front_matter", 0, last))
         start = last + 1
     if not is_mdx:
-        return blocks + _parse_md(text, lines, start, len(lines.starts), impl)
+        return blocks + _parse_md(text, lines, start, len(lines.starts))
     all_lines = [lines.line(text, i) for i in range(len(lines.starts))]
     for kind, a, b in mdx.segments(all_lines, start):
-        blocks += _parse_md(text, lines, a, b, impl) if kind == "md" else [Block(kind, a, b - 1)]
+        blocks += _parse_md(text, lines, a, b) if kind == "md" else [Block(kind, a, b - 1)]
     return blocks
 
 
-def _parse_md(text: str, lines: Lines, a: int, b: int, impl) -> list[Block]:
+def _parse_md(text: str, lines: Lines, a: int, b: int) -> list[Block]:
     """Blocks of lines [a, b), parsed as a document of their own; heading titles shortened
     to TITLE_CHARS (a title is a breadcrumb element, not a place for 50 kB of base64)."""
     if a >= b:
         return []
-    blocks = impl.parse_lines(text, lines, a, b)
+    from mdchunk.pipeline import parse_markdown_it  # here: it imports this module
+
+    blocks = parse_markdown_it.parse_lines(text, lines, a, b)
     for block in blocks:
         if block.title is not None and len(block.title) > TITLE_CHARS:
             block.title = block.title[: TITLE_CHARS - 1].rstrip() + "…"

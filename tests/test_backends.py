@@ -1,7 +1,8 @@
-"""The default block parser (pyromark) against the reference (markdown-it-py): the same
-blocks (kinds, line spans, levels, heading texts, fence info, list items, table rows, image
-alt texts) on every shared corpus document, every CommonMark spec example and generated
-documents. Known divergences are listed below with their reasons.
+"""The product's block parser (the Rust core, pulldown-cmark) against the reference
+(markdown-it-py): the same blocks (kinds, line spans, offsets, levels, heading paths, block
+ids, fence info, list items, table rows, image alt texts) on every shared corpus document,
+every CommonMark spec example and generated documents. Known divergences are listed below
+with their reasons.
 """
 
 from __future__ import annotations
@@ -12,10 +13,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from mdchunk.pipeline import block, runstore
 from mdchunk.pipeline import parse as parse_mod
-from mdchunk.pipeline import runstore
+from mdchunk.pipeline.block import document_blocks
 from mdchunk.pipeline.document import MARKDOWN_SUFFIXES
-from mdchunk.pipeline.parse import BACKENDS, parse
+from mdchunk.pipeline.parse import BACKENDS
 from tests.conftest import corpus_dir
 
 # Where the backends knowingly differ: an input of each kind, and why. None of these occurs
@@ -69,19 +71,22 @@ KNOWN_DIVERGENCES: list[tuple[str, str]] = [
 ]
 
 
-def both(text: str, mdx: bool = False):
-    """Blocks of ``text`` from each backend."""
-    return [parse(text, True, mdx, name)[1] for name in ("pyromark", "markdown-it")]
+def both(text: str, mdx: bool = False) -> list[dict[str, list]]:
+    """Block columns of ``text`` from each backend."""
+    return [document_blocks("d", text, True, mdx, name) for name in ("pyromark", "markdown-it")]
 
 
 def first_difference(text: str, mdx: bool = False) -> str | None:
     ours, ref = both(text, mdx)
     if ours == ref:
         return None
-    for i, (a, b) in enumerate(zip(ours, ref)):
-        if a != b:
-            return f"block {i}: pyromark {a} markdown-it {b}"
-    return f"{len(ours)} blocks from pyromark, {len(ref)} from markdown-it"
+    if len(ours["kind"]) != len(ref["kind"]):
+        return f"{len(ours['kind'])} blocks from the Rust core, {len(ref['kind'])} from markdown-it"
+    for name in ours:
+        for i, (a, b) in enumerate(zip(ours[name], ref[name])):
+            if a != b:
+                return f"block {i} {name}: Rust core {a!r} markdown-it {b!r}"
+    return "differ"  # not reached: equal columns of equal lengths
 
 
 @pytest.mark.corpus
@@ -219,33 +224,32 @@ class PanicException(BaseException):
     """What pyo3 raises when Rust code panics: a BaseException, not an Exception."""
 
 
-def test_a_panic_falls_back_to_the_reference(monkeypatch):
-    from mdchunk.pipeline import parse_pyromark
-
+def test_a_failing_core_falls_back_to_the_reference(monkeypatch):
     def panic(*args):
         raise PanicException("boom")
 
-    monkeypatch.setattr(parse_pyromark, "parse_lines", panic)
+    monkeypatch.setattr(block, "_core_table", panic)
     text = "# Title\n\n- a\n- b\n"
-    _, found = parse(text, backend="pyromark")
-    assert [(b.kind, b.first, b.last) for b in found] == [("heading", 0, 0), ("list", 2, 3)]
-    assert found == parse(text, backend="markdown-it")[1]
+    cols = document_blocks("d", text, True, False)
+    assert list(zip(cols["kind"], cols["line_start"], cols["line_end"])) == [
+        ("heading", 1, 1),
+        ("list", 3, 4),
+    ]
+    assert cols == document_blocks("d", text, True, False, "markdown-it")
 
 
 def test_an_interrupt_is_not_swallowed(monkeypatch):
-    from mdchunk.pipeline import parse_pyromark
-
     def interrupt(*args):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(parse_pyromark, "parse_lines", interrupt)
+    monkeypatch.setattr(block, "_core_table", interrupt)
     with pytest.raises(KeyboardInterrupt):
-        parse("# Title\n", backend="pyromark")
+        document_blocks("d", "# Title\n", True, False)
 
 
 def test_unknown_backend_is_refused():
     with pytest.raises(ValueError, match="unknown parser"):
-        parse("# a\n", backend="commonmark.js")
+        parse_mod.check_backend("commonmark.js")
 
 
 def test_cli_offers_the_backends():
@@ -264,7 +268,7 @@ def test_switching_parser_reparses_and_keeps_every_chunk(tmp_path):
     out = tmp_path / "out"
     first = run(SAMPLE, out, "--parser", "markdown-it")
     first_dir = runstore.resolve(out)
-    second = run(SAMPLE, out)  # the default, pyromark
+    second = run(SAMPLE, out)  # the default, the Rust core
     assert "markdown-it" in first["parser_version"] and "pyromark" in second["parser_version"]
     assert second["documents_parsed"] == first["documents_parsed"] > 0
     assert (second["chunks_added"], second["chunks_removed"]) == (0, 0)

@@ -11,7 +11,7 @@ from mdchunk.pipeline import installed
 from tests.helpers import fresh_python
 
 
-@pytest.mark.parametrize("dist", ["pyromark", "markdown-it-py", "pyarrow", "PyYAML", "click"])
+@pytest.mark.parametrize("dist", ["markdown-it-py", "pyarrow", "PyYAML", "click", "numpy"])
 def test_the_same_version_as_importlib_metadata(dist):
     assert installed.version(dist) == metadata_version(dist)
 
@@ -35,7 +35,14 @@ def test_the_parser_key_loads_no_importlib_metadata():
     code = (
         "import sys\n"
         "from mdchunk.pipeline.parse import parser_key\n"
-        "print(parser_key('pyromark'), 'importlib.metadata' in sys.modules)\n"
+        "print(parser_key('markdown-it'), 'importlib.metadata' in sys.modules)\n"
     )
     key, loaded = fresh_python(code).split()
-    assert key.endswith(f"pyromark-{metadata_version('pyromark')}") and loaded == "False"
+    assert key.endswith(f"markdown-it-{metadata_version('markdown-it-py')}") and loaded == "False"
+
+
+def test_the_default_parser_keeps_its_key():
+    """The Rust core gives the blocks the pyromark backend gave: stored blocks stay reused."""
+    from mdchunk.pipeline.parse import DEFAULT_BACKEND, parser_key
+
+    assert parser_key(DEFAULT_BACKEND) == "blocks-1|pyromark-0.10.3"

@@ -201,7 +201,7 @@ def test_unchanged_run_loads_no_parser_or_polars(corpus, tmp_path):
         f"policy = api.resolve_policy(None, **{_small_policy()!r})\n"
         f"record = api.run({str(corpus)!r}, {str(out)!r}, policy=policy, workers=1).record\n"
         "assert record['chunks_added'] == 0 and record['documents_unchanged'] == 11, record\n"
-        "heavy = ('polars', 'pyromark', 'markdown_it', 'pandas', 'pyarrow.dataset')\n"
+        "heavy = ('polars', 'mdchunk._core', 'markdown_it', 'pandas', 'pyarrow.dataset')\n"
         "print(sorted(m for m in heavy if m in sys.modules))\n"
     )
     assert fresh_python(code) == "[]"

@@ -32,6 +32,9 @@ pub struct Columns {
     pub paths: Vec<(Vec<String>, Vec<i8>)>,
     pub char_start: Vec<i64>,
     pub char_end: Vec<i64>,
+    /// the block's text as UTF-8 byte offsets into its document
+    pub byte_start: Vec<usize>,
+    pub byte_end: Vec<usize>,
     pub line_start: Vec<i32>,
     pub line_end: Vec<i32>,
     pub info: Vec<Option<String>>,
@@ -63,6 +66,10 @@ fn blocks_with(docs: &[Document], parse: Parse) -> Columns {
                     .iter()
                     .map(|b| &doc.text[lines.starts[b.first]..lines.ends[b.last]])
                     .collect();
+                for b in &found {
+                    cols.byte_start.push(lines.starts[b.first]);
+                    cols.byte_end.push(lines.ends[b.last]);
+                }
                 push_document(&mut cols, i as u32, found, &bodies, &starts, &ends);
             }
             _ => cols.fallback.push(i as u32),
@@ -244,6 +251,7 @@ mod tests {
         }]);
         assert_eq!(cols.kind, vec![Kind::Paragraph, Kind::List]);
         assert_eq!((cols.char_start[1], cols.char_end[1]), (5, 13));
+        assert_eq!((cols.byte_start[1], cols.byte_end[1]), (6, 15));
         assert_eq!(cols.item_starts[1], Some(vec![0, 5]));
     }
 }

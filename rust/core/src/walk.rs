@@ -1,5 +1,6 @@
-//! The pulldown-cmark walk (parse_pyromark.py): the top-level blocks of a line range from
-//! one pass over pulldown-cmark's events, as the pyromark backend reads them.
+//! The pulldown-cmark walk: the top-level blocks of a line range from one pass over
+//! pulldown-cmark's events (it replaced the Python walk over pyromark's events, whose blocks
+//! it gives byte for byte, so block reuse keys it as that backend: pipeline/parse.py).
 
 use std::ops::Range;
 

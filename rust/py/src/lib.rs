@@ -1,6 +1,7 @@
 //! mdchunk._core: the Python face of mdchunk-core. Inputs are converted in bulk, the work
-//! runs without holding the interpreter, outputs come back as column lists. A panic never
-//! crosses into Python: it is caught here and raised as RuntimeError.
+//! runs without holding the interpreter, outputs come back as Arrow-ready buffers (native
+//! byte order) or, for the mostly empty columns, lists. A panic never crosses into Python:
+//! it is caught here and raised as RuntimeError.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
@@ -9,13 +10,16 @@ use mdchunk_core::kind::Kind;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedStr;
-use pyo3::types::{PyDict, PyList, PyString};
+use pyo3::types::{PyBytes, PyDict, PyList};
 
 /// Block columns (the blocks stage without its estimates) of every document:
-/// doc (index into the inputs), block_index, block_id, kind, level, heading_path,
-/// heading_levels, char_start, char_end (code points), line_start, line_end, info, lang,
-/// alt, item_starts, n_rows, and fallback: the documents to parse with the reference
-/// parser instead (none of their blocks are in the columns).
+/// doc (uint32: index into the inputs), block_index (int32), block_id (16 ASCII bytes per
+/// block), kind (uint8: index into `kinds`), level, path (uint32: index into `paths`, the
+/// distinct (heading titles, heading levels) lists), char_start, char_end (int64, code
+/// points), line_start, line_end (int32), info, lang, alt, item_starts, n_rows (lists),
+/// text and text_offsets (the blocks' texts as one UTF-8 buffer, int64 offsets), and
+/// fallback: the documents to parse with the reference parser instead (none of their
+/// blocks are in the columns).
 #[pyfunction]
 fn blocks<'py>(
     py: Python<'py>,
@@ -41,43 +45,86 @@ fn blocks<'py>(
             mdx,
         })
         .collect();
-    let cols = py
-        .detach(|| catch_unwind(AssertUnwindSafe(|| core_blocks(&docs))))
+    let (cols, text, offsets) = py
+        .detach(|| {
+            catch_unwind(AssertUnwindSafe(|| {
+                let cols = core_blocks(&docs);
+                let (text, offsets) = block_texts(&docs, &cols);
+                (cols, text, offsets)
+            }))
+        })
         .map_err(|_| PyRuntimeError::new_err("blocks: the Rust core failed (a bug in mdchunk)"))?;
-    columns_dict(py, cols)
+    columns_dict(py, cols, &text, &offsets)
 }
 
-fn columns_dict(py: Python<'_>, cols: Columns) -> PyResult<Bound<'_, PyDict>> {
-    let out = PyDict::new(py);
-    let kinds: Vec<Bound<PyString>> = Kind::ALL
+/// Every block's text, one after the other, and the offsets of each (n + 1 of them).
+fn block_texts(docs: &[Document], cols: &Columns) -> (Vec<u8>, Vec<i64>) {
+    let total: usize = cols
+        .byte_start
         .iter()
-        .map(|k| PyString::intern(py, k.name()))
-        .collect();
-    let kind_of = |k: &Kind| kinds[*k as usize].clone();
-    let mut titles = Vec::with_capacity(cols.paths.len());
-    let mut levels = Vec::with_capacity(cols.paths.len());
-    for (t, l) in &cols.paths {
-        titles.push(PyList::new(py, t)?);
-        levels.push(PyList::new(py, l)?);
+        .zip(&cols.byte_end)
+        .map(|(a, b)| b - a)
+        .sum();
+    let mut text = Vec::with_capacity(total);
+    let mut offsets = Vec::with_capacity(cols.doc.len() + 1);
+    offsets.push(0i64);
+    for ((&d, &a), &b) in cols.doc.iter().zip(&cols.byte_start).zip(&cols.byte_end) {
+        text.extend_from_slice(&docs[d as usize].text.as_bytes()[a..b]);
+        offsets.push(text.len() as i64);
     }
-    out.set_item("doc", cols.doc)?;
-    out.set_item("block_index", cols.block_index)?;
-    out.set_item("block_id", cols.block_id)?;
-    out.set_item("kind", PyList::new(py, cols.kind.iter().map(kind_of))?)?;
+    (text, offsets)
+}
+
+/// A column of fixed-width numbers as bytes in native order (an Arrow data buffer).
+fn buffer<'py, T: Copy, const N: usize>(
+    py: Python<'py>,
+    values: &[T],
+    to_bytes: fn(T) -> [u8; N],
+) -> Bound<'py, PyBytes> {
+    let mut out = Vec::with_capacity(values.len() * N);
+    for &v in values {
+        out.extend_from_slice(&to_bytes(v));
+    }
+    PyBytes::new(py, &out)
+}
+
+fn columns_dict<'py>(
+    py: Python<'py>,
+    cols: Columns,
+    text: &[u8],
+    offsets: &[i64],
+) -> PyResult<Bound<'py, PyDict>> {
+    let out = PyDict::new(py);
+    let kinds: Vec<&str> = Kind::ALL.iter().map(|k| k.name()).collect();
+    out.set_item("kinds", kinds)?;
+    out.set_item("n", cols.doc.len())?;
+    out.set_item("doc", buffer(py, &cols.doc, u32::to_ne_bytes))?;
+    out.set_item(
+        "block_index",
+        buffer(py, &cols.block_index, i32::to_ne_bytes),
+    )?;
+    let ids: Vec<u8> = cols.block_id.iter().flat_map(|id| id.bytes()).collect();
+    out.set_item("block_id", PyBytes::new(py, &ids))?;
+    let kind: Vec<u8> = cols.kind.iter().map(|&k| k as u8).collect();
+    out.set_item("kind", PyBytes::new(py, &kind))?;
     out.set_item("level", cols.level)?;
-    let paths = cols.path.iter().map(|&p| titles[p as usize].clone());
-    out.set_item("heading_path", PyList::new(py, paths)?)?;
-    let lvls = cols.path.iter().map(|&p| levels[p as usize].clone());
-    out.set_item("heading_levels", PyList::new(py, lvls)?)?;
-    out.set_item("char_start", cols.char_start)?;
-    out.set_item("char_end", cols.char_end)?;
-    out.set_item("line_start", cols.line_start)?;
-    out.set_item("line_end", cols.line_end)?;
+    out.set_item("path", buffer(py, &cols.path, u32::to_ne_bytes))?;
+    let paths = PyList::empty(py);
+    for (titles, levels) in &cols.paths {
+        paths.append((PyList::new(py, titles)?, PyList::new(py, levels)?))?;
+    }
+    out.set_item("paths", paths)?;
+    out.set_item("char_start", buffer(py, &cols.char_start, i64::to_ne_bytes))?;
+    out.set_item("char_end", buffer(py, &cols.char_end, i64::to_ne_bytes))?;
+    out.set_item("line_start", buffer(py, &cols.line_start, i32::to_ne_bytes))?;
+    out.set_item("line_end", buffer(py, &cols.line_end, i32::to_ne_bytes))?;
     out.set_item("info", cols.info)?;
     out.set_item("lang", cols.lang)?;
     out.set_item("alt", cols.alt)?;
     out.set_item("item_starts", cols.item_starts)?;
     out.set_item("n_rows", cols.n_rows)?;
+    out.set_item("text", PyBytes::new(py, text))?;
+    out.set_item("text_offsets", buffer(py, offsets, i64::to_ne_bytes))?;
     out.set_item("fallback", cols.fallback)?;
     Ok(out)
 }
