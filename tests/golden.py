@@ -42,8 +42,9 @@ def sets() -> dict[str, Path | None]:
     return found
 
 
-def fingerprints(name: str, folder: Path | None, policy: str) -> pa.Table:
-    """The fingerprint rows of one set at one policy, in path order."""
+def fingerprints(name: str, folder: Path | None, policy: str, **run) -> pa.Table:
+    """The fingerprint rows of one set at one policy, in path order; ``run``: more keywords
+    of ``mdchunk.api.run`` (workers, engine, ray_address)."""
     from mdchunk import api
     from mdchunk.jobs.runlog import RunLog
     from mdchunk.pipeline import runstore
@@ -54,7 +55,7 @@ def fingerprints(name: str, folder: Path | None, policy: str) -> pa.Table:
             folder = Path(tmp) / "generated"
             write_generated(folder)
         out = Path(tmp) / "out"
-        api.run(folder, out, policy=Policy(**POLICIES[policy]), log=RunLog(quiet=True))
+        api.run(folder, out, policy=Policy(**POLICIES[policy]), log=RunLog(quiet=True), **run)
         run = runstore.resolve(out)
         hashes = _hashes(run)
         paths = pq.read_table(run / "documents.parquet", columns=["doc_id", "path"]).to_pylist()
@@ -179,11 +180,11 @@ def _front_matter(rng: random.Random, i: int) -> str:
     return f"---\ntitle: Document {i} {title}\ndescription: {description}\ntags: [a, b]\n---"
 
 
-def compute(names: list[str] | None = None) -> pa.Table:
+def compute(names: list[str] | None = None, **run) -> pa.Table:
     """The fingerprints of the named sets (all present ones by default), both policies."""
     found = sets()
     parts = [
-        fingerprints(name, found[name], policy)
+        fingerprints(name, found[name], policy, **run)
         for name in (names or list(found))
         for policy in POLICIES
     ]

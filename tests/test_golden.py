@@ -14,9 +14,9 @@ from tests.conftest import CORPUS_NAMES
 KEPT: dict[tuple[str, str, str], str] = {}
 
 
-def _differences(name: str) -> list[tuple[str, str, str]]:
+def _differences(name: str, **run) -> list[tuple[str, str, str]]:
     want = {(r["path"], r["policy"]): r for r in golden.load([name]).to_pylist()}
-    got = {(r["path"], r["policy"]): r for r in golden.compute([name]).to_pylist()}
+    got = {(r["path"], r["policy"]): r for r in golden.compute([name], **run).to_pylist()}
     assert want, f"no fingerprints recorded for {name}: run `make golden`"
     assert got.keys() == want.keys(), sorted(got.keys() ^ want.keys())[:10]
     return [
@@ -38,3 +38,13 @@ def test_documents_of_the_project_match_their_fingerprints(name):
 def test_every_corpus_document_matches_its_fingerprints(name):
     differences = _differences(name)
     assert not differences, (len(differences), differences[:10])
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_one_or_two_workers_give_the_fingerprints(workers):
+    assert _differences("generated", workers=workers) == []
+
+
+def test_the_ray_engine_gives_the_fingerprints(ray_cluster):
+    for name in ("sample", "generated"):
+        assert _differences(name, engine="ray", ray_address=ray_cluster) == []
