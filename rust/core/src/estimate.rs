@@ -4,6 +4,8 @@
 //! `tokens._weighted`, so the numbers equal the Python ones to the bit. The classes and
 //! weights are generated from the Python ones (tools/gen_estimate.py).
 
+use std::sync::OnceLock;
+
 use crate::estimate_tables::*;
 
 /// The counts of one text: every class of WEIGHTED but `foreign` (which needs the
@@ -22,13 +24,14 @@ pub type EnglishDocument = Option<bool>;
 pub fn counts(text: &str) -> Counts {
     let mut c = [0u64; N_WEIGHTED];
     let bytes = text.as_bytes();
-    let (mut non_ascii, mut chars, mut english) = (0u64, 0u64, 0u64);
+    let (mut non_ascii, mut ascii_chars, mut english) = (0u64, 0u64, 0u64);
+    let (mut letters, mut digits, mut punct, mut space, mut controls) = (0u64, 0, 0, 0, 0);
+    let (mut words, mut numbers, mut breaks) = (0u64, 0u64, 0u64);
     let mut prev = 0u8; // the previous byte's ASCII bits (0 after a non-ASCII character)
     let mut word_start = None; // where the current run of ASCII word characters started
     let mut i = 0;
     while i < bytes.len() {
         let b = bytes[i];
-        chars += 1;
         if b >= 0x80 {
             let ch = text[i..]
                 .chars()
@@ -41,35 +44,33 @@ pub fn counts(text: &str) -> Counts {
             i += ch.len_utf8();
             continue;
         }
+        ascii_chars += 1;
         let bits = ASCII[b as usize];
-        for (bit, class) in [
-            (IS_LETTERS, LETTERS),
-            (IS_DIGITS, DIGITS),
-            (IS_PUNCT, PUNCT),
-            (IS_SPACE, SPACE),
-            (IS_CONTROLS, CONTROLS),
-        ] {
-            c[class] += u64::from(bits & bit != 0);
-        }
-        if bits & IS_LETTERS != 0 && prev & IS_LETTERS == 0 {
-            c[WORDS] += 1;
-        }
-        if bits & IS_DIGITS != 0 && prev & IS_DIGITS == 0 {
-            c[NUMBERS] += 1;
-        }
+        letters += u64::from(bits & IS_LETTERS != 0);
+        digits += u64::from(bits & IS_DIGITS != 0);
+        punct += u64::from(bits & IS_PUNCT != 0);
+        space += u64::from(bits & IS_SPACE != 0);
+        controls += u64::from(bits & IS_CONTROLS != 0);
+        let starts = bits & !prev; // the runs this byte starts
+        words += u64::from(starts & IS_LETTERS != 0);
+        numbers += u64::from(starts & IS_DIGITS != 0);
         let lower_upper = prev & IS_LOWER != 0 && bits & IS_UPPER != 0;
         let letter_digit = prev & IS_LETTERS != 0 && bits & IS_DIGITS != 0;
         let digit_letter = prev & IS_DIGITS != 0 && bits & IS_LETTERS != 0;
-        c[BREAKS] += u64::from(lower_upper) + u64::from(letter_digit) + u64::from(digit_letter);
+        breaks += u64::from(lower_upper) + u64::from(letter_digit) + u64::from(digit_letter);
         if b.is_ascii_alphanumeric() || b == b'_' {
             word_start.get_or_insert(i);
-        } else {
+        } else if word_start.is_some() {
             english += end_word(bytes, &mut word_start, i);
         }
         prev = bits;
         i += 1;
     }
     english += end_word(bytes, &mut word_start, bytes.len());
+    (c[LETTERS], c[DIGITS], c[PUNCT], c[SPACE], c[CONTROLS]) =
+        (letters, digits, punct, space, controls);
+    (c[WORDS], c[NUMBERS], c[BREAKS]) = (words, numbers, breaks);
+    let chars = ascii_chars + non_ascii;
     let wide = 2 * c[TWO_BYTE] + 3 * (c[CJK] + c[HANGUL]);
     c[OTHER] = bytes.len() as u64 - (chars - non_ascii) - wide;
     Counts {
@@ -85,17 +86,62 @@ pub fn counts(text: &str) -> Counts {
 fn end_word(bytes: &[u8], start: &mut Option<usize>, end: usize) -> u64 {
     let Some(a) = start.take() else { return 0 };
     let run = &bytes[a..end];
-    u64::from(ENGLISH_WORDS.iter().any(|w| w.eq_ignore_ascii_case(run)))
+    if !(2..=7).contains(&run.len()) {
+        return 0; // no English word is shorter or longer
+    }
+    u64::from(english_words().binary_search(&folded(run)).is_ok())
+}
+
+/// A run of at most 7 ASCII word characters as one number, letters in lower case (digits
+/// and `_` stay apart from every letter).
+fn folded(run: &[u8]) -> u64 {
+    run.iter().fold(0, |key, &b| key << 8 | u64::from(b | 0x20))
+}
+
+/// ENGLISH_WORDS folded and sorted.
+fn english_words() -> &'static [u64] {
+    static WORDS: OnceLock<Vec<u64>> = OnceLock::new();
+    WORDS.get_or_init(|| {
+        let mut keys: Vec<u64> = ENGLISH_WORDS.iter().map(|w| folded(w)).collect();
+        keys.sort_unstable();
+        keys
+    })
 }
 
 /// Adds a non-ASCII character to every class of code point ranges it is in.
 fn classify(cp: u32, c: &mut [u64; N_WEIGHTED]) {
+    if let Some(&mask) = bmp_classes().get(cp as usize) {
+        let mut mask = mask;
+        while mask != 0 {
+            c[RANGES[mask.trailing_zeros() as usize].0] += 1;
+            mask &= mask - 1;
+        }
+        return;
+    }
     for &(class, ranges) in RANGES {
         let i = ranges.partition_point(|&(_, hi)| hi < cp);
         if i < ranges.len() && ranges[i].0 <= cp {
             c[class] += 1;
         }
     }
+}
+
+/// For every code point of the Basic Multilingual Plane: bit k set when it is in the
+/// ranges of `RANGES[k]`.
+fn bmp_classes() -> &'static [u16] {
+    static TABLE: OnceLock<Vec<u16>> = OnceLock::new();
+    TABLE.get_or_init(|| {
+        assert!(RANGES.len() <= 16, "a class a bit of u16");
+        let mut table = vec![0u16; 0x10000];
+        for (k, &(_, ranges)) in RANGES.iter().enumerate() {
+            for &(lo, hi) in ranges.iter().filter(|&&(lo, _)| lo < 0x10000) {
+                for cell in &mut table[lo as usize..=hi.min(0xFFFF) as usize] {
+                    *cell |= 1 << k;
+                }
+            }
+        }
+        table
+    })
 }
 
 /// `english >= FOREIGN_SHARE * words`, in float64 as `tokens._reads_english`.
