@@ -21,14 +21,64 @@ pub struct Counts {
 /// reads (or not) as English.
 pub type EnglishDocument = Option<bool>;
 
+// An ASCII byte's code: its class, and what runs, breaks and English words need to know.
+const LOWER_CODE: usize = 0;
+const UPPER_CODE: usize = 1;
+const DIGIT_CODE: usize = 2;
+const UNDERSCORE_CODE: usize = 3; // punctuation, and part of a word for `\b`
+const PUNCT_CODE: usize = 4;
+const SPACE_CODE: usize = 5;
+const CONTROL_CODE: usize = 6;
+const NON_ASCII_CODE: usize = 7; // before the first byte and after a non-ASCII character
+const CODES: usize = 8;
+const fn is_word(code: usize) -> bool {
+    code <= UNDERSCORE_CODE
+}
+const fn is_letter(code: usize) -> bool {
+    code == LOWER_CODE || code == UPPER_CODE
+}
+
+const BYTE_CODE: [u8; 128] = {
+    let mut table = [0u8; 128];
+    let mut b = 0;
+    while b < 128 {
+        let bits = ASCII[b];
+        let class = bits & (IS_LETTERS | IS_DIGITS | IS_PUNCT | IS_SPACE | IS_CONTROLS);
+        assert!(class.count_ones() == 1, "every ASCII byte is in one class");
+        assert!(bits & (IS_LOWER | IS_UPPER) == 0 || class == IS_LETTERS);
+        assert!(class != IS_LETTERS || bits & (IS_LOWER | IS_UPPER) != 0);
+        let code = if bits & IS_LOWER != 0 {
+            LOWER_CODE
+        } else if bits & IS_UPPER != 0 {
+            UPPER_CODE
+        } else if class == IS_DIGITS {
+            DIGIT_CODE
+        } else if b == b'_' as usize {
+            assert!(class == IS_PUNCT, "_ is punctuation");
+            UNDERSCORE_CODE
+        } else if class == IS_PUNCT {
+            PUNCT_CODE
+        } else if class == IS_SPACE {
+            SPACE_CODE
+        } else {
+            CONTROL_CODE
+        };
+        assert!(is_word(code) == ((b as u8).is_ascii_alphanumeric() || b == b'_' as usize));
+        table[b] = code as u8;
+        b += 1;
+    }
+    table
+};
+
 pub fn counts(text: &str) -> Counts {
     let mut c = [0u64; N_WEIGHTED];
     let bytes = text.as_bytes();
-    let (mut non_ascii, mut ascii_chars, mut english) = (0u64, 0u64, 0u64);
-    let (mut letters, mut digits, mut punct, mut space, mut controls) = (0u64, 0, 0, 0, 0);
-    let (mut words, mut numbers, mut breaks) = (0u64, 0u64, 0u64);
-    let mut prev = 0u8; // the previous byte's ASCII bits (0 after a non-ASCII character)
-    let mut word_start = None; // where the current run of ASCII word characters started
+    // how often each (previous code, code) pair occurs, by byte position mod 2 (so that a
+    // repeated pair does not wait on one counter)
+    let mut lanes = [[0u64; CODES * CODES]; 2];
+    let (mut non_ascii, mut english) = (0u64, 0u64);
+    let mut prev = NON_ASCII_CODE;
+    let mut word_start = usize::MAX; // where the current run of word characters started
     let mut i = 0;
     while i < bytes.len() {
         let b = bytes[i];
@@ -40,37 +90,47 @@ pub fn counts(text: &str) -> Counts {
             non_ascii += 1;
             classify(ch as u32, &mut c);
             english += end_word(bytes, &mut word_start, i);
-            prev = 0;
+            prev = NON_ASCII_CODE;
             i += ch.len_utf8();
             continue;
         }
-        ascii_chars += 1;
-        let bits = ASCII[b as usize];
-        letters += u64::from(bits & IS_LETTERS != 0);
-        digits += u64::from(bits & IS_DIGITS != 0);
-        punct += u64::from(bits & IS_PUNCT != 0);
-        space += u64::from(bits & IS_SPACE != 0);
-        controls += u64::from(bits & IS_CONTROLS != 0);
-        let starts = bits & !prev; // the runs this byte starts
-        words += u64::from(starts & IS_LETTERS != 0);
-        numbers += u64::from(starts & IS_DIGITS != 0);
-        let lower_upper = prev & IS_LOWER != 0 && bits & IS_UPPER != 0;
-        let letter_digit = prev & IS_LETTERS != 0 && bits & IS_DIGITS != 0;
-        let digit_letter = prev & IS_DIGITS != 0 && bits & IS_LETTERS != 0;
-        breaks += u64::from(lower_upper) + u64::from(letter_digit) + u64::from(digit_letter);
-        if b.is_ascii_alphanumeric() || b == b'_' {
-            word_start.get_or_insert(i);
-        } else if word_start.is_some() {
-            english += end_word(bytes, &mut word_start, i);
+        let code = BYTE_CODE[b as usize] as usize;
+        lanes[i & 1][prev * CODES + code] += 1;
+        if is_word(code) != is_word(prev) {
+            if is_word(code) {
+                word_start = i;
+            } else {
+                english += end_word(bytes, &mut word_start, i);
+            }
         }
-        prev = bits;
+        prev = code;
         i += 1;
     }
     english += end_word(bytes, &mut word_start, bytes.len());
-    (c[LETTERS], c[DIGITS], c[PUNCT], c[SPACE], c[CONTROLS]) =
-        (letters, digits, punct, space, controls);
-    (c[WORDS], c[NUMBERS], c[BREAKS]) = (words, numbers, breaks);
-    let chars = ascii_chars + non_ascii;
+    let mut pair = [[0u64; CODES]; CODES];
+    let mut of_code = [0u64; CODES];
+    for a in 0..CODES {
+        for b in 0..CODES {
+            pair[a][b] = lanes[0][a * CODES + b] + lanes[1][a * CODES + b];
+            of_code[b] += pair[a][b];
+        }
+    }
+    c[LETTERS] = of_code[LOWER_CODE] + of_code[UPPER_CODE];
+    c[DIGITS] = of_code[DIGIT_CODE];
+    c[PUNCT] = of_code[PUNCT_CODE] + of_code[UNDERSCORE_CODE];
+    c[SPACE] = of_code[SPACE_CODE];
+    c[CONTROLS] = of_code[CONTROL_CODE];
+    for (a, row) in pair.iter().enumerate() {
+        if !is_letter(a) {
+            c[WORDS] += row[LOWER_CODE] + row[UPPER_CODE];
+        }
+        if a != DIGIT_CODE {
+            c[NUMBERS] += row[DIGIT_CODE];
+        }
+    }
+    let (l, u, d) = (LOWER_CODE, UPPER_CODE, DIGIT_CODE);
+    c[BREAKS] = pair[l][u] + pair[l][d] + pair[u][d] + pair[d][l] + pair[d][u];
+    let chars = of_code.iter().sum::<u64>() + non_ascii;
     let wide = 2 * c[TWO_BYTE] + 3 * (c[CJK] + c[HANGUL]);
     c[OTHER] = bytes.len() as u64 - (chars - non_ascii) - wide;
     Counts {
@@ -83,8 +143,11 @@ pub fn counts(text: &str) -> Counts {
 /// 1 when the run of ASCII word characters that ends at `end` is an English function word:
 /// a match of `\b(?:the|and|...)\b` (ASCII word boundaries, any case) is exactly such a
 /// whole run.
-fn end_word(bytes: &[u8], start: &mut Option<usize>, end: usize) -> u64 {
-    let Some(a) = start.take() else { return 0 };
+fn end_word(bytes: &[u8], start: &mut usize, end: usize) -> u64 {
+    let a = std::mem::replace(start, usize::MAX);
+    if a == usize::MAX {
+        return 0;
+    }
     let run = &bytes[a..end];
     if !(2..=7).contains(&run.len()) {
         return 0; // no English word is shorter or longer
