@@ -151,8 +151,8 @@ def _with_estimates_arrow(table: pa.Table, bias: str) -> pa.Table:
 def with_estimates(table: pl.DataFrame, bias: str) -> pl.DataFrame:
     """n_chars and est_tokens for every block, for all blocks at once (every block of a
     document in the table: a block is judged with its document's language,
-    tokens.FOREIGN_LETTER). bulk_estimate counts the characters from the texts' bytes with
-    numpy: the numbers of ``tokens.estimate_expr``, in a third of its CPU time."""
+    tokens.FOREIGN_LETTER). bulk_estimate counts them in the Rust core: the numbers of
+    ``tokens.estimate_expr``."""
     arrow = table.select("text", "kind", "doc_id").to_arrow(compat_level=pl.CompatLevel.oldest())
     n_chars, est_tokens = bulk_estimate.estimates(
         bias, arrow["text"], arrow["kind"], arrow["doc_id"]

@@ -1,6 +1,10 @@
-"""The bulk estimate (numpy, from UTF-8 bytes) gives the numbers of the polars expression."""
+"""The bulk estimate (the Rust core) gives the numbers of the polars expression and of
+tokens.estimate."""
 
 from __future__ import annotations
+
+import subprocess
+import sys
 
 import polars as pl
 import pyarrow as pa
@@ -10,6 +14,8 @@ from hypothesis import strategies as st
 
 from mdchunk.pipeline import bulk_estimate, tokens
 from mdchunk.pipeline.block import with_estimates
+from mdchunk.pipeline.kinds import CODE_LIKE
+from tests.conftest import REPO
 
 
 def _edges() -> list[str]:
@@ -58,23 +64,96 @@ def test_bulk_estimate_equals_the_expression(bias, rows):
     assert got.schema["est_tokens"] == got.schema["n_chars"] == pl.Int32
 
 
+# mixed scripts, controls, digits, CJK, Hangul, emoji, English and other words
+MIXED = st.lists(
+    st.text(alphabet=st.sampled_from(ALPHABET), max_size=12)
+    | st.sampled_from(
+        [
+            "the",
+            "and",
+            "kissa",
+            "camelCase",
+            "v12",
+            "3px",
+            "中文",
+            "日本語",
+            "한국어",
+            "뷁",
+            "😀",
+            "👍🏽",
+            "Ελληνικά",
+            "עברית",
+            "مرحبا",
+            "ሰላም",
+            "\x1b[0m",
+            "\x00",
+            "\x7f",
+            "2024",
+            "0x1F",
+            " ",
+            "\n",
+            "\t",
+            "\r\n",
+            "é",
+            "ｶﾀｶﾅ",
+            "ＡＢＣ",
+        ]
+    ),
+    max_size=40,
+).map("".join)
+
+
+def _python_estimates(rows: list[tuple[str, str, str]], bias: str) -> list[int]:
+    """tokens.estimate of every (text, kind, document) row, each with its document's
+    language judged over the document's rows (tokens.english_document_expr's rule)."""
+    english: dict[str, int] = {}
+    words: dict[str, int] = {}
+    for text, _, doc in rows:
+        english[doc] = english.get(doc, 0) + len(tokens._ENGLISH.findall(text))
+        words[doc] = words.get(doc, 0) + tokens.class_counts(text)["words"]
+    reads = {d: float(english[d]) >= tokens.FOREIGN_SHARE * words[d] for d in english}
+    return [
+        tokens.estimate(text, bias, "code" if kind in CODE_LIKE else "prose", reads[doc])
+        for text, kind, doc in rows
+    ]
+
+
+def _rust_estimates(rows: list[tuple[str, str, str]], bias: str) -> tuple[list, list]:
+    n_chars, est = bulk_estimate.estimates(
+        bias,
+        pa.array([t for t, _, _ in rows], pa.large_string()),
+        pa.array([k for _, k, _ in rows], pa.string()),
+        pa.array([d for _, _, d in rows], pa.string()),
+    )
+    return n_chars.tolist(), est.tolist()
+
+
+@pytest.mark.parametrize("bias", sorted(tokens.BIAS_FACTORS))
 @settings(max_examples=60, deadline=None)
-@given(texts=st.lists(TEXT, max_size=10))
-def test_class_counts_equal_the_regular_expressions(texts):
-    counts = bulk_estimate.counts(pa.array(texts, pa.large_string()))
-    frame = pl.DataFrame({"t": texts}, schema={"t": pl.String})
-    for name, pattern in tokens.CLASSES.items():
-        expected = frame.select(pl.col("t").str.count_matches(pattern))["t"].to_list()
-        assert counts[name].tolist() == expected, name
-    breaks = frame.select(t=sum(pl.col("t").str.count_matches(p) for p in tokens.BREAKS))
-    assert counts["breaks"].tolist() == breaks["t"].to_list()
-    assert counts["chars"].tolist() == [len(t) for t in texts]
+@given(rows=st.lists(st.tuples(MIXED, st.sampled_from(KINDS), st.sampled_from("ab")), max_size=8))
+def test_bulk_estimate_equals_the_python_estimate(bias, rows):
+    n_chars, est = _rust_estimates(rows, bias)
+    assert n_chars == [len(t) for t, _, _ in rows]
+    assert est == _python_estimates(rows, bias)
 
 
-def test_arrays_of_every_layout_give_the_same_counts():
+@pytest.mark.parametrize("bias", sorted(tokens.BIAS_FACTORS))
+def test_bulk_estimate_equals_the_python_estimate_on_every_corpus_block(corpora_blocks, bias):
+    frame = pl.read_parquet(corpora_blocks / "blocks.parquet", columns=["text", "kind", "doc_id"])
+    rows = list(zip(*(frame[name].to_list() for name in ("text", "kind", "doc_id"))))
+    assert len(rows) > 10_000
+    n_chars, est = _rust_estimates(rows, bias)
+    assert n_chars == [len(t) for t, _, _ in rows]
+    expected = _python_estimates(rows, bias)
+    wrong = [i for i, (a, b) in enumerate(zip(est, expected)) if a != b]
+    assert not wrong, f"{len(wrong)} blocks differ; first: {rows[wrong[0]][:2]!r}"
+
+
+def test_arrays_of_every_layout_give_the_same_estimates():
     texts = ["camelCase v12", "", "日本語 and Ελληνικά", "ሰላም 👍", "x"]
-    whole = bulk_estimate.counts(pa.array(texts, pa.large_string()))["words"].tolist()
-    assert whole == [2, 0, 1, 0, 1]  # camelCase, v; and
+    kinds, docs = pa.array(["paragraph"] * 5), pa.array(list("aabbc"))
+    whole = bulk_estimate.estimates("balanced", pa.array(texts, pa.large_string()), kinds, docs)
+    assert whole[0].tolist() == [13, 0, 16, 5, 1]  # code points
     layouts = [
         pa.array(texts, pa.string()),
         pa.array(["pad", *texts], pa.large_string()).slice(1),
@@ -82,23 +161,15 @@ def test_arrays_of_every_layout_give_the_same_counts():
         pa.array(texts, pa.string_view()),
     ]
     for array in layouts:
-        assert bulk_estimate.counts(array)["words"].tolist() == whole
-    assert bulk_estimate.counts(pa.array(["", ""], pa.string()))["words"].tolist() == [0, 0]
+        got = bulk_estimate.estimates("balanced", array, kinds, docs)
+        assert [v.tolist() for v in got] == [v.tolist() for v in whole]
+    empty = bulk_estimate.estimates("balanced", pa.array(["", ""]), kinds[:2], docs[:2])
+    assert [v.tolist() for v in empty] == [[0, 0], [0, 0]]
     with pytest.raises(ValueError, match="null"):
-        bulk_estimate.counts(pa.array(["a", None]))
+        bulk_estimate.estimates("balanced", pa.array(["a", None]), kinds[:2], docs[:2])
 
 
-def test_long_rows_are_counted_by_the_patterns_alike(monkeypatch):
-    """Rows past LARGE_ROW bytes (counted by polars' patterns, in little memory) give the
-    very counts numpy gives."""
-    texts = pa.array(
-        ["camelCase v12 the kissa " * 9, "Ωмир 中文 한국 ሀ ʃ 😀 " * 7, "", "plain words " * 11],
-        pa.large_string(),
-    )
-    whole = bulk_estimate.counts(texts)
-    monkeypatch.setattr(bulk_estimate, "LARGE_ROW", 100)
-    assert sum(len(t.as_py().encode()) > 100 for t in texts) == 3
-    parted = bulk_estimate.counts(texts)
-    assert sorted(parted) == sorted(whole)
-    for name, values in whole.items():
-        assert parted[name].tolist() == values.tolist(), name
+def test_the_rust_tables_are_generated_from_tokens():
+    """rust/core/src/estimate_tables.rs is what tools/gen_estimate.py writes from tokens.py."""
+    tool = REPO / "tools" / "gen_estimate.py"
+    assert subprocess.run([sys.executable, str(tool), "--check"]).returncode == 0

@@ -1,6 +1,9 @@
 //! mdchunk's pipeline from decoded text to block columns, without Python.
 
 pub mod blocks;
+pub mod estimate;
+#[rustfmt::skip]
+mod estimate_tables;
 pub mod fence;
 pub mod frontmatter;
 pub mod kind;

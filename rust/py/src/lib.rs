@@ -6,10 +6,11 @@
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use mdchunk_core::blocks::{blocks as core_blocks, Columns, Document};
+use mdchunk_core::estimate::estimates as core_estimates;
 use mdchunk_core::kind::Kind;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::pybacked::PyBackedStr;
+use pyo3::pybacked::{PyBackedBytes, PyBackedStr};
 use pyo3::types::{PyBytes, PyDict, PyList};
 
 /// Block columns (the blocks stage without its estimates) of every document:
@@ -129,8 +130,60 @@ fn columns_dict<'py>(
     Ok(out)
 }
 
+/// (n_chars, est_tokens) of a table of texts as two int32 buffers: `text` and `offsets`
+/// (n + 1 int64, native order) hold the texts as UTF-8 (an Arrow large_string column),
+/// `code` one byte per text (non-zero: a code-like kind, the code weights), `group` one
+/// uint32 per text (its document, numbered from 0), `bias` a BIAS_FACTORS name.
+#[pyfunction]
+fn estimates<'py>(
+    py: Python<'py>,
+    text: PyBackedBytes,
+    offsets: PyBackedBytes,
+    code: PyBackedBytes,
+    group: PyBackedBytes,
+    bias: &str,
+) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyBytes>)> {
+    let n = code.len();
+    let fail = |why: &str| PyValueError::new_err(format!("estimates: {why}"));
+    if offsets.len() != 8 * (n + 1) || group.len() != 4 * n {
+        return Err(fail("offsets, code and group differ in length"));
+    }
+    let all = std::str::from_utf8(&text).map_err(|_| fail("text is not UTF-8"))?;
+    let at = |i: usize| i64::from_ne_bytes(offsets[8 * i..8 * i + 8].try_into().unwrap());
+    let mut texts = Vec::with_capacity(n);
+    for i in 0..n {
+        let (a, b) = (at(i), at(i + 1));
+        let row = usize::try_from(a)
+            .ok()
+            .zip(usize::try_from(b).ok())
+            .and_then(|(a, b)| all.get(a..b));
+        texts.push(row.ok_or_else(|| fail("an offset is out of bounds"))?);
+    }
+    let group: Vec<u32> = group
+        .chunks_exact(4)
+        .map(|g| u32::from_ne_bytes(g.try_into().unwrap()))
+        .collect();
+    let code: Vec<bool> = code.iter().map(|&c| c != 0).collect();
+    let bias = bias.to_owned();
+    let out = py
+        .detach(|| {
+            catch_unwind(AssertUnwindSafe(|| {
+                core_estimates(&texts, &code, &group, &bias)
+            }))
+        })
+        .map_err(|_| {
+            PyRuntimeError::new_err("estimates: the Rust core failed (a bug in mdchunk)")
+        })?;
+    let (n_chars, est) = out.ok_or_else(|| fail(&format!("unknown bias {bias:?}")))?;
+    Ok((
+        buffer(py, &n_chars, i32::to_ne_bytes),
+        buffer(py, &est, i32::to_ne_bytes),
+    ))
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(blocks, m)?)?;
+    m.add_function(wrap_pyfunction!(estimates, m)?)?;
     Ok(())
 }
