@@ -145,7 +145,7 @@ def chunk_text(
 
     resolved = resolve_policy(policy, **overrides)
     raw = RawDocument(path, "<memory>", text.encode("utf-8", "surrogatepass"))
-    tables, _ = process(Batch([raw]), resolved, DEFAULT_MAX_BYTES)
+    tables, _ = process(Batch([raw]), resolved, DEFAULT_MAX_BYTES, postings=False)
     for reject in tables["rejects"].to_pylist():
         raise RejectedError(path, reject["reason"], reject["detail"])
     return [Chunk.from_row(row) for row in tables["chunks"].to_pylist()]
@@ -189,7 +189,7 @@ def chunk_table(
     raws = table_documents(arrow, selection, "table")  # errors name "table: no column ..."
     parts, rejected = [], []
     for group in batched(raws, BATCH_DOCS):
-        tables, _ = process(Batch(group), resolved, DEFAULT_MAX_BYTES)
+        tables, _ = process(Batch(group), resolved, DEFAULT_MAX_BYTES, postings=False)
         parts.append(tables["chunks"])
         rejected += tables["rejects"].to_pylist()
     if rejected:

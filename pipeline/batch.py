@@ -291,10 +291,15 @@ def settled(batch: Batch) -> tuple[dict[str, pa.Table], Counter] | None:
 
 
 def process(
-    batch: Batch, policy: Policy, max_bytes: int, parser: str = DEFAULT_BACKEND
+    batch: Batch,
+    policy: Policy,
+    max_bytes: int,
+    parser: str = DEFAULT_BACKEND,
+    postings: bool = True,
 ) -> tuple[dict[str, pa.Table], Counter]:
     """Every table of one batch (documents, blocks, chunks, postings, rejects), and counters.
-    ``parser`` names the block parser backend (pipeline.parse.BACKENDS)."""
+    ``parser`` names the block parser backend (pipeline.parse.BACKENDS); without
+    ``postings`` (the library calls that return chunks only) that table is left empty."""
     from mdchunk.pipeline import chunk
 
     counting = _COUNTING.get(policy) or _COUNTING.setdefault(policy, chunk.Counting(policy))
@@ -333,7 +338,11 @@ def process(
         "documents": ordered(docs, order, None),
         "blocks": ordered(blks, order, "block_index"),
         "chunks": chunks,
-        "postings": _postings(chunks, packed, batch.reused_postings),
+        "postings": (
+            _postings(chunks, packed, batch.reused_postings)
+            if postings
+            else schemas.empty(schemas.POSTINGS)
+        ),
         # input order, like the other tables: reused documents are packed after fresh ones
         "rejects": ordered(pa.concat_tables([rejects, chunk_rejects]), order, None),
     }
