@@ -214,6 +214,8 @@ def _read_yaml(path: str | Path) -> object:
         return yaml.load(text, Loader=LOADER) or {}
     except OSError as exc:
         raise PolicyError(f"{path}: cannot read policy: {exc.strerror or exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise PolicyError(f"{path}: policy not read: not UTF-8 (byte offset {exc.start})") from exc
     except yaml.YAMLError as exc:  # one line: the problem and where, not PyYAML's drawing
         mark = getattr(exc, "problem_mark", None)
         where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""

@@ -118,3 +118,12 @@ def test_an_alias_bomb_in_a_policy_file_is_refused_in_one_line(tmp_path, under):
     line = proc.stderr.strip()
     assert "\n" not in line and str(f) in line
     assert "aliases expand to more than 10000 values" in line
+
+
+def test_a_policy_file_that_is_not_utf8_is_one_line_naming_it(tmp_path):
+    f = tmp_path / "policy.yaml"
+    f.write_bytes(b"target_tokens: 400\ntitle_keys: [caf\xe9]\n")
+    with pytest.raises(PolicyError) as err:
+        load(f)
+    message = str(err.value)
+    assert "\n" not in message and str(f) in message and "not UTF-8" in message
