@@ -35,6 +35,19 @@ def estimates(
     return np.frombuffer(n_chars, np.int32), np.frombuffer(est, np.int32)
 
 
+def english_documents(texts: pa.Array, documents: pa.Array) -> list[bool]:
+    """Per row: whether its document reads as English over all its rows of the table
+    (``tokens.english_document_expr``, to the bit)."""
+    from mdchunk import _core
+
+    data, offsets = _utf8(texts)
+    group = pc.dictionary_encode(_one_chunk(documents)).indices.to_numpy(zero_copy_only=False)
+    flags = _core.english_documents(
+        data, offsets.tobytes(), group.astype(np.uint32).tobytes(), len(group)
+    )
+    return np.frombuffer(flags, np.uint8).astype(bool).tolist()
+
+
 def _one_chunk(array: pa.Array | pa.ChunkedArray) -> pa.Array:
     if isinstance(array, pa.ChunkedArray):
         return array.combine_chunks() if array.num_chunks != 1 else array.chunk(0)

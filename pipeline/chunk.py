@@ -15,7 +15,7 @@ from collections.abc import Callable
 import polars as pl
 import pyarrow as pa
 
-from mdchunk.pipeline import context, schemas
+from mdchunk.pipeline import bulk_estimate, context, schemas
 from mdchunk.pipeline.assemble import Packed, assemble
 from mdchunk.pipeline.block import with_estimates
 from mdchunk.pipeline.kinds import CODE_LIKE
@@ -25,7 +25,6 @@ from mdchunk.pipeline.section import pack_arrays, parents, sections_of, units_of
 from mdchunk.pipeline.tokens import (
     EstimateCounter,
     TokenCounter,
-    english_document_expr,
     input_tokens,
     make_counter,
 )
@@ -181,8 +180,7 @@ def _english_documents(blocks: pa.Table, counting: Counting) -> list[bool | None
     """Per block, whether its document reads as English (None with a real tokenizer)."""
     if not counting.estimate:
         return [None] * blocks.num_rows
-    frame = pl.from_arrow(blocks.select(["doc_id", "text"]))
-    return frame.select(english_document_expr(pl.col("text"), pl.col("doc_id")))["text"].to_list()
+    return bulk_estimate.english_documents(blocks["text"], blocks["doc_id"])
 
 
 class OverCapError(Exception):

@@ -128,6 +128,30 @@ def _rust_estimates(rows: list[tuple[str, str, str]], bias: str) -> tuple[list, 
     return n_chars.tolist(), est.tolist()
 
 
+def _english_expected(texts: list[str], documents: list[str]) -> list[bool]:
+    frame = pl.DataFrame(
+        {"doc_id": documents, "text": texts}, schema={"doc_id": pl.String, "text": pl.String}
+    )
+    expr = tokens.english_document_expr(pl.col("text"), pl.col("doc_id"))
+    return frame.select(expr)["text"].to_list()
+
+
+@settings(max_examples=100, deadline=None)
+@given(rows=st.lists(st.tuples(MIXED | TEXT, st.sampled_from("abc")), max_size=12))
+def test_english_documents_equal_the_expression(rows):
+    texts, documents = [t for t, _ in rows], [d for _, d in rows]
+    got = bulk_estimate.english_documents(pa.array(texts, pa.string()), pa.array(documents))
+    assert got == _english_expected(texts, documents)
+
+
+def test_english_documents_on_every_corpus_block(corpora_blocks):
+    frame = pl.read_parquet(corpora_blocks / "blocks.parquet", columns=["text", "doc_id"])
+    table = frame.to_arrow()
+    got = bulk_estimate.english_documents(table["text"], table["doc_id"])
+    assert got == _english_expected(frame["text"].to_list(), frame["doc_id"].to_list())
+    assert any(got) and not all(got)
+
+
 @pytest.mark.parametrize("bias", sorted(tokens.BIAS_FACTORS))
 @settings(max_examples=60, deadline=None)
 @given(rows=st.lists(st.tuples(MIXED, st.sampled_from(KINDS), st.sampled_from("ab")), max_size=8))

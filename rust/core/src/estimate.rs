@@ -264,22 +264,39 @@ pub fn estimates(
 ) -> Option<(Vec<i32>, Vec<i32>)> {
     let (prose_w, code_w) = (weights(bias, false)?, weights(bias, true)?);
     let all: Vec<Counts> = texts.iter().map(|t| counts(t)).collect();
+    let english = documents_read_english(&all, group);
+    let mut n_chars = Vec::with_capacity(texts.len());
+    let mut est = Vec::with_capacity(texts.len());
+    for ((c, &g), &is_code) in all.iter().zip(group).zip(code) {
+        let doc = english[g as usize];
+        let w = if is_code { &code_w } else { &prose_w };
+        n_chars.push(c.chars as i32);
+        est.push(estimate_counts(c, foreign(c, Some(doc)), w) as i32);
+    }
+    Some((n_chars, est))
+}
+
+/// Per text: whether its document (`group[i]`) reads as English over all its texts
+/// (`tokens.english_document_expr`).
+pub fn english_documents(texts: &[&str], group: &[u32]) -> Vec<bool> {
+    let all: Vec<Counts> = texts.iter().map(|t| counts(t)).collect();
+    let english = documents_read_english(&all, group);
+    group.iter().map(|&g| english[g as usize]).collect()
+}
+
+/// Per document (0..the largest group): whether its texts read as English together.
+fn documents_read_english(all: &[Counts], group: &[u32]) -> Vec<bool> {
     let n_groups = group.iter().map(|&g| g as usize + 1).max().unwrap_or(0);
     let (mut english, mut words) = (vec![0u64; n_groups], vec![0u64; n_groups]);
     for (c, &g) in all.iter().zip(group) {
         english[g as usize] += c.english;
         words[g as usize] += c.classes[WORDS];
     }
-    let mut n_chars = Vec::with_capacity(texts.len());
-    let mut est = Vec::with_capacity(texts.len());
-    for ((c, &g), &is_code) in all.iter().zip(group).zip(code) {
-        let g = g as usize;
-        let doc = reads_english(english[g], words[g]);
-        let w = if is_code { &code_w } else { &prose_w };
-        n_chars.push(c.chars as i32);
-        est.push(estimate_counts(c, foreign(c, Some(doc)), w) as i32);
-    }
-    Some((n_chars, est))
+    english
+        .iter()
+        .zip(&words)
+        .map(|(&e, &w)| reads_english(e, w))
+        .collect()
 }
 
 #[cfg(test)]
