@@ -31,12 +31,12 @@ BIASES = ("balanced", "code", "prose")
 #    letters heavier (tokens.FOREIGN_LETTER): the English weights under-counted Finnish,
 #    Hungarian, Polish, Swahili... by up to 38 % of cl100k, so such chunks passed the cap;
 #    Greek, Hebrew, Georgian and the scripts cl100k leaves to bytes (Armenian, Ethiopic,
-#    Cherokee...) count more (issue 12's bar, found in session 4).
+#    Cherokee...) count more.
 # 6: every run of digits counts tokens.NUMBER more: byte-level BPE cuts numbers apart from
 #    their neighbours, and numeric data (printed arrays, matrices, floats, tables of
 #    numbers) passed the cap by up to 2.5x in cl100k tokens; and so do scripts with few
 #    merges (Odia, Urdu, Lao, Tibetan...), four-byte characters and the Han characters the
-#    vocabularies split (Traditional Chinese) (found in session 7).
+#    vocabularies split (Traditional Chinese).
 CHUNKER_VERSION = "mdchunk-6"
 # Bumped when chunk rows change for the same input and policy while every chunk id keeps its
 # meaning: a run does not reuse the chunks of a published run assembled otherwise, it packs

@@ -135,7 +135,7 @@ def test_mdx_look_ahead_is_bounded(monkeypatch):
     assert sum(b.kind == "mdx_jsx" for b in blocks) == 3_000
 
 
-# Session 8's trial: a fence line alone over the cap (the code block has no body) rejected
+# A fence line alone over the cap (the code block has no body) rejected
 # the whole document after 16 repacks, minutes of CPU on a large one; an unclosed fence in
 # a block quote was closed outside the quote, opening a new fence at the top level.
 HUGE_FENCES = {

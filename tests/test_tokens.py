@@ -397,7 +397,7 @@ def test_the_han_sets_are_the_vocabularies():
     assert sum(n == 1 for n in cost.values()) > 500  # the common ones stay one token
 
 
-# Our own texts that session 8's trial found under-counted (estimate-4 gave the ratio of
+# Our own texts that were once under-counted (estimate-4 gave the ratio of
 # the larger real count in brackets): decomposed Korean (0.44), random Hangul syllables
 # (0.51), jamo (0.45-0.70), half-width katakana (0.64-0.68), full-width ASCII (0.69-0.76),
 # Hebrew with points (0.77), vowelled Arabic (0.95), ASCII control characters (0).
