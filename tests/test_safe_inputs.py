@@ -275,16 +275,21 @@ def test_one_bad_jsonl_row_rejects_only_that_row(tmp_path):
     assert "line 11" in detail["(row 9)"]
 
 
-def test_a_broken_line_takes_no_path_a_genuine_id_can_have(tmp_path):
-    lines = ["{broken", json.dumps({"id": "row-0", "text": "# A\n\na genuine id"})]
+def _run_jsonl(tmp_path: Path, lines: list[str]) -> Path:
+    """Run on a JSONL table of ``lines`` into tmp_path/out; the published run's folder."""
     (tmp_path / "docs.jsonl").write_text("\n".join(lines) + "\n")
     out = tmp_path / "out"
     args = ["run", str(tmp_path / "docs.jsonl"), "--out", str(out), "--workers", "1"]
     result = CliRunner().invoke(main, args)
     assert result.exit_code == 0, result.output
-    folder = runstore.resolve(out)
+    return runstore.resolve(out)
+
+
+def test_a_broken_line_takes_no_path_a_genuine_id_can_have(tmp_path):
+    lines = ["{broken", json.dumps({"id": "row-0", "text": "# A\n\na genuine id"})]
+    folder = _run_jsonl(tmp_path, lines)
     assert pl.read_parquet(folder / "documents.parquet")["path"].to_list() == ["row-0"]
-    assert _rejects(out) == {"(row 0)": "bad_row"}
+    assert _rejects(tmp_path / "out") == {"(row 0)": "bad_row"}
 
 
 @pytest.mark.parametrize("column", ["meta", "text"])
@@ -296,12 +301,7 @@ def test_json_nested_too_deep_rejects_only_its_row(tmp_path, column):
         f'{{"path": "b.md", {cells[column]}}}',
         json.dumps({"path": "c.md", "text": "# C\n\nc", "meta": 2}),
     ]
-    (tmp_path / "docs.jsonl").write_text("\n".join(lines) + "\n")
-    out = tmp_path / "out"
-    args = ["run", str(tmp_path / "docs.jsonl"), "--out", str(out), "--workers", "1"]
-    result = CliRunner().invoke(main, args)
-    assert result.exit_code == 0, result.output
-    folder = runstore.resolve(out)
+    folder = _run_jsonl(tmp_path, lines)
     docs = pl.read_parquet(folder / "documents.parquet")
     assert docs["path"].to_list() == ["a.md", "c.md"]
     rejects = pl.read_parquet(folder / "rejects.parquet")

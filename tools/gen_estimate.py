@@ -2,7 +2,7 @@
 pipeline/tokens.py (and pipeline/han_rare.py) define them, for the Rust core's estimate.
 
 Run with the project's Python: `python tools/gen_estimate.py` (rewrites the file);
-`--check` exits 1 when the file differs (tests/test_core_estimate.py runs it).
+`--check` exits 1 when the file differs (tests/test_bulk_estimate.py runs it).
 """
 
 from __future__ import annotations
@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 import sys
 from pathlib import Path
+
+from rust_tables import range_rows, write_or_check
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "rust" / "core" / "src" / "estimate_tables.rs"
@@ -96,10 +98,7 @@ def render() -> str:
     lines.append("pub(crate) const RANGES: &[(usize, &[(u32, u32)])] = &[")
     for name, ranges in t.CLASS_RANGES.items():
         lines.append(f"    ({name.upper()}, &[")
-        merged = _merged(ranges)
-        for i in range(0, len(merged), 6):
-            row = " ".join(f"(0x{a:X}, 0x{b:X})," for a, b in merged[i : i + 6])
-            lines.append(f"        {row}")
+        lines += range_rows(_merged(ranges), " " * 8)
         lines.append("    ]),")
     lines.append("];")
     lines.append("")
@@ -107,11 +106,7 @@ def render() -> str:
 
 
 def main() -> int:
-    text = render()
-    if "--check" in sys.argv:
-        return 0 if OUT.read_text() == text else 1
-    OUT.write_text(text)
-    return 0
+    return write_or_check(OUT, render())
 
 
 if __name__ == "__main__":

@@ -11,6 +11,8 @@ import sys
 import unicodedata
 from pathlib import Path
 
+from rust_tables import range_rows, write_or_check
+
 OUT = Path(__file__).resolve().parent.parent / "rust" / "core" / "src" / "pyunicode_tables.rs"
 CLASSES = {
     # str.isspace() = re's \s = what str.split()/strip() remove
@@ -43,20 +45,14 @@ def render() -> str:
     for name, test in CLASSES.items():
         rs = ranges(test)
         lines.append(f"pub(crate) const {name}: &[(u32, u32)] = &[")
-        for i in range(0, len(rs), 6):
-            row = " ".join(f"(0x{a:X}, 0x{b:X})," for a, b in rs[i : i + 6])
-            lines.append(f"    {row}")
+        lines += range_rows(rs, " " * 4)
         lines.append("];")
         lines.append("")
     return "\n".join(lines)
 
 
 def main() -> int:
-    text = render()
-    if "--check" in sys.argv:
-        return 0 if OUT.read_text() == text else 1
-    OUT.write_text(text)
-    return 0
+    return write_or_check(OUT, render())
 
 
 if __name__ == "__main__":
