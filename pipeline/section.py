@@ -7,13 +7,13 @@ a block that alone exceeds its section's budget (see ``pipeline.split``).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from mdchunk import _core
 from mdchunk.pipeline import fence, split
 from mdchunk.pipeline.kinds import ATOMIC
-from mdchunk.pipeline.pack import SEP, Units
+from mdchunk.pipeline.pack import Units
 
 
 @dataclass(slots=True)
@@ -40,33 +40,27 @@ class Section:
 
 def sections_of(blocks: list[dict], depth: int | None) -> tuple[list[int], list[Section]]:
     """Section number of every block, and each section's heading; depth None: one section."""
-    numbers, found = [], []
-    for b in blocks:
-        opens = depth is not None and b["kind"] == "heading" and b["level"] <= depth
-        if opens or not found:
-            found.append(
-                Section(b["level"], b["heading_path"][-1], b["heading_path"], b["block_index"])
-                if opens
-                else Section(None, None, [])
-            )
-        numbers.append(len(found) - 1)
+    heading = [b["kind"] == "heading" for b in blocks]
+    levels = [b["level"] or 0 for b in blocks]
+    numbers, openers = _core.sections(heading, levels, depth)
+    found = [
+        Section(None, None, [])
+        if at is None
+        else Section(
+            blocks[at]["level"],
+            blocks[at]["heading_path"][-1],
+            blocks[at]["heading_path"],
+            blocks[at]["block_index"],
+        )
+        for at in openers
+    ]
     return numbers, found
 
 
 def parents(sections: list[Section]) -> list[int | None]:
     """Per section, the index of the section whose heading is its parent (-1 at the top);
     None for a preamble, which has no siblings."""
-    out: list[int | None] = []
-    stack: list[tuple[int, int]] = []  # (level, section index)
-    for i, s in enumerate(sections):
-        if s.level is None:
-            out.append(None)
-            continue
-        while stack and stack[-1][0] >= s.level:
-            stack.pop()
-        out.append(stack[-1][1] if stack else -1)
-        stack.append((s.level, i))
-    return out
+    return _core.parents([s.level for s in sections])
 
 
 def units_of(
@@ -139,22 +133,8 @@ def _leads(blocks: list[dict], numbers: list[int], small: int) -> list[int]:
     opens: the headings right before it, headings of empty sections before those (they
     merge forward), and content after the heading while that stays under ``small``. 0 for
     headings and where no heading leads."""
-    out, lead, headed, content, prev = [], 0, False, False, None
-    for b, sec in zip(blocks, numbers):
-        if sec != prev and content:  # a new section after content: no lead carries over
-            lead, headed, content = 0, False, False
-        prev = sec
-        if b["kind"] == "heading":
-            if content:  # a deeper heading after content starts its own lead
-                lead, content = 0, False
-            out.append(0)
-            lead, headed = lead + b["tokens"] + SEP, True
-            continue
-        out.append(lead if headed else 0)
-        lead, content = lead + b["tokens"] + SEP, True
-        if lead >= small:
-            lead, headed, content = 0, False, False
-    return out
+    heading = [b["kind"] == "heading" for b in blocks]
+    return _core.leads(heading, numbers, [b["tokens"] for b in blocks], small)
 
 
 def _alt_within(alt: str, limit: int, count: Callable[[list[str]], list[int]]) -> str:
@@ -174,15 +154,30 @@ def _closed(text: str, tokens: int, count: Callable[[list[str]], list[int]]) -> 
 
 
 def pack_arrays(units: list[Unit]) -> Units:
+    kinds = [u.kind for u in units]
     return Units(
         tokens=[u.tokens for u in units],
         section=[u.section for u in units],
-        heading=[u.kind == "heading" for u in units],
-        atomic=[u.kind in ATOMIC for u in units],
-        image=[u.kind == "image" for u in units],
-        overlap_ok=[u.kind not in ("heading", "front_matter", "image") for u in units],
-        filler=[u.kind == "heading" or _may_fill(u) and is_filler(u.kind, u.text) for u in units],
+        heading=[k == "heading" for k in kinds],
+        atomic=[k in ATOMIC for k in kinds],
+        image=[k == "image" for k in kinds],
+        overlap_ok=[k not in ("heading", "front_matter", "image") for k in kinds],
+        filler=[k == "heading" or f for k, f in zip(kinds, _fillers(units))],
     )
+
+
+def _fillers(units: list[Unit]) -> list[bool]:
+    """is_filler of every unit, asked of the core only for the units that can be filler
+    (a comment opener, or a paragraph with a link definition's "]:")."""
+    out = [False] * len(units)
+    maybe = [i for i, u in enumerate(units) if _may_fill(u)]
+    if maybe:
+        found = _core.fillers(
+            [units[i].kind == "paragraph" for i in maybe], [units[i].text for i in maybe]
+        )
+        for i, f in zip(maybe, found):
+            out[i] = f
+    return out
 
 
 def _may_fill(u: Unit) -> bool:
@@ -191,35 +186,8 @@ def _may_fill(u: Unit) -> bool:
     return "<!--" in text or "{/*" in text or (u.kind == "paragraph" and "]:" in text)
 
 
-_LINK_DEF = re.compile(r" {0,3}\[(?:[^\]\\]|\\.)+\]:[ \t]*\S")
-_LINK_TITLE = re.compile(r"""\s*(?:"[^"]*"|'[^']*'|\([^)]*\))\s*""")
-_COMMENT_ENDS = {"<!--": "-->", "{/*": "*/}"}
-
-
-def _only_comments(text: str) -> bool:
-    """Whether ``text`` is comments and whitespace only: each comment from its opener to
-    the first closer after it. Walked with string searches, linear: a regular expression
-    would rescan the rest of the text from every unclosed opener."""
-    pos = 0
-    while True:
-        while pos < len(text) and text[pos].isspace():
-            pos += 1
-        if pos == len(text):
-            return True
-        opener = next((o for o in _COMMENT_ENDS if text.startswith(o, pos)), None)
-        end = text.find(_COMMENT_ENDS[opener], pos + len(opener)) if opener else -1
-        if end < 0:
-            return False
-        pos = end + len(_COMMENT_ENDS[opener])
-
-
 def is_filler(kind: str, text: str) -> bool:
     """A block that says nothing to a reader: only link reference definitions, or only
     comments (HTML ``<!-- -->``, MDX ``{/* */}``). A section of headings and such blocks
     counts as empty when chunks are merged."""
-    if ("<!--" in text or "{/*" in text) and _only_comments(text):
-        return True
-    if kind != "paragraph" or "]:" not in text:
-        return False
-    lines = [line for line in text.splitlines() if line.strip()]
-    return all(_LINK_DEF.match(line) or _LINK_TITLE.fullmatch(line) for line in lines)
+    return _core.fillers([kind == "paragraph"], [text])[0]

@@ -13,4 +13,5 @@ pub mod parse;
 pub mod pyunicode;
 #[rustfmt::skip]
 mod pyunicode_tables;
+pub mod section;
 pub mod walk;

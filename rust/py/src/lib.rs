@@ -5,6 +5,8 @@
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
+mod section;
+
 use mdchunk_core::blocks::{blocks as core_blocks, Columns, Document};
 use mdchunk_core::estimate::{english_documents as core_english, estimates as core_estimates};
 use mdchunk_core::kind::Kind;
@@ -218,5 +220,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(blocks, m)?)?;
     m.add_function(wrap_pyfunction!(estimates, m)?)?;
     m.add_function(wrap_pyfunction!(english_documents, m)?)?;
+    section::register(m)?;
     Ok(())
 }
