@@ -9,6 +9,7 @@ pub mod frontmatter;
 pub mod kind;
 pub mod lines;
 pub mod mdx;
+pub mod pack;
 pub mod parse;
 pub mod pyunicode;
 #[rustfmt::skip]
