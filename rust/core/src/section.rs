@@ -1,10 +1,8 @@
 //! Sections of a document's blocks, the leads that keep a heading with its first content,
 //! and the blocks that say nothing alone (section.py's pure parts).
 
+use crate::pack::SEP;
 use crate::pyunicode::{is_space, strip};
-
-/// Tokens charged for the blank line between two units (pack.py's SEP).
-pub const SEP: i64 = 1;
 
 /// The section number of every block, and per section the position of the heading block
 /// that opens it (None for a preamble). A section opens at a heading of level <= `depth`
