@@ -1,7 +1,7 @@
 //! Sections of a document's blocks, the leads that keep a heading with its first content,
 //! and the blocks that say nothing alone (section.py's pure parts).
 
-use crate::pack::SEP;
+use crate::pack::{Parent, SEP};
 use crate::pyunicode::{is_space, strip};
 
 /// The section number of every block, and per section the position of the heading block
@@ -25,9 +25,9 @@ pub fn sections(
     (numbers, openers)
 }
 
-/// Per section (given its heading level, None for a preamble), the index of the section
-/// whose heading is its parent: -1 at the top level, None for a preamble.
-pub fn parents(levels: &[Option<u8>]) -> Vec<Option<i64>> {
+/// Per section (given its heading level, None for a preamble), the section whose heading
+/// is its parent, or the top of the document; None for a preamble.
+pub fn parents(levels: &[Option<u8>]) -> Vec<Option<Parent>> {
     let mut stack: Vec<(u8, usize)> = Vec::new();
     levels
         .iter()
@@ -37,7 +37,9 @@ pub fn parents(levels: &[Option<u8>]) -> Vec<Option<i64>> {
             while stack.last().is_some_and(|&(l, _)| l >= level) {
                 stack.pop();
             }
-            let parent = stack.last().map_or(-1, |&(_, s)| s as i64);
+            let parent = stack
+                .last()
+                .map_or(Parent::Root, |&(_, s)| Parent::Section(s));
             stack.push((level, i));
             Some(parent)
         })
@@ -192,10 +194,8 @@ mod tests {
     #[test]
     fn a_parent_is_the_nearest_section_above_of_a_smaller_level() {
         let levels = [None, Some(1), Some(2), Some(3), Some(2), Some(1)];
-        assert_eq!(
-            parents(&levels),
-            [None, Some(-1), Some(1), Some(2), Some(1), Some(-1)]
-        );
+        let (root, s) = (Some(Parent::Root), |i| Some(Parent::Section(i)));
+        assert_eq!(parents(&levels), [None, root, s(1), s(2), s(1), root]);
     }
 
     #[test]

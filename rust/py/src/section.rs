@@ -2,6 +2,7 @@
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
+use mdchunk_core::pack::Parent;
 use mdchunk_core::section;
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
@@ -22,6 +23,14 @@ fn sections(
 #[pyfunction]
 fn parents(levels: Vec<Option<u8>>) -> Vec<Option<i64>> {
     section::parents(&levels)
+        .into_iter()
+        .map(|p| {
+            p.map(|p| match p {
+                Parent::Root => -1,
+                Parent::Section(s) => s as i64,
+            })
+        })
+        .collect()
 }
 
 /// Per block, the tokens that lead it in its heading's chunk.
