@@ -9,14 +9,10 @@ document's first text chunk also carries the chosen front matter fields.
 
 from __future__ import annotations
 
-import hashlib
-from bisect import bisect_left
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from mdchunk.pipeline import context, embed
-from mdchunk.pipeline.fence import LINE_END
 from mdchunk.pipeline.pack import Group
 from mdchunk.pipeline.policy import CHUNKER_VERSION, Policy
 from mdchunk.pipeline.section import Section, Unit
@@ -63,65 +59,74 @@ def assemble(
     limits: dict[int, int],
 ) -> tuple[list[dict], list[str]]:
     """The chunk rows of a document's groups, and each row's context prefix (what
-    embed_text holds before its text, without the blank line)."""
-    text = doc["text"]
-    line_of = _line_finder(text)
+    embed_text holds before its text, without the blank line).
+
+    The Rust core joins each group's texts and spans, finds its lines and computes its id
+    (``_core.assemble``: units in source order are joined by the source's whitespace between
+    them, else by a blank line, and their spans merged where only whitespace separates
+    them; the id is the sha256 of the document, chunker version, unit keys, policy, context
+    and anchor); the embedding form of each text is then made here."""
+    from mdchunk import _core  # here: run_job's parser key needs no extension loaded
 
     units, groups, sections = packed.units, packed.groups, packed.sections
+    row_prefixes, anchors = _prefixes_and_anchors(packed, ctx, limits)
+    images = [(units[g.units[0]].alt or "") if g.image else None for g in groups]
+    bodies, spans, line_starts, line_ends, ids, laps, firsts, lasts = _core.assemble(
+        doc["text"],
+        (doc["doc_id"], CHUNKER_VERSION, policy.id_hash),
+        (
+            [u.key for u in units],
+            [u.text for u in units],
+            [len(u.spans) for u in units],
+            [s for u in units for s in u.spans],
+            [u.tokens for u in units],
+            [u.block_index for u in units],
+        ),
+        ([g.units for g in groups], [g.overlap for g in groups], row_prefixes, anchors, images),
+    )
+    members = [[units[k] for k in g.units] for g in groups]
+    embed_texts = [
+        _embed_text(prefix, body if g.image else embed.body(body, us, ctx.env))
+        for prefix, body, g, us in zip(row_prefixes, bodies, groups, members)
+    ]
+    embed_hashes = _core.embed_hashes(embed_texts)
+
     stem = _stem(doc["path"])
     has_headings = any(s.level is not None for s in sections)
     parts = _section_parts(groups)
-    first_text = next((id(g) for g in groups if not g.image), None)
-    prefixes: dict[tuple, str] = {}  # chunks that start on the same path share a prefix
-    rows, row_prefixes = [], []
+    rows = []
     for index, g in enumerate(groups):
-        us = [units[k] for k in g.units]
-        section = sections[g.section]
-        body, spans = _body_and_spans(text, us)
-        if g.image:
-            body = us[0].alt or ""
-        lead = _first_content(us)
-        key = (id(us[0].heading_path), us[0].kind, id(g) == first_text, limits.get(g.section))
-        prefix = prefixes.get(key)
-        if prefix is None:
-            prefix = prefixes[key] = prefix_of(us, ctx, key[2], key[3])
-        kept = body if g.image else embed.body(body, us, ctx.env)
-        embed_text = f"{prefix}\n\n{kept}" if prefix else kept
-        row_prefixes.append(prefix)
-        opening = sections[us[0].section].heading  # where the chunk starts
-        anchor = ctx.anchors.get(opening) if opening is not None else None
+        us, section, anchor, sp = members[index], sections[g.section], anchors[index], spans[index]
+        line_start, line_end = line_starts[index], line_ends[index]
         part, of = parts[id(g)]
-        keys = [u.key for u in us]
-        line_start = line_of(spans[0][0])
-        line_end = line_of(max(spans[-1][1] - 1, spans[-1][0]))
         rows.append(
             {
-                "chunk_id": chunk_id(doc["doc_id"], keys, policy.id_hash, prefix, anchor),
+                "chunk_id": ids[index],
                 "doc_id": doc["doc_id"],
                 "path": doc["path"],
                 "title": ctx.title,
                 "chunk_index": index,
                 "chunk_type": _chunk_type(g, section, packed.strategy, has_headings),
                 "name": section.title if section.title is not None else stem,
-                "breadcrumb": lead.heading_path,
+                "breadcrumb": _first_content(us).heading_path,
                 "header_level": section.level,
                 "section_title": section.title,
                 "anchor": anchor,
                 "url": _url(policy, doc["path"], anchor, line_start, line_end),
                 "headings": [u.heading_path[-1] for u in us if u.kind == "heading"],
-                "text": body,
-                "embed_text": embed_text,
-                "embed_hash": embed_hash(embed_text),
+                "text": bodies[index],
+                "embed_text": embed_texts[index],
+                "embed_hash": embed_hashes[index],
                 "image_src": context.image_src(us[0].text, ctx.env) if g.image else None,
                 "n_tokens": 0,
                 "token_source": "",
-                "overlap_tokens": sum([u.tokens for u in us[: g.overlap]]),
-                "block_start": min([u.block_index for u in us]),
-                "block_end": max([u.block_index for u in us]),
-                "block_ids": keys,
-                "spans": [{"start": s, "end": e} for s, e in spans],
-                "char_start": spans[0][0],
-                "char_end": spans[-1][1],
+                "overlap_tokens": laps[index],
+                "block_start": firsts[index],
+                "block_end": lasts[index],
+                "block_ids": [u.key for u in us],
+                "spans": [{"start": s, "end": e} for s, e in sp],
+                "char_start": sp[0][0],
+                "char_end": sp[-1][1],
                 "line_start": line_start,
                 "line_end": line_end,
                 "is_split": of > 1,
@@ -136,38 +141,31 @@ def assemble(
     return rows, row_prefixes
 
 
-def _line_finder(text: str) -> Callable[[int], int]:
-    """The 1-based line of an offset: one more than the line breaks that start before it.
-    Without a CR, the newlines between the offset asked and the one asked before are
-    counted (chunks come in source order, so that is about one pass over the document);
-    with one, the breaks are found once and searched (counting from the block start per
-    chunk would be quadratic)."""
-    if "\r" in text:
-        breaks = [m.start() for m in LINE_END.finditer(text)]
-        breaks.append(len(text) + 1)
-        return lambda offset: 1 + bisect_left(breaks, offset)
-    last = [0, 0]  # an offset asked before, and the newlines before it
-
-    def line_of(offset: int) -> int:
-        at, n = last
-        n += text.count("\n", at, offset) if offset >= at else -text.count("\n", offset, at)
-        last[0], last[1] = offset, n
-        return 1 + n
-
-    return line_of
+def _embed_text(prefix: str, kept: str) -> str:
+    """The context prefix, a blank line, then the text as embedded (the text alone when
+    there is no prefix)."""
+    return f"{prefix}\n\n{kept}" if prefix else kept
 
 
-def chunk_id(
-    doc_id: str, keys: list[str], policy_hash: str, prefix: str = "", anchor: str | None = None
-) -> str:
-    """sha256 of the document, chunker version, block ids, policy, context and anchor."""
-    payload = "\x1f".join([doc_id, CHUNKER_VERSION, *keys, policy_hash, prefix, anchor or ""])
-    return hashlib.sha256(payload.encode("utf-8", "surrogatepass")).hexdigest()[:32]
-
-
-def embed_hash(embed_text: str) -> str:
-    """Equal for equal embed_text, across documents: embed each distinct text once."""
-    return hashlib.sha256(embed_text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+def _prefixes_and_anchors(
+    packed: Packed, ctx: context.DocContext, limits: dict[int, int]
+) -> tuple[list[str], list[str | None]]:
+    """Per group, its context prefix and the anchor of the heading it starts under (of the
+    section of its first unit). Chunks that start on the same path share a prefix."""
+    units, groups, sections = packed.units, packed.groups, packed.sections
+    first_text = next((id(g) for g in groups if not g.image), None)
+    cache: dict[tuple, str] = {}
+    prefixes, anchors = [], []
+    for g in groups:
+        first = units[g.units[0]]
+        key = (id(first.heading_path), first.kind, id(g) == first_text, limits.get(g.section))
+        prefix = cache.get(key)
+        if prefix is None:
+            prefix = cache[key] = prefix_of([units[k] for k in g.units], ctx, key[2], key[3])
+        prefixes.append(prefix)
+        opening = sections[first.section].heading
+        anchors.append(ctx.anchors.get(opening) if opening is not None else None)
+    return prefixes, anchors
 
 
 def _url(policy: Policy, path: str, anchor: str | None, line_start: int, line_end: int):
@@ -213,54 +211,3 @@ def _first_content(us: list[Unit]) -> Unit:
         if u.kind != "heading":
             return u
     return us[-1]
-
-
-def _body_and_spans(text: str, us: list[Unit]) -> tuple[str, list[tuple[int, int]]]:
-    """``_join`` and ``_merge_spans`` of the units, in one pass over their gaps when each
-    unit has one span and they follow each other in the source (the common case; the gap
-    between two is then the same slice for both)."""
-    if len(us) == 1 or any(len(u.spans) != 1 for u in us):
-        return _join(text, us), _merge_spans(text, [s for u in us for s in u.spans])
-    out, spans = [us[0].text], [list(us[0].spans[0])]
-    end = spans[0][1]
-    for u in us[1:]:
-        start, stop = u.spans[0]
-        if start < end:  # out of source order: the general way
-            return _join(text, us), _merge_spans(text, [s for u in us for s in u.spans])
-        gap = text[end:start]
-        if gap.strip():
-            out.append("\n\n")
-            spans.append([start, stop])
-        else:
-            out.append(gap)
-            spans[-1][1] = stop  # stop >= start >= end: the joined span ends here
-        out.append(u.text)
-        end = stop
-    return "".join(out), [(a, b) for a, b in spans]
-
-
-def _join(text: str, us: list[Unit]) -> str:
-    """Unit texts, separated by the source's own whitespace when they are adjacent (nothing
-    between two pieces cut where no space was, as between sentences of Japanese)."""
-    if len(us) == 1:
-        return us[0].text
-    out = [us[0].text]
-    for prev, u in zip(us, us[1:]):
-        a, b = prev.spans[-1][1], u.spans[0][0]
-        gap = text[a:b] if a <= b else "\n\n"
-        out.append(gap if not gap.strip() else "\n\n")
-        out.append(u.text)
-    return "".join(out)
-
-
-def _merge_spans(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    """Sorted spans, joined where only whitespace separates them."""
-    if len(spans) == 1:
-        return spans
-    out: list[list[int]] = []
-    for s, e in sorted(spans):
-        if out and (s <= out[-1][1] or not text[out[-1][1] : s].strip()):
-            out[-1][1] = max(out[-1][1], e)
-        else:
-            out.append([s, e])
-    return [(s, e) for s, e in out]

@@ -1,5 +1,6 @@
 //! mdchunk's pipeline from decoded text to block columns, without Python.
 
+pub mod assemble;
 pub mod blocks;
 pub mod estimate;
 #[rustfmt::skip]

@@ -3,11 +3,11 @@
 //! byte order) or, for the mostly empty columns, lists. A panic never crosses into Python:
 //! it is caught here and raised as RuntimeError.
 
+mod assemble;
 mod pack;
+mod section;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
-
-mod section;
 
 use mdchunk_core::blocks::{blocks as core_blocks, Columns, Document};
 use mdchunk_core::estimate::{english_documents as core_english, estimates as core_estimates};
@@ -222,6 +222,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(blocks, m)?)?;
     m.add_function(wrap_pyfunction!(estimates, m)?)?;
     m.add_function(wrap_pyfunction!(english_documents, m)?)?;
+    assemble::register(m)?;
     pack::register(m)?;
     section::register(m)?;
     Ok(())
