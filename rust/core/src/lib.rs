@@ -1,11 +1,13 @@
 //! mdchunk's pipeline from decoded text to block columns, without Python.
 
 pub mod blocks;
+pub mod context;
 pub mod estimate;
 #[rustfmt::skip]
 mod estimate_tables;
 pub mod fence;
 pub mod frontmatter;
+pub mod heading;
 pub mod kind;
 pub mod lines;
 pub mod mdx;
