@@ -11,20 +11,18 @@ opens the document), else the file stem (the folder's name for ``index``/``_inde
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import string
 from dataclasses import dataclass
-from pathlib import PurePosixPath
-from urllib.parse import quote
 
-from mdchunk.pipeline.heading import INLINE_MD, Anchors, clean, references, source
-from mdchunk.pipeline.parse import TITLE_CHARS, TITLE_SOURCE_CHARS
+from mdchunk import _core
+from mdchunk.pipeline import heading
+from mdchunk.pipeline.heading import INLINE_MD, clean, references
+from mdchunk.pipeline.parse import TITLE_SOURCE_CHARS
 
 SEP = " > "
 MAX_ELEMENT_CHARS = 120  # one title or heading in a header
 MAX_FIELD_CHARS = 400  # one front matter value in a first chunk
-_FOLDER_STEMS = {"index", "_index", "readme"}
 LINK_FIELDS = (
     "path",
     "path_stem",
@@ -48,15 +46,7 @@ def title_of(doc: dict, h1: str | None, keys: tuple[str, ...]) -> str:
             return clean(value[:TITLE_SOURCE_CHARS]).text or value
     if h1:
         return h1
-    path = PurePosixPath(doc["path"])
-    if _names_its_folder(path) and path.parent.name:
-        return path.parent.name
-    return path.stem
-
-
-def _names_its_folder(path: PurePosixPath) -> bool:
-    """An ``index``, ``_index`` or ``README`` file: the page of its folder."""
-    return path.stem.lower() in _FOLDER_STEMS
+    return _core.path_title(doc["path"])
 
 
 def _top_heading(headings: list[dict], texts: dict[int, str], opening: dict | None) -> str | None:
@@ -117,20 +107,14 @@ def _scalar(value: str | None) -> str | None:
 
 
 def header_line(title: str, path: list[str]) -> str:
-    """``Title > A > B``: an element equal to the previous one is left out."""
-    out: list[str] = []
-    for element in [title, *path]:
-        element = clip(element, MAX_ELEMENT_CHARS)
-        if element and (not out or out[-1].casefold() != element.casefold()):
-            out.append(element)
-    return SEP.join(out)
+    """``Title > A > B`` (elements clipped to MAX_ELEMENT_CHARS): an element equal to the
+    previous one (case folded) is left out, and so is an empty one."""
+    return _core.header_line(title, path)
 
 
 def clip(text: str, limit: int) -> str:
-    if len(text) <= limit:
-        return text
-    cut = text[:limit].rsplit(" ", 1)[0] if " " in text[:limit] else text[:limit]
-    return cut.rstrip() + "…"
+    """``text`` cut to ``limit`` characters at its last space within them, "…" after it."""
+    return _core.clip(text, limit)
 
 
 def check_template(template: str) -> list[str]:
@@ -160,27 +144,9 @@ def check_template(template: str) -> list[str]:
 def url(template: str, path: str, anchor: str | None, line_start: int, line_end: int) -> str:
     """The chunk's link: the template filled in, path segments and anchor percent-encoded;
     without an anchor, ``#{anchor}`` (or ``{anchor}``) is left out, and for a top-level
-    file ``{dir}/`` is (and ``{url_path}/`` for a top-level index page)."""
-    if not anchor:
-        template = template.replace("#{anchor}", "").replace("{anchor}", "")
-    posix = PurePosixPath(path)
-    if str(posix.parent) == ".":  # a top-level file: no empty segment ("site//page.html")
-        template = template.replace("{dir}/", "")
-    stem = posix.with_suffix("") if posix.suffix else posix
-    page = posix.parent if _names_its_folder(posix) else stem
-    if str(page) == ".":
-        template = template.replace("{url_path}/", "")
-    values = {
-        "path": quote(str(posix)),
-        "path_stem": quote(str(stem)),
-        "url_path": quote(str(page)) if str(page) != "." else "",
-        "stem": quote(posix.stem),
-        "dir": quote(str(posix.parent)) if str(posix.parent) != "." else "",
-        "anchor": quote(anchor or "", safe=""),
-        "line_start": line_start,
-        "line_end": line_end,
-    }
-    return template.format(**values)
+    file ``{dir}/`` is (and ``{url_path}/`` for a top-level index page). Paths are read as
+    PurePosixPath reads them, and encoded as urllib.parse.quote does."""
+    return _core.link(template, path, anchor, line_start, line_end)
 
 
 def image_src(block_text: str, env: dict | None = None) -> str | None:
@@ -213,17 +179,10 @@ def prepare(doc: dict, blocks: list[dict], policy) -> tuple[list[dict], DocConte
         env = references(
             [b["text"] for b in blocks if b["kind"] == "paragraph" and "]:" in b["text"]]
         )
-    number = Anchors()
-    texts: dict[int, str] = {}
-    anchors: dict[int, str] = {}
-    for b in headings:
-        # a bounded prefix of the source, and a bounded title: a 50 kB heading is still a
-        # breadcrumb element (inline parsing is quadratic on some inputs)
-        h = clean(source(b["text"])[:TITLE_SOURCE_CHARS], env)
-        if len(h.text) > TITLE_CHARS:
-            h = dataclasses.replace(h, text=h.text[: TITLE_CHARS - 1].rstrip() + "…")
-        texts[b["block_index"]] = h.text
-        anchors[b["block_index"]] = number(h)
+    cleaned, _, numbered = heading.headings([b["text"] for b in headings], env)
+    indices = [b["block_index"] for b in headings]
+    texts: dict[int, str] = dict(zip(indices, cleaned))
+    anchors: dict[int, str] = dict(zip(indices, numbered))
     out, stack, path = [], [], []
     for b in blocks:
         if b["kind"] == "heading":

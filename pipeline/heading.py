@@ -3,33 +3,21 @@
 ``clean`` turns the source of an ATX or setext heading into plain text: heading-id
 attributes (``{#id}``, ``{: #id .class}``, MDX ``{/*id*/}``), template tags (Hugo
 ``{{< >}}``/``{{% %}}``, Liquid/Jinja ``{% %}``/``{{ }}``) and closing ``#``s are removed,
-inline markup is reduced to its text. ``Anchors`` gives each heading of a document its
+inline markup is reduced to its text (by the Rust core, mdchunk._core; text with markup
+by markdown-it-py's inline parser). ``Anchors`` gives each heading of a document its
 anchor: the explicit id when the heading has one, else GitHub's slug of the text, with
 ``-1``, ``-2``... for repeats, as GitHub numbers them.
 """
 
 from __future__ import annotations
 
-import re
-import unicodedata
 from dataclasses import dataclass
 
 from markdown_it import MarkdownIt
 
+from mdchunk import _core
+
 INLINE_MD = MarkdownIt("commonmark")
-_EOL = re.compile(r"\r\n|\r|\n")
-_ATX_OPEN = re.compile(r"^ {0,3}#{1,6}(?=[ \t]|$)")
-# Regular expressions here stay linear on a heading of any length: a run of blanks is
-# entered at its first character only (look-behind) and never given back (possessive).
-_CLOSING = re.compile(r"(?:^|(?<![ \t])[ \t]++)#++[ \t]*+$")
-_TEMPLATE_OPEN = re.compile(r"\{[{%]")
-# {#id .class key=value} (Pandoc, Hugo, Jekyll) and {: #id .class} (kramdown), at the end.
-_ATTRS = re.compile(
-    r"(?<![ \t])[ \t]*\{:?[ \t]*((?:[#.][^\s{}]+|[\w-]+=(?:\"[^\"]*\"|'[^']*'|[^\s{}]+)|-)"
-    r"(?:[ \t]+(?:[#.][^\s{}]+|[\w-]+=(?:\"[^\"]*\"|'[^']*'|[^\s{}]+)|-))*)[ \t]*\}[ \t]*$"
-)
-_ID_IN_ATTRS = re.compile(r"(?:^|\s)#([^\s{}]+)")
-_MARKUP = set("*_`[]<>&\\!~")
 
 
 @dataclass(frozen=True)
@@ -40,83 +28,31 @@ class Heading:
 
 def source(block_text: str) -> str:
     """The inline content of a heading block: ATX markers or the setext underline removed."""
-    lines = _EOL.split(block_text.strip("\r\n"))
-    first = lines[0]
-    if _ATX_OPEN.match(first):
-        return _CLOSING.sub("", _ATX_OPEN.sub("", first, count=1).strip()).strip()
-    return " ".join(line.strip() for line in lines[:-1])  # setext: the last line underlines
+    return _core.heading_source(block_text)
 
 
 def clean(inline: str, env: dict | None = None) -> Heading:
     """Plain heading text and explicit id from a heading's inline source (see ``source``)."""
-    text, explicit = _untemplated(inline).strip(), None
-    while True:
-        before = text
-        mdx = _mdx_id(text)
-        if mdx:
-            explicit = explicit or mdx[1] or None
-            text = text[: mdx[0]]
-        attrs = _ATTRS.search(text)
-        if attrs:
-            found = _ID_IN_ATTRS.search(attrs.group(1))
-            explicit = explicit or (found.group(1) if found else None)
-            text = text[: attrs.start()]
-        if text == before:
-            break
-        text = _CLOSING.sub("", text).rstrip()  # `## Title ## {#id}`: closing #s before it
-    return Heading(plain_text(text, env), explicit)
+    text, explicit, plain = _core.heading_clean(inline)
+    return Heading(text if plain else _reduced(text, env), explicit)
 
 
-def _untemplated(text: str) -> str:
-    """``text`` with each template tag replaced by a space: Hugo ``{{< >}}``/``{{% %}}``,
-    else Liquid/Jinja ``{% %}``/``{{ }}``, each to the first closer after its opener. The
-    next closer of each kind is remembered, so that unclosed openers cost no rescans."""
-    found: dict[str, int] = {}
-
-    def closer(needle: str, start: int) -> int:  # its first end at or after start, or -1
-        at = found.get(needle)
-        if at is None or 0 <= at < start:
-            at = found[needle] = text.find(needle, start)
-        return at if at < 0 else at + len(needle)
-
-    out, pos, m = [], 0, _TEMPLATE_OPEN.search(text)
-    while m:
-        p, end = m.start(), -1
-        if text[p + 1] == "%":
-            end = closer("%}", p + 2)
-        else:
-            if text[p + 2 : p + 3] in ("<", "%"):
-                ends = [e for e in (closer("%}}", p + 3), closer(">}}", p + 3)) if e >= 0]
-                end = min(ends, default=-1)
-            if end < 0:
-                end = closer("}}", p + 2)
-        if end < 0:
-            m = _TEMPLATE_OPEN.search(text, p + 1)
-            continue
-        out += [text[pos:p], " "]
-        pos = end
-        m = _TEMPLATE_OPEN.search(text, end)
-    return "".join(out) + text[pos:] if out else text
-
-
-def _mdx_id(text: str) -> tuple[int, str] | None:
-    """An MDX id comment ``{/* id */}`` that ends ``text`` (blanks after it, and one line
-    end): where its blanks before it start, and the id. String searches, linear: the first
-    ``{/*`` opens it, the last ``*/}`` closes it."""
-    body = text[:-1] if text.endswith("\n") else text
-    end = len(body.rstrip(" \t")) - 3
-    if end < 0 or not text.startswith("*/}", end):
-        return None
-    start = text.find("{/*", 0, end)
-    if start < 0:
-        return None
-    return len(text[:start].rstrip(" \t")), text[start + 3 : end].strip()
+def headings(block_texts: list[str], env: dict) -> tuple[list[str], list[str | None], list[str]]:
+    """Texts (cut to TITLE_CHARS), explicit ids and anchors of one document's heading
+    blocks, in document order; each is cleaned from a bounded prefix of its source
+    (TITLE_SOURCE_CHARS: a 50 kB heading is still a breadcrumb element, and inline
+    parsing is quadratic on some inputs)."""
+    return _core.headings(block_texts, lambda texts: [_reduced(t, env) for t in texts])
 
 
 def plain_text(inline: str, env: dict | None = None) -> str:
     """Inline markdown reduced to its text: emphasis, links, images' alt, HTML tags dropped."""
-    if not any(c in _MARKUP for c in inline):
-        return " ".join(inline.split())
+    text = _core.heading_plain_text(inline)  # None: it has markup
+    return text if text is not None else _reduced(inline, env)
+
+
+def _reduced(inline: str, env: dict | None) -> str:
+    """The text of inline markdown with markup, by the reference inline parser."""
     tokens = INLINE_MD.parseInline(inline, dict(env or {}))
     return " ".join(inline_text(tokens[0].children or []).split())
 
@@ -138,41 +74,23 @@ def slug(text: str) -> str:
     """GitHub's slug of a heading's text: lower-cased; punctuation, symbols and other marks
     of no letter or number removed (``-`` and ``_`` stay); every space becomes ``-``.
     Letters of every script stay, as GitHub keeps them."""
-    low = text.lower()
-    if low.isascii():  # the same rule on ASCII: letters, digits, "_" (Pc), space and "-"
-        return _ASCII_DROPPED.sub("", low).replace(" ", "-")
-    return "".join(c for c in low if _kept(c)).replace(" ", "-")
-
-
-_ASCII_DROPPED = re.compile(r"[^a-z0-9 _-]")
+    return _core.slug(text)
 
 
 def _kept(c: str) -> bool:
-    if c in " -":
-        return True
-    cat = unicodedata.category(c)
-    if cat[0] in "LM" or cat in ("Nd", "Nl", "Pc"):
-        return True
-    # Symbols that Unicode counts as alphabetic (circled and squared Latin letters).
-    return cat == "So" and ("\u24b6" <= c <= "\u24e9" or "\U0001f130" <= c <= "\U0001f189")
+    """Whether a slug keeps the lower-case character ``c`` (by its Unicode category)."""
+    return _core.slug_keeps(c)
 
 
 class Anchors:
     """Anchors of one document's headings, in document order (GitHub's numbering of
-    repeated slugs: ``usage``, ``usage-1``, ``usage-2``)."""
+    repeated slugs: ``usage``, ``usage-1``, ``usage-2``); an explicit id is the anchor."""
 
     def __init__(self) -> None:
-        self.seen: dict[str, int] = {}
+        self._anchors = _core.HeadingAnchors()
 
     def __call__(self, heading: Heading) -> str:
-        if heading.explicit_id:
-            return heading.explicit_id
-        base = result = slug(heading.text)
-        while result in self.seen:
-            self.seen[base] += 1
-            result = f"{base}-{self.seen[base]}"
-        self.seen[result] = 0
-        return result
+        return self._anchors(heading.text, heading.explicit_id)
 
 
 def references(texts: list[str]) -> dict:

@@ -2,11 +2,13 @@
 
 pub mod assemble;
 pub mod blocks;
+pub mod context;
 pub mod estimate;
 #[rustfmt::skip]
 mod estimate_tables;
 pub mod fence;
 pub mod frontmatter;
+pub mod heading;
 pub mod kind;
 pub mod lines;
 pub mod mdx;

@@ -4,6 +4,7 @@
 //! it is caught here and raised as RuntimeError.
 
 mod assemble;
+mod context;
 mod pack;
 mod section;
 
@@ -223,6 +224,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(estimates, m)?)?;
     m.add_function(wrap_pyfunction!(english_documents, m)?)?;
     assemble::register(m)?;
+    context::register(m)?;
     pack::register(m)?;
     section::register(m)?;
     Ok(())
