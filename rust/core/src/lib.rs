@@ -8,8 +8,11 @@ pub mod fence;
 pub mod frontmatter;
 pub mod kind;
 pub mod lines;
+#[rustfmt::skip]
+mod lowercase_tables;
 pub mod mdx;
 pub mod parse;
+pub mod postings;
 pub mod pyunicode;
 #[rustfmt::skip]
 mod pyunicode_tables;
