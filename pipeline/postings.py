@@ -4,8 +4,12 @@ Terms are runs of letters, marks and digits (Unicode), lower-cased, except in sc
 without spaces between words: a run of CJK ideographs, kana, Hangul, Thai, Lao, Khmer or
 Myanmar gives its overlapping character bigrams ("インテグ" -> イン, ンテ, テグ; a run of
 one character stays one term), as Lucene's CJK analyzer does. ``sql/search.sql`` analyses
-queries with the same patterns, so documents and queries meet (a test checks that both give
+queries with the same classes, so documents and queries meet (a test checks that both give
 the same terms). No stemming, no stop words: BM25's IDF already discounts common words.
+
+The Rust core (``mdchunk._core``, rust/core/src/postings.rs) finds the terms: it reads the
+texts' Arrow buffers in place and hands back the rows as Arrow buffers, one chunk at a time,
+so memory beyond the output is one chunk's terms.
 """
 
 from __future__ import annotations
@@ -16,74 +20,72 @@ import pyarrow.compute as pc
 
 from mdchunk.pipeline import schemas
 
-# Written out as code point ranges, the same in Rust's regex (polars) and RE2 (DuckDB); the
-# same text is in sql/search.sql. Kana includes the prolonged sound mark (ー) and iteration
-# marks but not the middle dot (・), which separates words.
-BIGRAM_CLASS = (
-    r"\x{1100}-\x{11FF}\x{3005}-\x{3007}\x{3041}-\x{309F}\x{30A1}-\x{30FA}\x{30FC}-\x{30FF}"
-    r"\x{3130}-\x{318F}\x{31F0}-\x{31FF}\x{3400}-\x{4DBF}\x{4E00}-\x{9FFF}\x{AC00}-\x{D7AF}"
-    r"\x{F900}-\x{FAFF}\x{FF66}-\x{FF9F}\x{20000}-\x{2FFFF}"
-    r"\x{0E00}-\x{0E7F}\x{0E80}-\x{0EFF}\x{1000}-\x{109F}\x{1780}-\x{17FF}"
-)
-BIGRAM_RUN = f"[{BIGRAM_CLASS}]+"
-TERM_PATTERN = rf"{BIGRAM_RUN}|[\p{{L}}\p{{M}}\p{{N}}]+"  # also in sql/search.sql
+
+def postings(chunks: pa.Table) -> pa.Table:
+    """The stage: one row per distinct term of every chunk's embed_text, chunks in order and
+    a chunk's terms in the order of their first occurrence; tf counts the term in the chunk,
+    doc_len the chunk's terms."""
+    parts, base = [], 0
+    for texts in chunks["embed_text"].chunks:
+        parts.append(_postings(texts, base))
+        base += len(texts)
+    if not parts:
+        return schemas.POSTINGS.empty_table()
+    term, row, tf, doc_len = (pa.concat_arrays(list(column)) for column in zip(*parts))
+    chunk_id = chunks["chunk_id"].take(row)
+    return pa.Table.from_arrays([term, chunk_id, tf, doc_len], schema=schemas.POSTINGS)
 
 
-# The same runs as TERM_PATTERN on a text with spaces put around every bigram run (what
-# sql/search.sql does), found in one pass: a run of letters, marks and digits stops where a
-# bigram run begins, as a space put there would stop it (class subtraction, Rust's regex).
-_RUN_PATTERN = rf"{BIGRAM_RUN}|[[\p{{L}}\p{{M}}\p{{N}}]--[{BIGRAM_CLASS}]]+"
-_BIGRAM_FIRST = f"^[{BIGRAM_CLASS}]"  # a run that starts so is all bigram characters
+def _postings(texts: pa.Array, base: int) -> tuple[pa.Array, ...]:
+    """(term, row, tf, doc_len) of one array of texts, row counted from ``base``."""
+    from mdchunk import _core  # here: run_job's parser key needs no extension loaded
 
-
-def runs_expr(text: pl.Expr) -> pl.Expr:
-    """The runs of ``text``: bigram-script runs set apart, so that a Latin word touching
-    one ("vue文档") ends where the other script begins."""
-    return text.str.to_lowercase().str.extract_all(_RUN_PATTERN)
+    term, offsets, row, tf, doc_len = _core.postings(*_buffers(texts))
+    n = len(tf) // 4
+    rows = _fixed(row, pa.uint32(), n)
+    if base:
+        rows = pc.add(rows, pa.scalar(base, pa.uint32()))
+    return (
+        _strings(term, offsets, n),
+        rows,
+        _fixed(tf, pa.int32(), n),
+        _fixed(doc_len, pa.int32(), n),
+    )
 
 
 def terms(frame: pl.DataFrame, text: str = "text", key: str = "key") -> pl.DataFrame:
-    """(key, term) rows, in order: the terms of every row's ``text``."""
-    runs = frame.select(pl.col(key), runs_expr(pl.col(text)).alias("run")).explode("run")
-    runs = runs.drop_nulls("run")
-    n = pl.col("run").str.len_chars()
-    split = (n > 1) & pl.col("run").str.contains(_BIGRAM_FIRST)
-    runs = runs.with_columns(
-        split=split, off=pl.int_ranges(0, pl.when(split).then(n - 1).otherwise(1))
+    """(key, term) rows, in order: every term of every row's ``text`` (a query's terms are
+    these of its text)."""
+    from mdchunk import _core
+
+    texts = frame[text].to_arrow()
+    term, offsets, row = _core.terms(*_buffers(texts))
+    n = len(row) // 4
+    rows = pl.from_arrow(_fixed(row, pa.uint32(), n))
+    return pl.DataFrame(
+        {key: frame[key].gather(rows), "term": pl.from_arrow(_strings(term, offsets, n))}
     )
-    runs = runs.explode("off")
-    term = pl.when(pl.col("split")).then(pl.col("run").str.slice(pl.col("off"), 2))
-    return runs.select(pl.col(key), term.otherwise(pl.col("run")).alias("term"))
 
 
-SLICE_CHARS = 4_000_000  # of embed_text per step: a term row per word costs ~20x the text
+def _buffers(texts: pa.Array) -> tuple:
+    """(data, offsets, wide, n): a string array's UTF-8 bytes and its offsets from its first
+    row (int64 when wide, else int32), as Arrow buffers read in place; null is empty."""
+    if texts.null_count:
+        texts = pc.fill_null(texts, "")
+    if texts.type not in (pa.string(), pa.large_string()):  # string_view from polars
+        texts = texts.cast(pa.large_string())
+    wide = texts.type == pa.large_string()
+    width = 8 if wide else 4
+    _, offsets, data = texts.buffers()
+    offsets = offsets.slice(texts.offset * width, (len(texts) + 1) * width)
+    return (data if data is not None else b""), offsets, wide, len(texts)
 
 
-def postings(chunks: pa.Table) -> pa.Table:
-    """The stage, vectorised: one row per distinct term of every chunk's embed_text. Runs
-    over slices of chunks (rows never span chunks, so the result is the same), so that a
-    30 MB document does not explode into millions of term rows at once."""
-    lengths = pc.cumulative_sum(pc.utf8_length(chunks["embed_text"])).to_pylist()
-    parts, start = [], 0
-    for i, total in enumerate(lengths):
-        if total - (lengths[start - 1] if start else 0) >= SLICE_CHARS or i == len(lengths) - 1:
-            parts.append(_postings(chunks.slice(start, i + 1 - start)))
-            start = i + 1
-    return pa.concat_tables(parts) if parts else _postings(chunks)
+def _strings(data: bytes, offsets: bytes, n: int) -> pa.Array:
+    """n strings from their UTF-8 bytes and n + 1 int64 offsets."""
+    buffers = [None, pa.py_buffer(offsets), pa.py_buffer(data)]
+    return pa.Array.from_buffers(pa.large_string(), n, buffers).cast(pa.string())
 
 
-def _postings(chunks: pa.Table) -> pa.Table:
-    """Grouped on the chunk's row number (an integer hashes faster than a 32-character id),
-    in the order of each (chunk, term)'s first occurrence, as a group_by keeping order gives
-    them; doc_len (a chunk's terms) is the sum of its terms' tf: no join of the term rows."""
-    frame = pl.from_arrow(chunks.select(["embed_text"])).with_row_index("row")
-    found = terms(frame, "embed_text", "row").with_row_index("at")
-    rows = (
-        found.group_by("row", "term")
-        .agg(pl.col("at").first(), tf=pl.len().cast(pl.Int32))
-        .sort("at")
-        .with_columns(doc_len=pl.col("tf").sum().over("row").cast(pl.Int32))
-    )
-    ids = pl.from_arrow(chunks["chunk_id"]).gather(rows["row"])
-    rows = rows.select("term", chunk_id=ids, tf="tf", doc_len="doc_len")
-    return rows.to_arrow().cast(schemas.POSTINGS)
+def _fixed(data: bytes, kind: pa.DataType, n: int) -> pa.Array:
+    return pa.Array.from_buffers(kind, n, [None, pa.py_buffer(data)])

@@ -9,8 +9,8 @@
 --
 -- Query terms are made exactly as pipeline/postings.py makes the terms of chunks: runs of
 -- letters, marks and digits, lower-cased; a run of CJK ideographs, kana, Hangul, Thai, Lao,
--- Khmer or Myanmar (the class below, as in postings.BIGRAM_CLASS) gives its overlapping
--- character bigrams, a one-character run itself.
+-- Khmer or Myanmar (the class below, BIGRAM in rust/core/src/postings.rs) gives its
+-- overlapping character bigrams, a one-character run itself.
 WITH
 query_runs AS (
     SELECT unnest(regexp_extract_all(

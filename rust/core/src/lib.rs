@@ -11,9 +11,12 @@ pub mod frontmatter;
 pub mod heading;
 pub mod kind;
 pub mod lines;
+#[rustfmt::skip]
+mod lowercase_tables;
 pub mod mdx;
 pub mod pack;
 pub mod parse;
+pub mod postings;
 pub mod pyunicode;
 #[rustfmt::skip]
 mod pyunicode_tables;

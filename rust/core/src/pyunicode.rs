@@ -9,7 +9,7 @@ use crate::pyunicode_tables::{
     LOWER, OTHER_SYMBOL, SPACE, WORD,
 };
 
-fn within(table: &[(u32, u32)], c: char) -> bool {
+pub(crate) fn within(table: &[(u32, u32)], c: char) -> bool {
     let cp = c as u32;
     let i = table.partition_point(|&(_, hi)| hi < cp);
     i < table.len() && table[i].0 <= cp

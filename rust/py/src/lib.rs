@@ -6,6 +6,7 @@
 mod assemble;
 mod context;
 mod pack;
+mod postings;
 mod section;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -226,6 +227,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     assemble::register(m)?;
     context::register(m)?;
     pack::register(m)?;
+    postings::register(m)?;
     section::register(m)?;
     Ok(())
 }
