@@ -87,12 +87,12 @@ def test_a_run_works_within_an_inherited_address_space_limit(tmp_path):
 
 
 def test_an_address_space_limit_too_low_for_a_worker_is_named(tmp_path):
-    """The main process gets by in 512 MB; a worker (polars, pyarrow, their threads) not."""
-    done = _run_under_address_limit(tmp_path, 512 * 2**20)
+    """The main process gets by in 256 MB; a worker (polars, pyarrow, their threads) not."""
+    done = _run_under_address_limit(tmp_path, 256 * 2**20)
     lines = done.stderr.strip().splitlines()
     assert done.returncode == 2, done.stderr
     assert len(lines) == 1, done.stderr
-    assert "inherited address-space limit of 512 MB" in lines[0]
+    assert "inherited address-space limit of 256 MB" in lines[0]
     assert "ulimit -v" in lines[0] and "--doc-memory 1024 MB" in lines[0]
 
 
