@@ -1,6 +1,7 @@
 //! mdchunk's pipeline from decoded text to block columns, without Python.
 
 pub mod blocks;
+pub mod counter;
 pub mod estimate;
 #[rustfmt::skip]
 mod estimate_tables;
@@ -13,4 +14,5 @@ pub mod parse;
 pub mod pyunicode;
 #[rustfmt::skip]
 mod pyunicode_tables;
+pub mod split;
 pub mod walk;

@@ -3,6 +3,8 @@
 //! byte order) or, for the mostly empty columns, lists. A panic never crosses into Python:
 //! it is caught here and raised as RuntimeError.
 
+mod split;
+
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use mdchunk_core::blocks::{blocks as core_blocks, Columns, Document};
@@ -218,5 +220,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(blocks, m)?)?;
     m.add_function(wrap_pyfunction!(estimates, m)?)?;
     m.add_function(wrap_pyfunction!(english_documents, m)?)?;
+    split::register(m)?;
     Ok(())
 }
