@@ -3,6 +3,7 @@
 pub mod assemble;
 pub mod blocks;
 pub mod context;
+pub mod counter;
 pub mod estimate;
 #[rustfmt::skip]
 mod estimate_tables;
@@ -21,4 +22,5 @@ pub mod pyunicode;
 #[rustfmt::skip]
 mod pyunicode_tables;
 pub mod section;
+pub mod split;
 pub mod walk;

@@ -8,6 +8,7 @@ mod context;
 mod pack;
 mod postings;
 mod section;
+mod split;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
@@ -229,5 +230,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     pack::register(m)?;
     postings::register(m)?;
     section::register(m)?;
+    split::register(m)?;
     Ok(())
 }
