@@ -58,3 +58,20 @@ def test_a_documents_headings_are_cleaned_in_one_call_with_one_inline_parse():
     assert explicit == [None, None, "setup", None]
     assert anchors == ["usage", "usage-1", "setup", "usage-2"]
     assert _core.headings(["# a"], lambda texts: 1 / 0) == (["a"], [None], ["a"])
+
+
+_PIECES = ["`", "``", " ", "a", "_", "<b>", "*", "&amp;", "\\", "\u3000", "\x1c", "é", "\n", "\0"]
+
+
+@given(st.lists(st.sampled_from(_PIECES), max_size=12).map("".join))
+def test_headings_with_code_spans_read_as_the_reference_inline_parser_reads_them(text):
+    """Text whose only markup is code spans is reduced by the core; whatever the core
+    reduces of text with markup equals markdown-it's reduction."""
+    got = _core.heading_plain_text(text)
+    if got is not None and set(text) & set("*_`[]<>&\\!~"):
+        assert got == heading._reduced(text, None)
+
+
+def test_code_spans_are_reduced_without_the_reference_parser():
+    assert _core.heading_plain_text("The `run()` method") == "The run() method"
+    assert _core.heading_plain_text("`a` *b*") is None  # emphasis: the reference parser

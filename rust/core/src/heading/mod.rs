@@ -3,10 +3,12 @@
 //! `clean` turns the inline source of an ATX or setext heading into its text: heading-id
 //! attributes (`{#id}`, `{: #id .class}`, MDX `{/*id*/}`), template tags (Hugo
 //! `{{< >}}`/`{{% %}}`, Liquid/Jinja `{% %}`/`{{ }}`) and closing `#`s are removed. Text
-//! with inline markup is left to the reference inline parser (`Cleaned::plain` is false);
+//! whose only markup is code spans is reduced here as the reference inline parser reduces
+//! it; text with other inline markup is left to that parser (`Cleaned::plain` is false);
 //! other text has its whitespace collapsed. `Anchors` numbers GitHub slugs of a document.
 
 mod anchor;
+mod code_spans;
 mod syntax;
 
 pub use anchor::{kept, slug, Anchors};
@@ -112,10 +114,14 @@ pub fn clean(inline: &str) -> Cleaned {
     }
 }
 
-/// The text of inline source without markup characters (its whitespace collapsed), or
-/// None when it has some (the reference inline parser reduces those).
+/// The text of inline source without markup characters (its whitespace collapsed) or
+/// whose only markup is code spans (see `code_spans`), or None when it has other markup
+/// (the reference inline parser reduces those).
 pub fn plain_text(inline: &str) -> Option<String> {
-    (!inline.contains(MARKUP)).then(|| collapse(inline))
+    if !inline.contains(MARKUP) {
+        return Some(collapse(inline));
+    }
+    code_spans::reduced(inline, MARKUP)
 }
 
 /// A heading text as a title: at most TITLE_CHARS code points, a cut one ends with "…".
@@ -242,7 +248,7 @@ mod tests {
             "## Usage {#run}",
             "Usage\n---",
             long.as_str(),
-            "# `x`",
+            "# *x*",
         ];
         let cleaned = clean_blocks(&blocks);
         assert!(cleaned[..4].iter().all(|c| c.plain) && !cleaned[4].plain);
