@@ -5,7 +5,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 OUT ?= out/sample
 
-.PHONY: install install-dev install-eval run report test test-fast test-lowest golden bench bench-retrieval fit-deps fit-estimate lint clean
+.PHONY: install install-dev install-eval run report test test-fast test-lowest golden bench bench-retrieval fit-deps fit-estimate fuzz lint clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -103,6 +103,18 @@ fit-estimate: fit-deps
 ## bench-retrieval: the retrieval benchmark alone (BM25; MiniLM too after `make install-eval`)
 bench-retrieval: $(VENV)/.installed-bench
 	$(BIN)/python benchmarks/retrieval.py
+
+## fuzz: the Rust core under libFuzzer for FUZZ_SECONDS (never part of the tests), seeded
+## with the poison documents; an input over SLOW_SECONDS is reported as slow, a panic or a
+## timeout stops the run with its input in fuzz/artifacts/. Needs a nightly toolchain
+## (rustup toolchain install nightly); installs cargo-fuzz when it is missing.
+FUZZ_SECONDS ?= 600
+SLOW_SECONDS ?= 1
+fuzz: $(VENV)/.installed-dev
+	cargo fuzz --version >/dev/null 2>&1 || cargo install cargo-fuzz --locked
+	$(BIN)/python tools/fuzz_seeds.py fuzz/corpus/core
+	cargo +nightly fuzz run core fuzz/corpus/core -- -max_total_time=$(FUZZ_SECONDS) \
+		-max_len=1048576 -timeout=20 -rss_limit_mb=4096 -report_slow_units=$(SLOW_SECONDS)
 
 ## lint: ruff, then rustfmt and clippy over both Rust crates (the binding crate finds the
 ## venv's Python through PYO3_PYTHON)
