@@ -1,5 +1,7 @@
 //! Any text through every stage of the core that a document goes through (blocks, their
-//! estimates, sections, leads and fillers, packing whole blocks, assembly): no input may
+//! estimates, sections, leads and fillers, splitting blocks to a small budget, heading
+//! texts and anchors, context lines and urls, packing whole blocks, assembly, postings):
+//! no input may
 //! panic (a panic would become a reject; here it is a finding). The first byte picks the
 //! format (markdown, MDX, plain text) so that every path is reached.
 #![no_main]
@@ -7,10 +9,15 @@
 use libfuzzer_sys::fuzz_target;
 use mdchunk_core::assemble::{self, IdParts};
 use mdchunk_core::blocks::{blocks, Document};
+use mdchunk_core::context;
+use mdchunk_core::counter::Estimate;
 use mdchunk_core::estimate::estimates;
+use mdchunk_core::heading;
 use mdchunk_core::kind::Kind;
 use mdchunk_core::pack::{self, Limits};
+use mdchunk_core::postings;
 use mdchunk_core::section;
+use mdchunk_core::split::{byte_offsets, split_block};
 
 fuzz_target!(|data: &[u8]| {
     let Some((&mode, rest)) = data.split_first() else {
@@ -46,6 +53,7 @@ fuzz_target!(|data: &[u8]| {
         .zip(&cols.kind)
         .map(|(t, &k)| k == Kind::Heading || section::is_filler(k == Kind::Paragraph, t))
         .collect();
+    split_and_name(&texts, &cols.kind, &cols.item_starts, &tokens);
     let kinds = &cols.kind;
     let is = |f: fn(Kind) -> bool| -> Vec<bool> { kinds.iter().map(|&k| f(k)).collect() };
     let atomic = is(|k| {
@@ -107,5 +115,41 @@ fuzz_target!(|data: &[u8]| {
         chunker_version: "mdchunk-6",
         id_hash: "0",
     };
-    assemble::assemble(&units, &groups, &ids).expect("units the packer placed assemble");
+    let chunks =
+        assemble::assemble(&units, &groups, &ids).expect("units the packer placed assemble");
+    postings::postings(chunks.iter().map(|c| c.body.as_str()));
 });
+
+/// Every block over a small budget split as the chunk stage splits it; every heading
+/// cleaned, titled and anchored; a context line and a url of each.
+fn split_and_name(texts: &[&str], kinds: &[Kind], items: &[Option<Vec<i32>>], tokens: &[i64]) {
+    let mut count = Estimate::new("balanced", false, None).expect("a known bias");
+    for (((text, kind), items), &n) in texts.iter().zip(kinds).zip(items).zip(tokens) {
+        if n > 24 {
+            let starts: Vec<i64> = items.iter().flatten().map(|&i| i64::from(i)).collect();
+            let starts = byte_offsets(text, &starts);
+            let _ = split_block(kind.name(), text, 24, 40, &mut count, &starts);
+        }
+    }
+    let heads: Vec<&str> = texts
+        .iter()
+        .zip(kinds)
+        .filter(|(_, &k)| k == Kind::Heading)
+        .map(|(t, _)| *t)
+        .collect();
+    let cleaned = heading::clean_blocks(&heads);
+    let named =
+        heading::titles_and_anchors(cleaned.into_iter().map(|c| (c.text, c.explicit)).collect());
+    let path: Vec<&str> = named.texts.iter().map(String::as_str).collect();
+    let line = context::header_line("Title", &path);
+    let _ = context::clip(&line, 40);
+    for anchor in &named.anchors {
+        let _ = context::url(
+            "https://x.org/{path_stem}/{url_path}#{anchor}",
+            "docs/a b/index.md",
+            Some(anchor),
+            1,
+            2,
+        );
+    }
+}
