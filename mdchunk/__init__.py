@@ -2,9 +2,10 @@
 
 The public API (the ``mdchunk`` command is a thin layer over it)::
 
-    from mdchunk import Policy, chunk_text, chunk_table, run, connect, search, stats
+    from mdchunk import Policy, chunk_text, chunk_texts, chunk_table, run, connect, search, stats
 
     chunks = chunk_text("# Install\\n\\nRun the installer.", max_tokens=512)
+    table = chunk_texts(texts, max_tokens=512)  # many documents on every core: a table
     summary = run(["docs/"], "out/")          # the nightly run, as `mdchunk run`
     hits = search("out/", "install linux")    # BM25 over the published run
 
@@ -32,6 +33,7 @@ __all__ = [
     "changes",
     "chunk_table",
     "chunk_text",
+    "chunk_texts",
     "connect",
     "report",
     "run",
@@ -56,6 +58,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and editors only
         changes,
         chunk_table,
         chunk_text,
+        chunk_texts,
         connect,
         report,
         run,

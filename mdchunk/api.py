@@ -12,7 +12,8 @@ call the per-batch stages (``mdchunk.pipeline.batch.process``) that a run calls.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+import os
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -157,6 +158,7 @@ def chunk_table(
     text_column: str = "text",
     id_column: str | None = None,
     policy: PolicyLike = None,
+    threads: int | None = None,
 ) -> pa.Table | pl.DataFrame:
     """Chunk a table of documents, one per row: a pyarrow Table in gives a pyarrow Table of
     chunks (schema ``mdchunk.pipeline.schemas.CHUNKS``), a polars DataFrame a DataFrame.
@@ -165,6 +167,8 @@ def chunk_table(
     text, ``id_column`` names each document (its ``path``; default: the first of path, id,
     doc_id, url, name that exists, else ``row-N``), other columns become metadata. Rows that
     a run would reject (a null text, NUL bytes) give no chunks; a warning counts them.
+    ``threads``: how many threads the Rust core uses (default: every core); the chunks
+    are the same for any number.
     """
     import warnings
 
@@ -176,6 +180,7 @@ def chunk_table(
     from mdchunk.pipeline.sources import Selection, table_documents
 
     resolved = resolve_policy(policy)
+    n_threads = _threads(threads)
     is_polars = type(table).__module__.split(".")[0] == "polars"
     if is_polars and hasattr(table, "collect"):  # a LazyFrame
         table = table.collect()
@@ -189,7 +194,9 @@ def chunk_table(
     raws = table_documents(arrow, selection, "table")  # errors name "table: no column ..."
     parts, rejected = [], []
     for group in batched(raws, BATCH_DOCS):
-        tables, _ = process(Batch(group), resolved, DEFAULT_MAX_BYTES, postings=False)
+        tables, _ = process(
+            Batch(group), resolved, DEFAULT_MAX_BYTES, postings=False, threads=n_threads
+        )
         parts.append(tables["chunks"])
         rejected += tables["rejects"].to_pylist()
     if rejected:
@@ -205,6 +212,50 @@ def chunk_table(
 
         return pl.from_arrow(chunks)
     return chunks
+
+
+def chunk_texts(
+    texts: Sequence[str],
+    *,
+    paths: Sequence[str] | None = None,
+    policy: PolicyLike = None,
+    threads: int | None = None,
+    **overrides,
+) -> pa.Table:
+    """Chunk many documents held in memory at once, on every core: one row of chunks
+    (schema ``mdchunk.pipeline.schemas.CHUNKS``) per chunk, documents in the order given.
+
+    ``paths`` name the documents as ``chunk_text``'s ``path`` does (default ``doc-N.md``,
+    N from 0); ``policy`` and ``overrides`` as in ``chunk_text``; ``threads`` as in
+    ``chunk_table``. Documents a run would reject give no chunks; a warning counts them.
+
+    >>> chunk_texts(["# A\\n\\nsome text", "# B\\n\\nmore"])["breadcrumb"].to_pylist()
+    [['A'], ['B']]
+    """
+    import pyarrow as pa
+
+    if isinstance(texts, str):
+        raise TypeError("chunk_texts takes a list of str; chunk_text takes one str")
+    names = list(paths) if paths is not None else [f"doc-{i}.md" for i in range(len(texts))]
+    if len(names) != len(texts):
+        raise ValueError(f"chunk_texts: {len(texts)} texts but {len(names)} paths")
+    table = pa.table(
+        {"path": pa.array(names, pa.string()), "text": pa.array(texts, pa.large_string())}
+    )
+    return chunk_table(table, policy=resolve_policy(policy, **overrides), threads=threads)
+
+
+def _threads(threads: int | None) -> int:
+    """The threads a library call gives the Rust core: every core unless told."""
+    if threads is None:
+        return (
+            len(os.sched_getaffinity(0))
+            if hasattr(os, "sched_getaffinity")
+            else os.cpu_count() or 1
+        )
+    if not isinstance(threads, int) or threads < 1:
+        raise ValueError(f"threads must be a positive whole number, got {threads!r}")
+    return threads
 
 
 def run(

@@ -138,7 +138,12 @@ def drop_rejected(table: pa.Table, rejects: pa.Table) -> pa.Table:
 
 
 def documents_and_blocks(
-    raws: list[RawDocument], mdx: str, bias: str, max_bytes: int, parser: str = DEFAULT_BACKEND
+    raws: list[RawDocument],
+    mdx: str,
+    bias: str,
+    max_bytes: int,
+    parser: str = DEFAULT_BACKEND,
+    threads: int = 1,
 ):
     """The documents and blocks stages over raw documents: (documents, blocks, rejects)."""
     from mdchunk.pipeline import block
@@ -146,7 +151,7 @@ def documents_and_blocks(
     if not raws:  # a batch of reused documents only
         return tuple(schemas.empty(s) for s in (schemas.DOCUMENTS, schemas.BLOCKS, schemas.REJECTS))
     docs, rejects = document.documents(raws, mdx, max_bytes)
-    blks, parse_rejects = block.blocks(docs, bias, parser)
+    blks, parse_rejects = block.blocks(docs, bias, parser, threads)
     return drop_rejected(docs, parse_rejects), blks, pa.concat_tables([rejects, parse_rejects])
 
 
@@ -296,17 +301,22 @@ def process(
     max_bytes: int,
     parser: str = DEFAULT_BACKEND,
     postings: bool = True,
+    threads: int = 1,
 ) -> tuple[dict[str, pa.Table], Counter]:
     """Every table of one batch (documents, blocks, chunks, postings, rejects), and counters.
     ``parser`` names the block parser backend (pipeline.parse.BACKENDS); without
-    ``postings`` (the library calls that return chunks only) that table is left empty."""
+    ``postings`` (the library calls that return chunks only) that table is left empty.
+    ``threads``: how many threads the Rust core may use for the batch (a run's workers
+    use one each; the library calls use every core)."""
     from mdchunk.pipeline import chunk
 
     counting = _COUNTING.get(policy) or _COUNTING.setdefault(policy, chunk.Counting(policy))
     work: Counter = Counter()
     t0 = time.perf_counter()
     fresh = [x for x in batch.items if isinstance(x, RawDocument)]
-    docs, blks, rejects = documents_and_blocks(fresh, policy.mdx, policy.bias, max_bytes, parser)
+    docs, blks, rejects = documents_and_blocks(
+        fresh, policy.mdx, policy.bias, max_bytes, parser, threads
+    )
     work.update(
         parsed=docs.num_rows, items=len(batch.items), bytes=sum(len(x.data or b"") for x in fresh)
     )

@@ -24,26 +24,28 @@ _PARSE_ERRORS = (RecursionError, MemoryError, ValueError)
 
 
 def blocks(
-    documents: pa.Table, bias: str = "balanced", parser: str = DEFAULT_BACKEND
+    documents: pa.Table, bias: str = "balanced", parser: str = DEFAULT_BACKEND, threads: int = 1
 ) -> tuple[pa.Table, pa.Table]:
-    """The stage: documents -> (blocks, rejects). A document that fails to parse is a reject."""
+    """The stage: documents -> (blocks, rejects). A document that fails to parse is a reject.
+    ``threads`` > 1 lets the Rust core parse the documents on that many threads (the same
+    blocks)."""
     check_backend(parser)  # a wrong name is the caller's error, not every document's
     docs = [documents[name].to_pylist() for name in ("doc_id", "path", "format", "mdx", "text")]
     rejects: list[dict] = []
     if parser == REFERENCE_BACKEND:
         table = _reference_blocks(list(zip(*docs)), rejects)
     else:
-        table = _core_blocks(list(zip(*docs)), rejects)
+        table = _core_blocks(list(zip(*docs)), rejects, threads)
     rejected = pa.Table.from_pylist(rejects, schema=schemas.REJECTS)
     return _with_estimates_arrow(table, bias), rejected
 
 
-def _core_blocks(docs: list[tuple], rejects: list[dict]) -> pa.Table:
+def _core_blocks(docs: list[tuple], rejects: list[dict], threads: int = 1) -> pa.Table:
     """Blocks of ``docs`` (doc_id, path, format, mdx, text) by one call of the Rust core, in
     document order. Its fallback documents go to the reference parser; should the call fail
     as a whole, each document is parsed on its own, so one bad document is one reject."""
     try:
-        table, position, fallback = _core_table(docs)
+        table, position, fallback = _core_table(docs, threads)
     except _NOT_OURS:
         raise
     except BaseException:
@@ -60,13 +62,14 @@ def _core_blocks(docs: list[tuple], rejects: list[dict]) -> pa.Table:
     return _concat(parts).take(order)
 
 
-def _core_table(docs: list[tuple]) -> tuple[pa.Table, pa.Array, list[int]]:
+def _core_table(docs: list[tuple], threads: int = 1) -> tuple[pa.Table, pa.Array, list[int]]:
     """The Rust core's blocks of ``docs`` as a BLOCKS table (estimates null), each block's
     document (an index into ``docs``), and the documents left to the reference parser."""
     from mdchunk import _core  # here: run_job's parser key needs no extension loaded
 
     texts = [doc[4] for doc in docs]
-    out = _core.blocks(texts, [doc[2] == "markdown" for doc in docs], [doc[3] for doc in docs])
+    markdown, mdx = [doc[2] == "markdown" for doc in docs], [doc[3] for doc in docs]
+    out = _core.blocks(texts, markdown, mdx, threads)
     table, position = _arrow_table(out, [doc[0] for doc in docs])
     return table, position, out["fallback"]
 

@@ -16,7 +16,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import mdchunk
-from mdchunk import Chunk, Policy, PolicyError, RejectedError, chunk_table, chunk_text
+from mdchunk import Chunk, Policy, PolicyError, RejectedError, chunk_table, chunk_text, chunk_texts
 from mdchunk.pipeline import schemas
 from tests.helpers import fresh_python
 
@@ -77,6 +77,37 @@ def test_chunk_table_equals_a_run_over_the_same_table(tmp_path):
     frame = chunk_table(pl.from_arrow(table))
     assert isinstance(frame, pl.DataFrame)
     assert frame["chunk_id"].to_list() == want["chunk_id"].to_pylist()
+
+
+def test_chunk_texts_equals_chunk_text_for_each_document_on_any_number_of_threads():
+    docs = sorted(SAMPLE.rglob("*.md"))
+    paths = [p.relative_to(SAMPLE).as_posix() for p in docs]
+    texts = [p.read_text(encoding="utf-8") for p in docs]
+    one = chunk_texts(
+        texts, paths=paths, target_tokens=150, max_tokens=200, min_tokens=40, threads=1
+    )
+    want = [
+        c.chunk_id
+        for p, t in zip(paths, texts)
+        for c in chunk_text(t, path=p, target_tokens=150, max_tokens=200, min_tokens=40)
+    ]
+    assert one["chunk_id"].to_pylist() == want
+    assert len(set(one["path"].to_pylist())) > 1
+    for threads in (2, 5, None):
+        assert chunk_texts(
+            texts, paths=paths, target_tokens=150, max_tokens=200, min_tokens=40, threads=threads
+        ).equals(one)
+    named = chunk_texts(["# A\n\ntext", "plain words"])
+    assert sorted(set(named["path"].to_pylist())) == ["doc-0.md", "doc-1.md"]
+
+
+def test_chunk_texts_names_what_it_does_not_take():
+    with pytest.raises(TypeError, match="list of str"):
+        chunk_texts("# one document")
+    with pytest.raises(ValueError, match="2 texts but 1 paths"):
+        chunk_texts(["a", "b"], paths=["a.md"])
+    with pytest.raises(ValueError, match="threads must be"):
+        chunk_texts(["a"], threads=0)
 
 
 def test_chunk_text_policy_overrides_and_errors():

@@ -10,6 +10,7 @@ use crate::kind::Kind;
 use crate::lines::Lines;
 use crate::parse::{parse, Block, Fallback};
 use crate::pyunicode::first_word;
+use crate::threads;
 
 /// One document of the input.
 #[derive(Debug, Clone, Copy)]
@@ -50,6 +51,66 @@ pub struct Columns {
 /// The block columns of every document, in order.
 pub fn blocks(docs: &[Document]) -> Columns {
     blocks_with(docs, parse)
+}
+
+/// `blocks` with the documents spread over `threads` threads: the same columns.
+pub fn blocks_in_threads(docs: &[Document], threads: usize) -> Columns {
+    let sizes: Vec<usize> = docs.iter().map(|d| d.text.len()).collect();
+    let ranges = threads::ranges(&sizes, threads);
+    let parts = threads::map(&ranges, |r| blocks(&docs[r]));
+    let mut out = Columns::default();
+    for (part, range) in parts.into_iter().zip(&ranges) {
+        out.append(part, range.start as u32);
+    }
+    out
+}
+
+impl Columns {
+    /// `other`'s rows after these, its documents numbered from `first_doc`.
+    fn append(&mut self, other: Columns, first_doc: u32) {
+        // every field named: a column added later cannot be forgotten here
+        let Columns {
+            doc,
+            block_index,
+            block_id,
+            kind,
+            level,
+            path,
+            paths,
+            char_start,
+            char_end,
+            byte_start,
+            byte_end,
+            line_start,
+            line_end,
+            info,
+            lang,
+            alt,
+            item_starts,
+            n_rows,
+            fallback,
+        } = other;
+        let first_path = self.paths.len() as u32;
+        self.doc.extend(doc.iter().map(|d| d + first_doc));
+        self.path.extend(path.iter().map(|p| p + first_path));
+        self.paths.extend(paths);
+        self.fallback.extend(fallback.iter().map(|d| d + first_doc));
+        self.block_index.extend(block_index);
+        self.block_id.extend(block_id);
+        self.kind.extend(kind);
+        self.level.extend(level);
+        self.char_start.extend(char_start);
+        self.char_end.extend(char_end);
+        self.byte_start.extend(byte_start);
+        self.byte_end.extend(byte_end);
+        self.line_start.extend(line_start);
+        self.line_end.extend(line_end);
+        self.info.extend(info);
+        self.lang.extend(lang);
+        self.alt.extend(alt);
+        self.item_starts.extend(item_starts);
+        self.n_rows.extend(n_rows);
+    }
 }
 
 type Parse = fn(&str, bool, bool) -> Result<(Lines, Vec<Block>), Fallback>;
@@ -177,6 +238,28 @@ pub fn short_hash(data: &[u8], n: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn threads_give_the_same_columns() {
+        let texts: Vec<String> = (0..40)
+            .map(|i| {
+                format!("# Title {i}\n\ntext {i}\n\n## Sub\n\n- a\n- b\n\n| a |\n|---|\n| 1 |\n")
+            })
+            .collect();
+        let docs: Vec<Document> = texts
+            .iter()
+            .enumerate()
+            .map(|(i, t)| Document {
+                text: t,
+                markdown: i % 5 != 0,
+                mdx: i % 7 == 0,
+            })
+            .collect();
+        let one = blocks(&docs);
+        for n in [2, 3, 8, 64] {
+            assert_eq!(blocks_in_threads(&docs, n), one, "{n} threads");
+        }
+    }
 
     #[test]
     fn hashes_are_hex_prefixes_of_sha256() {

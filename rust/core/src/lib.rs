@@ -23,4 +23,5 @@ pub mod pyunicode;
 mod pyunicode_tables;
 pub mod section;
 pub mod split;
+pub mod threads;
 pub mod walk;

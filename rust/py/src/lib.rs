@@ -12,7 +12,7 @@ mod split;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use mdchunk_core::blocks::{blocks as core_blocks, Columns, Document};
+use mdchunk_core::blocks::{blocks_in_threads, Columns, Document};
 use mdchunk_core::estimate::{english_documents as core_english, estimates as core_estimates};
 use mdchunk_core::kind::Kind;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
@@ -27,13 +27,16 @@ use pyo3::types::{PyBytes, PyDict, PyList};
 /// points), line_start, line_end (int32), info, lang, alt, item_starts, n_rows (lists),
 /// text and text_offsets (the blocks' texts as one UTF-8 buffer, int64 offsets), and
 /// fallback: the documents to parse with the reference parser instead (none of their
-/// blocks are in the columns).
+/// blocks are in the columns). `threads` > 1 spreads the documents over that many threads
+/// (the same columns).
 #[pyfunction]
+#[pyo3(signature = (texts, is_markdown, is_mdx, threads = 1))]
 fn blocks<'py>(
     py: Python<'py>,
     texts: Vec<PyBackedStr>,
     is_markdown: Vec<bool>,
     is_mdx: Vec<bool>,
+    threads: usize,
 ) -> PyResult<Bound<'py, PyDict>> {
     if texts.len() != is_markdown.len() || texts.len() != is_mdx.len() {
         return Err(PyValueError::new_err(format!(
@@ -56,7 +59,7 @@ fn blocks<'py>(
     let (cols, text, offsets) = py
         .detach(|| {
             catch_unwind(AssertUnwindSafe(|| {
-                let cols = core_blocks(&docs);
+                let cols = blocks_in_threads(&docs, threads);
                 let (text, offsets) = block_texts(&docs, &cols);
                 (cols, text, offsets)
             }))
