@@ -15,12 +15,12 @@ from collections.abc import Callable
 import polars as pl
 import pyarrow as pa
 
-from mdchunk.pipeline import bulk_estimate, context, schemas
+from mdchunk.pipeline import bulk_estimate, context, heading, schemas
 from mdchunk.pipeline.assemble import Packed, assemble
 from mdchunk.pipeline.block import with_estimates
 from mdchunk.pipeline.kinds import CODE_LIKE
 from mdchunk.pipeline.pack import SEP, Group, pack
-from mdchunk.pipeline.policy import Policy
+from mdchunk.pipeline.policy import CHUNKER_VERSION, Policy
 from mdchunk.pipeline.section import pack_arrays, parents, sections_of, units_of
 from mdchunk.pipeline.tokens import (
     EstimateCounter,
@@ -43,6 +43,7 @@ _BLOCK_COLS = [
     "item_starts",
     "est_tokens",
 ]
+CORE = True  # the estimate's documents are chunked by the Rust core (chunk_documents)
 MAX_REPACKS = 16
 FLOOR = 8  # tokens: the smallest budget a repack squeezes a unit to
 
@@ -104,10 +105,11 @@ def chunks(
     names += ["tokens", "text"]
     texts = table["text"]
     runs = _runs(lists[0])
+    if CORE and counting.estimate:
+        return _in_core(documents, dict(zip(names, lists)), texts, runs, english, policy, counting)
     rows: list[dict] = []
     rejects: list[dict] = []
-    cols = ["doc_id", "path", "format", "text", "front_matter", "metadata"]
-    for doc in documents.select(cols).to_pylist():
+    for doc in documents.select(_DOC_COLS).to_pylist():
         where = runs.get(doc["doc_id"])
         if where is None:
             continue
@@ -123,6 +125,218 @@ def chunks(
     return _table(rows, schemas.CHUNKS), _table(rejects, schemas.REJECTS)
 
 
+def _in_core(documents, cols, texts, runs, english, policy, counting):
+    """The stage by the Rust core (``_core.chunk_documents``), one call for the batch: the
+    values that need markdown-it-py (heading texts with markup, image sources) are made
+    here first, per block that needs them. A document the core declines (a block to split,
+    an open fence) is chunked by ``chunk_document``."""
+    from mdchunk import _core
+
+    docs = [d for d in documents.select(_DOC_COLS).to_pylist() if d["doc_id"] in runs]
+    text_list = texts.to_pylist()
+    kinds = cols["kind"]
+    prepared = _prepared(docs, runs, kinds, text_list)
+    out = _core.chunk_documents(
+        (
+            [d["doc_id"] for d in docs],
+            [d["path"] for d in docs],
+            [d["text"] for d in docs],
+            [d["format"] == "text" for d in docs],
+            [_front_matter_title(d, policy.title_keys) for d in docs],
+            [_fields(d, policy) for d in docs],
+            [english[runs[d["doc_id"]][0]] for d in docs],
+        ),
+        (
+            [runs[d["doc_id"]] for d in docs],
+            cols["block_index"],
+            cols["block_id"],
+            kinds,
+            cols["level"],
+            text_list,
+            cols["char_start"],
+            cols["char_end"],
+            cols["line_start"],
+            cols["alt"],
+            cols["tokens"],
+        ),
+        prepared,
+        (
+            (
+                policy.strategy,
+                policy.front_matter != "include",
+                policy.heading_depth,
+                policy.pack_siblings,
+                policy.breadcrumb_prefix,
+                policy.link_template,
+                policy.id_hash,
+                CHUNKER_VERSION,
+                policy.bias,
+            ),
+            (policy.target_tokens, policy.max_tokens, policy.min_tokens, policy.overlap_tokens),
+        ),
+    )
+    table = _core_table(out, docs, policy, counting)
+    rejects = [
+        (d, _reject(docs[d], _Failed(reason, detail))) for d, reason, detail in out["rejects"]
+    ]
+    if out["declined"]:
+        names = list(cols)
+        rows: list[dict] = []
+        at: list[int] = []
+        for d in out["declined"]:
+            start, end = runs[docs[d]["doc_id"]]
+            own = [cols[c][start:end] for c in names] + [text_list[start:end]]
+            part = [dict(zip([*names, "text"], values)) for values in zip(*own)]
+            try:
+                got = chunk_document(docs[d], part, policy, counting.for_document(english[start]))
+            except Exception as exc:  # noqa: BLE001 - a bug on one document must not end the run
+                rejects.append((d, _reject(docs[d], exc)))
+                continue
+            rows.extend(got)
+            at += [d] * len(got)
+        table = _merged(table, out["doc"], _table(rows, schemas.CHUNKS), at)
+    rejects.sort(key=lambda r: r[0])
+    return table, _table([r for _, r in rejects], schemas.REJECTS)
+
+
+_DOC_COLS = ["doc_id", "path", "format", "text", "front_matter", "metadata"]
+
+
+class _Failed(Exception):
+    """A document the core could not chunk: its reject reason and detail."""
+
+    def __init__(self, reason: str, detail: str):
+        super().__init__(detail)
+        self.reason = reason
+
+
+def _prepared(docs, runs, kinds, texts):
+    """(rows, plain texts) of heading blocks whose text keeps inline markup, and (rows,
+    sources) of image blocks, each with its document's link reference definitions."""
+    from mdchunk import _core
+
+    heads = [i for i, k in enumerate(kinds) if k == "heading"]
+    marked = _core.heading_markup([texts[i] for i in heads]) if heads else []
+    todo = [(i, m) for i, m in zip(heads, marked) if m is not None]
+    images = [i for i, k in enumerate(kinds) if k == "image"]
+    if not todo and not images:
+        return ([], []), ([], [])
+    doc_of = {}
+    for d in docs:
+        start, end = runs[d["doc_id"]]
+        for i in range(start, end):
+            doc_of[i] = (start, end)
+    envs: dict[tuple[int, int], dict] = {}
+
+    def env(i: int) -> dict:
+        run = doc_of[i]
+        if run not in envs:
+            envs[run] = _env(kinds, texts, *run)
+        return envs[run]
+
+    plain = ([i for i, _ in todo], [heading._reduced(m, env(i)) for i, m in todo])
+    sources = (images, [context.image_src(texts[i], env(i)) for i in images])
+    return plain, sources
+
+
+def _env(kinds, texts, start: int, end: int) -> dict:
+    """The link reference definitions of one document, as context.prepare finds them."""
+    rows = range(start, end)
+    if any("[" in texts[i] for i in rows if kinds[i] == "heading") or any(
+        kinds[i] == "image" for i in rows
+    ):
+        return heading.references(
+            [texts[i] for i in rows if kinds[i] == "paragraph" and "]:" in texts[i]]
+        )
+    return {}
+
+
+def _front_matter_title(doc: dict, keys) -> str | None:
+    """The title the document's front matter gives (context.title_of's first rule)."""
+    if not doc.get("front_matter"):
+        return None
+    return context.title_of(doc, None, keys) if _has_title(doc, keys) else None
+
+
+def _has_title(doc: dict, keys) -> bool:
+    fm = dict(doc["front_matter"])
+    return any(context._scalar(fm.get(k)) for k in keys)
+
+
+def _fields(doc: dict, policy: Policy) -> list[str]:
+    if policy.breadcrumb_prefix and policy.front_matter != "include":
+        return context.field_lines(doc, policy.context_keys)
+    return []
+
+
+def _core_table(out: dict, docs: list[dict], policy: Policy, counting: Counting) -> pa.Table:
+    """The CHUNKS table of the core's columns."""
+    doc = out["doc"]
+    fm = [front_matter_column(d, policy) for d in docs]
+    n = len(doc)
+
+    def listed(name: str) -> pa.Array:
+        offsets = pa.array(out[f"{name}_at"], pa.int32())
+        return pa.ListArray.from_arrays(offsets, pa.array(out[name], pa.string()))
+
+    spans = pa.ListArray.from_arrays(
+        pa.array(out["spans_at"], pa.int32()),
+        pa.StructArray.from_arrays(
+            [pa.array(out["span_start"], pa.int64()), pa.array(out["span_end"], pa.int64())],
+            fields=list(schemas.SPAN),
+        ),
+    )
+    columns = {
+        "chunk_id": out["chunk_id"],
+        "doc_id": [docs[d]["doc_id"] for d in doc],
+        "path": [docs[d]["path"] for d in doc],
+        "title": out["title"],
+        "chunk_index": out["chunk_index"],
+        "chunk_type": out["chunk_type"],
+        "name": out["name"],
+        "breadcrumb": listed("breadcrumb"),
+        "header_level": out["header_level"],
+        "section_title": out["section_title"],
+        "anchor": out["anchor"],
+        "url": out["url"],
+        "headings": listed("headings"),
+        "text": out["text"],
+        "embed_text": out["embed_text"],
+        "embed_hash": out["embed_hash"],
+        "image_src": out["image_src"],
+        "n_tokens": out["n_tokens"],
+        "token_source": [counting.counter.name] * n,
+        "overlap_tokens": out["overlap_tokens"],
+        "block_start": out["block_start"],
+        "block_end": out["block_end"],
+        "block_ids": listed("block_ids"),
+        "spans": spans,
+        "char_start": [out["span_start"][out["spans_at"][i]] for i in range(n)],
+        "char_end": [out["span_end"][out["spans_at"][i + 1] - 1] for i in range(n)],
+        "line_start": out["line_start"],
+        "line_end": out["line_end"],
+        "is_split": [p > 1 for p in out["parts"]],
+        "part": out["part"],
+        "parts": out["parts"],
+        "strategy": out["strategy"],
+        "front_matter": [fm[d] for d in doc],
+        "chunker_version": [CHUNKER_VERSION] * n,
+        "policy_hash": [policy.policy_hash] * n,
+    }
+    arrays = [
+        c if isinstance(c, pa.Array) else pa.array(c, f.type)
+        for f, c in zip(schemas.CHUNKS, columns.values())
+    ]
+    return pa.Table.from_arrays(arrays, schema=schemas.CHUNKS)
+
+
+def _merged(core: pa.Table, core_docs: list[int], more: pa.Table, more_docs: list[int]):
+    """Two tables of chunks in document order (each holds whole documents, in order)."""
+    keys = core_docs + more_docs
+    order = sorted(range(len(keys)), key=keys.__getitem__)
+    return pa.concat_tables([core, more]).take(pa.array(order, pa.int64()))
+
+
 def _table(rows: list[dict], schema: pa.Schema) -> pa.Table:
     """``Table.from_pylist(rows, schema)``, built a column at a time (faster)."""
     columns = [pa.array([r[f.name] for r in rows], f.type) for f in schema]
@@ -132,6 +346,8 @@ def _table(rows: list[dict], schema: pa.Schema) -> pa.Table:
 def _reject(doc: dict, exc: Exception) -> dict:
     over = isinstance(exc, OverCapError)
     detail = str(exc) if over else f"{type(exc).__name__}: {exc} (a bug in mdchunk)"
+    if isinstance(exc, _Failed):
+        over, detail = exc.reason == "over_cap", str(exc)
     return {
         "path": doc["path"],
         "doc_id": doc["doc_id"],
