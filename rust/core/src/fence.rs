@@ -20,6 +20,54 @@ pub fn opens_fence(line: &str) -> Option<&str> {
     Some(&rest[..n])
 }
 
+/// What stands before the fence run on an opening line (indentation, markers): the first
+/// group of the match of `opens_fence`'s pattern (the backtick rule aside), "" without one.
+pub fn fence_prefix(line: &str) -> &str {
+    match fence_run_start(line) {
+        Some(i) => {
+            let ch = line.as_bytes()[i];
+            let n = line.as_bytes()[i..]
+                .iter()
+                .take_while(|&&b| b == ch)
+                .count();
+            if n >= 3 {
+                &line[..i]
+            } else {
+                ""
+            }
+        }
+        None => "",
+    }
+}
+
+/// The start of a line that stays in the containers of a line that starts with `prefix`
+/// (a `fence_prefix`): block quote markers kept, list markers and their numbers as spaces.
+/// A prefix holds only decimal digits, so Python's `isdigit` there is `is_decimal`.
+pub fn continuation(prefix: &str) -> String {
+    prefix
+        .chars()
+        .map(|c| {
+            if "-*+.)".contains(c) || is_decimal(c) {
+                ' '
+            } else {
+                c
+            }
+        })
+        .collect()
+}
+
+/// The line ending `text` uses (its first one; "\n" when it has none): what a line added
+/// to it ends with, so a CRLF document's pieces stay CRLF.
+pub fn line_end(text: &str) -> &'static str {
+    let b = text.as_bytes();
+    match b.iter().position(|&c| c == b'\r' || c == b'\n') {
+        Some(i) if b[i] == b'\n' => "\n",
+        Some(i) if b.get(i + 1) == Some(&b'\n') => "\r\n",
+        Some(_) => "\r",
+        None => "\n",
+    }
+}
+
 /// Byte offset where the fence run would start (after the prefix group), when the byte
 /// there is ` or ~.
 fn fence_run_start(line: &str) -> Option<usize> {
@@ -109,6 +157,19 @@ mod tests {
         assert_eq!(opens_fence("``"), None);
         assert_eq!(opens_fence("-```"), None);
         assert_eq!(opens_fence("a ```"), None);
+    }
+
+    #[test]
+    fn prefixes_continuations_and_line_ends() {
+        assert_eq!(fence_prefix("  > 12. ```x"), "  > 12. ");
+        assert_eq!(fence_prefix("``` a`b"), "");
+        assert_eq!(fence_prefix("- ~~~"), "- ");
+        assert_eq!(fence_prefix("- ``"), "");
+        assert_eq!(continuation("> 12) "), ">     ");
+        assert_eq!(continuation("\t* "), "\t  ");
+        assert_eq!(line_end("a\r\nb\n"), "\r\n");
+        assert_eq!(line_end("a\rb\n"), "\r");
+        assert_eq!(line_end("ab"), "\n");
     }
 
     #[test]

@@ -4,6 +4,7 @@ pub mod assemble;
 pub mod blocks;
 pub mod chunk;
 pub mod context;
+pub mod counter;
 pub mod estimate;
 #[rustfmt::skip]
 mod estimate_tables;
@@ -22,4 +23,5 @@ pub mod pyunicode;
 #[rustfmt::skip]
 mod pyunicode_tables;
 pub mod section;
+pub mod split;
 pub mod walk;

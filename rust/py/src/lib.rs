@@ -9,6 +9,7 @@ mod context;
 mod pack;
 mod postings;
 mod section;
+mod split;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
@@ -231,5 +232,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     pack::register(m)?;
     postings::register(m)?;
     section::register(m)?;
+    split::register(m)?;
     Ok(())
 }
