@@ -157,6 +157,7 @@ def _in_core(documents, cols, texts, runs, english, policy, counting):
             cols["char_end"],
             cols["line_start"],
             cols["alt"],
+            cols["item_starts"],
             cols["tokens"],
         ),
         prepared,
@@ -174,6 +175,7 @@ def _in_core(documents, cols, texts, runs, english, policy, counting):
             ),
             (policy.target_tokens, policy.max_tokens, policy.min_tokens, policy.overlap_tokens),
         ),
+        None if counting.estimate else (counting.counter.count, counting.counter.added),
     )
     table = _core_table(out, docs, policy, counting)
     rejects = [

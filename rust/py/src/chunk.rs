@@ -81,7 +81,7 @@ type DocLists = (
 
 /// Blocks of all documents, each document's in a run: `runs` (first and end row of each
 /// document's blocks), block_index, block_id, kind (its name), level, text, char_start,
-/// char_end, line_start, alt, tokens.
+/// char_end, line_start, alt, item_starts (code points of a list block's text), tokens.
 type BlockLists = (
     Vec<(usize, usize)>,
     Vec<i64>,
@@ -93,6 +93,7 @@ type BlockLists = (
     Vec<usize>,
     Vec<i64>,
     Vec<Option<PyBackedStr>>,
+    Vec<Option<Vec<i64>>>,
     Vec<i64>,
 );
 
@@ -140,6 +141,7 @@ fn chunk_documents<'py>(
         blocks.8.len(),
         blocks.9.len(),
         blocks.10.len(),
+        blocks.11.len(),
     ];
     if lens.iter().any(|&l| l != n) {
         return Err(PyValueError::new_err(
@@ -173,8 +175,8 @@ fn chunk_documents<'py>(
                 char_end: blocks.7[i],
                 line_start: blocks.8[i],
                 alt: blocks.9[i].as_deref(),
-                item_starts: None,
-                tokens: blocks.10[i],
+                item_starts: blocks.10[i].as_deref(),
+                tokens: blocks.11[i],
                 plain: plain[i],
                 image_src: image_src[i],
             })

@@ -174,6 +174,11 @@ fn packed_rows<C: Counting>(
     let levels: Vec<Option<u8>> = sections.iter().map(|s| s.level).collect();
     let parents: Option<Vec<Option<Parent>>> =
         (policy.pack_siblings && markdown).then(|| section::parents(&levels));
+    let text_kind = match strategy {
+        "recursive" => Some("text"),
+        "fixed" => Some("fixed"),
+        _ => None,
+    };
     let mut shrink = vec![0i64; cap.len()];
     let mut over: Vec<Option<i64>> = vec![None; cap.len()];
     for attempt in 0..MAX_REPACKS {
@@ -184,7 +189,9 @@ fn packed_rows<C: Counting>(
             .collect();
         let plan = units::Plan {
             cap: &tight,
+            target: policy.target,
             small: policy.min,
+            text_kind,
         };
         let us = units::units_of(blocks, &numbers, &plan, counting)?;
         let arrays = units::PackArrays::of(&us);

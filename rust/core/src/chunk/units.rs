@@ -6,11 +6,13 @@ use std::borrow::Cow;
 use super::prepare::DocBlock;
 use super::{Block, Counting, Doc, Failure};
 use crate::blocks::short_hash;
-use crate::fence::{closes_fence, opens_fence};
+use crate::counter::Counter;
+use crate::fence;
 use crate::kind::Kind;
 use crate::pack;
 use crate::pyunicode::rstrip;
 use crate::section::{is_filler, leads};
+use crate::split::{byte_offsets, char_offsets, split_block};
 
 /// One unit: a whole block (`pos` in the document's blocks) or a piece of one.
 pub struct Unit {
@@ -30,19 +32,47 @@ pub struct Unit {
     pub alt: Option<String>,
 }
 
-/// The sizes units are cut to: per section its cap, and min_tokens.
+/// The sizes units are cut to: per section its cap, the size split parts are grouped
+/// toward, min_tokens, and the kind every block is split as (the strategy's: "text" for
+/// recursive, "fixed" for fixed; None: each block's own kind).
 pub struct Plan<'p> {
     pub cap: &'p [i64],
+    pub target: i64,
     pub small: i64,
+    pub text_kind: Option<&'static str>,
 }
 
-/// Kinds cut to keep their heading company even when they fit the cap alone.
+/// Kinds cut to keep their heading company even when they fit the cap alone (never atomic
+/// kinds: a code block or table that fits is never cut).
 fn cuttable(kind: Kind) -> bool {
     matches!(kind, Kind::Paragraph | Kind::List | Kind::Blockquote)
 }
 
-/// Whole blocks, or the pieces of blocks that alone exceed their section's cap. A heading
-/// is never left alone because the block after it did not fit with it (see `leads`).
+/// Kinds the estimate counts with its code weights.
+fn code_like(kind: Kind) -> bool {
+    matches!(kind, Kind::Code | Kind::MdxEsm | Kind::MdxJsx)
+}
+
+/// The counter of one kind's texts, as the splitter takes it.
+struct KindCounter<'c, C: Counting> {
+    code: bool,
+    counting: &'c mut C,
+}
+
+impl<C: Counting> Counter for KindCounter<'_, C> {
+    type Error = C::Error;
+    fn count(&mut self, texts: &[&str]) -> Result<Vec<i64>, C::Error> {
+        self.counting.count(self.code, texts)
+    }
+}
+
+/// Whole blocks, or the pieces of blocks that alone exceed their section's cap.
+///
+/// A heading is never left alone (or with less than `small` tokens of content) because
+/// the block after it did not fit with it: a block that must be cut and comes right after
+/// a heading is cut with a budget that leaves room for them (see `leads`), and a
+/// paragraph, list or quote that fits the cap alone but not with them is cut too, so its
+/// first pieces go into one chunk with its heading.
 pub fn units_of<C: Counting>(
     blocks: &[DocBlock],
     numbers: &[u32],
@@ -57,52 +87,64 @@ pub fn units_of<C: Counting>(
         let limit = plan.cap[sec as usize];
         let budget = (limit - room).max(limit.div_euclid(2));
         let crowded = room != 0 && cuttable(b.kind) && b.tokens > budget;
-        if !((b.tokens <= limit && !crowded) || b.kind == Kind::Image) {
-            return Err(Failure::Declined("a block to split"));
-        }
-        // a block to split, or a fence to close (and count again), is left to the caller
-        if open_fence(b.text) {
-            return Err(Failure::Declined("an open fence"));
-        }
-        let (text, n) = (b.text.to_owned(), b.tokens);
-        let alt = match (b.kind, b.alt) {
-            (Kind::Image, Some(alt)) if !alt.is_empty() => Some(alt_within(alt, limit, counting)?),
-            (_, alt) => alt.map(str::to_owned),
-        };
-        out.push(Unit {
+        let unit = |key: String, text: String, spans, tokens, alt| Unit {
             pos,
-            key: b.block_id.to_string(),
+            key,
             block_index: b.block_index,
             kept: b.pos,
             kind: b.kind,
             level: b.level,
             text,
-            spans: vec![(b.char_start, b.char_end)],
-            tokens: n,
+            spans,
+            tokens,
             section: sec,
             alt,
-        });
+        };
+        let mut count = KindCounter {
+            code: code_like(b.kind),
+            counting,
+        };
+        if (b.tokens <= limit && !crowded) || b.kind == Kind::Image {
+            let (text, n) = closed(b.text, b.tokens, &mut count)?;
+            let alt = match (b.kind, b.alt) {
+                (Kind::Image, Some(alt)) if !alt.is_empty() => {
+                    Some(alt_within(alt, limit, count.counting)?)
+                }
+                (_, alt) => alt.map(str::to_owned),
+            };
+            let spans = vec![(b.char_start, b.char_end)];
+            out.push(unit(b.block_id.to_string(), text, spans, n, alt));
+            continue;
+        }
+        let kind = plan.text_kind.unwrap_or(b.kind.name());
+        let starts = byte_offsets(b.text, b.item_starts.unwrap_or_default());
+        let pieces = split_block(kind, b.text, budget, plan.target, &mut count, &starts)
+            .map_err(Failure::Count)?;
+        let bounds: Vec<usize> = pieces.iter().flat_map(|p| [p.start, p.end]).collect();
+        let bounds = char_offsets(b.text, &bounds);
+        for (p, at) in pieces.into_iter().zip(bounds.chunks_exact(2)) {
+            let (text, n) = closed(&p.text, p.tokens, &mut count)?;
+            let key = format!("{}@{}", b.block_id, at[0]);
+            let spans = vec![(b.char_start + at[0], b.char_start + at[1])];
+            out.push(unit(key, text, spans, n, None));
+        }
     }
     Ok(out)
 }
 
-/// Whether `text` opens a fence that it does not close.
-fn open_fence(text: &str) -> bool {
-    if !text.contains("```") && !text.contains("~~~") {
-        return false;
-    }
-    let mut fence: Option<&str> = None;
-    for line in text.split("\r\n").flat_map(|l| l.split(['\r', '\n'])) {
-        if !line.contains("```") && !line.contains("~~~") {
-            continue;
-        }
-        match fence {
-            None => fence = opens_fence(line),
-            Some(f) if closes_fence(line, f) => fence = None,
-            Some(_) => {}
+/// `text` with a fence it leaves open closed, and its tokens (counted again when closed).
+fn closed<C: Counter>(
+    text: &str,
+    tokens: i64,
+    count: &mut C,
+) -> Result<(String, i64), Failure<C::Error>> {
+    match fence::closed(text) {
+        Cow::Borrowed(same) => Ok((same.to_owned(), tokens)),
+        Cow::Owned(done) => {
+            let n = count.count_one(&done).map_err(Failure::Count)?;
+            Ok((done, n))
         }
     }
-    fence.is_some()
 }
 
 /// An image's alt text, cut at a space (and marked with "…") until it counts at most
@@ -114,13 +156,11 @@ fn alt_within<C: Counting>(
 ) -> Result<String, Failure<C::Error>> {
     let mut alt = alt.to_owned();
     loop {
+        let n = counting
+            .count(false, &[alt.as_str()])
+            .map_err(Failure::Count)?[0];
         let n_chars = alt.chars().count();
-        if n_chars <= 1
-            || counting
-                .count(false, &[alt.as_str()])
-                .map_err(Failure::Count)?[0]
-                <= limit
-        {
+        if n <= limit || n_chars <= 1 {
             return Ok(alt);
         }
         let keep = (n_chars * 3 / 4).max(1);
@@ -235,12 +275,78 @@ fn filler(u: &Unit) -> bool {
 mod tests {
     use super::*;
 
+    /// One token per code point.
+    struct Chars;
+
+    impl Counting for Chars {
+        type Error = std::convert::Infallible;
+        fn count(&mut self, _code: bool, texts: &[&str]) -> Result<Vec<i64>, Self::Error> {
+            Ok(texts.iter().map(|t| t.chars().count() as i64).collect())
+        }
+        fn added(&self) -> i64 {
+            0
+        }
+        fn is_estimate(&self) -> bool {
+            false
+        }
+    }
+
+    fn block(kind: Kind, text: &str, char_start: usize) -> DocBlock<'_> {
+        DocBlock {
+            block: Block {
+                block_index: 0,
+                block_id: Cow::Borrowed("b"),
+                kind,
+                level: None,
+                text,
+                char_start,
+                char_end: char_start + text.chars().count(),
+                line_start: 1,
+                alt: None,
+                item_starts: None,
+                tokens: text.chars().count() as i64,
+                plain: None,
+                image_src: None,
+            },
+            path: 0,
+            pos: Some(0),
+        }
+    }
+
+    fn units(blocks: &[DocBlock], cap: i64) -> Vec<Unit> {
+        let plan = Plan {
+            cap: &[cap],
+            target: cap,
+            small: 0,
+            text_kind: None,
+        };
+        let numbers = vec![0; blocks.len()];
+        units_of(blocks, &numbers, &plan, &mut Chars).unwrap()
+    }
+
     #[test]
     fn slices_and_open_fences() {
         assert_eq!(char_slice("héllo", 1, 3), "él");
         assert_eq!(char_slice("ab", 2, 9), "");
-        assert!(open_fence("```py\nx = 1"));
-        assert!(!open_fence("```py\nx = 1\r\n```"));
-        assert!(!open_fence("a ``` b"));
+    }
+
+    #[test]
+    fn pieces_are_keyed_and_placed_in_code_points() {
+        let got = units(&[block(Kind::Paragraph, "Éé un. Deux trois.", 5)], 12);
+        let keys: Vec<&str> = got.iter().map(|u| u.key.as_str()).collect();
+        assert_eq!(keys, ["b@0", "b@7"]);
+        assert_eq!(got[1].text, "Deux trois.");
+        assert_eq!(got[1].spans, vec![(12, 23)]);
+    }
+
+    #[test]
+    fn open_fences_are_closed_and_counted_again() {
+        let got = units(&[block(Kind::Code, "```\nx", 0)], 100);
+        assert_eq!((got[0].text.as_str(), got[0].tokens), ("```\nx\n```", 9));
+        let lines: Vec<String> = (0..20).map(|i| format!("line {i}")).collect();
+        let text = format!("~~~\n{}", lines.join("\n"));
+        for u in units(&[block(Kind::Code, &text, 0)], 40) {
+            assert!(u.text.ends_with("\n~~~") && u.tokens <= 40, "{}", u.text);
+        }
     }
 }
