@@ -105,7 +105,7 @@ def chunks(
     names += ["tokens", "text"]
     texts = table["text"]
     runs = _runs(lists[0])
-    if CORE and counting.estimate:
+    if CORE:
         return _in_core(documents, dict(zip(names, lists)), texts, runs, english, policy, counting)
     rows: list[dict] = []
     rejects: list[dict] = []
