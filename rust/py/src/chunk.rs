@@ -113,8 +113,8 @@ type PolicyTuple = (
 
 /// The chunks of a batch. `tokenizer`: None for the estimate, else (count, added).
 /// Returns a dict of chunk columns (`doc`: the document index of each chunk; list columns
-/// flat with offsets), `rejects` [(doc, reason, detail)], `declined` (documents left to the
-/// caller) and per document its `title` and `strategy`.
+/// flat with offsets), `rejects` [(doc, reason, detail)], and per chunk its document's
+/// `title` and `strategy`.
 #[pyfunction]
 #[pyo3(signature = (docs, blocks, prepared, policy, tokenizer=None))]
 fn chunk_documents<'py>(
@@ -289,7 +289,6 @@ impl<E> MapCount<E> for Failure<E> {
     fn map_count<F>(self, f: impl FnOnce(E) -> F) -> Failure<F> {
         match self {
             Failure::OverCap(s) => Failure::OverCap(s),
-            Failure::Declined(s) => Failure::Declined(s),
             Failure::Internal(s) => Failure::Internal(s),
             Failure::Count(e) => Failure::Count(f(e)),
         }
@@ -331,7 +330,6 @@ struct Outcome {
     strategy: Vec<&'static str>,
     title: Vec<String>,
     rejects: Vec<(usize, &'static str, String)>,
-    declined: Vec<usize>,
 }
 
 impl Outcome {
@@ -345,7 +343,6 @@ impl Outcome {
             Some(Err(Failure::OverCap(detail))) => {
                 return self.rejects.push((d, "over_cap", detail))
             }
-            Some(Err(Failure::Declined(_))) => return self.declined.push(d),
             Some(Err(Failure::Internal(why) | Failure::Count(why))) => {
                 return self.rejects.push((
                     d,
@@ -435,8 +432,7 @@ impl Outcome {
             parts,
             strategy,
             title,
-            rejects,
-            declined
+            rejects
         );
         Ok(out)
     }

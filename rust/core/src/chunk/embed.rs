@@ -1,6 +1,6 @@
-//! What embed_text holds of a chunk's text (embed.py): heading lines whose source holds
-//! braces written as `#` markers and the heading's clean text, paragraphs of MkDocs include
-//! lines (`{* ../docs_src/app.py hl[3] *}`) left out with the blank lines before them.
+//! What embed_text holds of a chunk's text: heading lines whose source holds braces written
+//! as `#` markers and the heading's clean text, paragraphs of MkDocs include lines
+//! (`{* ../docs_src/app.py hl[3] *}`) left out with the blank lines before them.
 
 use super::prepare::Context;
 use super::units::Unit;

@@ -1,4 +1,4 @@
-//! The chunks of one document whose blocks are known (chunk.py's `chunk_document`): the
+//! The chunks of one document whose blocks are known (the chunks stage, chunk.py): the
 //! strategy, heading paths and anchors, the title, the room each section leaves beside its
 //! context header, units, packing, and the chunk rows, over plain Rust structures.
 //!
@@ -84,14 +84,11 @@ pub struct Block<'a> {
     pub image_src: Option<&'a str>,
 }
 
-/// Why a document gives no chunks, or is left to the caller.
+/// Why a document gives no chunks.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Failure<E> {
     /// Some chunk stays over max_tokens after every repack (the detail for people).
     OverCap(String),
-    /// A block must be split, or a whole unit's text changed where its prepared values
-    /// assume it did not: the caller chunks this document itself.
-    Declined(&'static str),
     /// A value no chunk can be made with (a bug in mdchunk).
     Internal(String),
     /// The counter failed.

@@ -1,5 +1,5 @@
-//! A document's context (context.py's `prepare`): clean heading texts, the heading path of
-//! every block, heading anchors numbered in document order, and the title.
+//! A document's context: clean heading texts, the heading path of every block, heading
+//! anchors numbered in document order, and the title.
 
 use super::{Block, Doc, Policy};
 use crate::context::path_title;

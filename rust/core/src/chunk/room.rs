@@ -1,5 +1,4 @@
-//! The room each section leaves for text beside its longest context header (chunk.py's
-//! `_header_room`).
+//! The room each section leaves for text beside its longest context header.
 
 use std::collections::HashSet;
 

@@ -1,6 +1,6 @@
-//! The chunk rows of a document's groups (assemble.py): context prefixes and anchors,
-//! texts, spans, lines and ids (crate::assemble), embed_text, n_tokens, and the columns
-//! that say where a chunk sits.
+//! The chunk rows of a document's groups: context prefixes and anchors, texts, spans,
+//! lines and ids (crate::assemble), embed_text, n_tokens, and the columns that say where a
+//! chunk sits.
 
 use super::embed;
 use super::prepare::{Context, DocBlock};

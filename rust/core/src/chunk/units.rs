@@ -1,5 +1,5 @@
-//! Units: whole blocks, or the pieces of blocks that alone exceed their section's budget
-//! (section.py's `units_of`), and the arrays the packer reads of them.
+//! Units: whole blocks, or the pieces of blocks that alone exceed their section's budget,
+//! and the arrays the packer reads of them.
 
 use std::borrow::Cow;
 
