@@ -13,11 +13,9 @@ from __future__ import annotations
 
 import json
 import string
-from dataclasses import dataclass
 
 from mdchunk import _core
-from mdchunk.pipeline import heading
-from mdchunk.pipeline.heading import INLINE_MD, clean, references
+from mdchunk.pipeline.heading import INLINE_MD, clean
 from mdchunk.pipeline.parse import TITLE_SOURCE_CHARS
 
 SEP = " > "
@@ -47,35 +45,6 @@ def title_of(doc: dict, h1: str | None, keys: tuple[str, ...]) -> str:
     if h1:
         return h1
     return _core.path_title(doc["path"])
-
-
-def _top_heading(headings: list[dict], texts: dict[int, str], opening: dict | None) -> str | None:
-    """The first H1; else the first heading when no other has its level or a higher one
-    (a chapter that opens with its only ``##``, nothing above it), or when the document
-    opens with it and no heading outranks it (a chapter that opens with ``## Name`` and
-    ends with ``## Summary``)."""
-    for b in headings:
-        if b["level"] == 1:
-            return texts[b["block_index"]]
-    if not headings:
-        return None
-    top = min(b["level"] for b in headings)
-    if headings[0]["level"] == top and (
-        sum(b["level"] == top for b in headings) == 1 or opening is headings[0]
-    ):
-        return texts[headings[0]["block_index"]]
-    return None
-
-
-def _opening(blocks: list[dict]) -> dict | None:
-    """The first block that is not front matter, an MDX import or an HTML comment."""
-    for b in blocks:
-        if b["kind"] in ("front_matter", "mdx_esm"):
-            continue
-        if b["kind"] == "html" and b["text"].lstrip().startswith("<!--"):
-            continue
-        return b
-    return None
 
 
 def field_lines(doc: dict, keys: tuple[str, ...]) -> list[str]:
@@ -156,46 +125,3 @@ def image_src(block_text: str, env: dict | None = None) -> str | None:
         if t.type == "image":
             return t.attrGet("src") or None
     return None
-
-
-@dataclass
-class DocContext:
-    """One document's context: its title, first-chunk field lines, heading anchors."""
-
-    title: str
-    fields: list[str]  # `key: value` lines for the document's first chunk
-    anchors: dict[int, str]  # block_index of a heading -> its anchor
-    env: dict  # link reference definitions, for headings and images that use them
-    on: bool  # the policy wants a context header
-
-
-def prepare(doc: dict, blocks: list[dict], policy) -> tuple[list[dict], DocContext]:
-    """Blocks with clean heading paths (see ``pipeline.heading``; each block dict gets its
-    ``heading_path``), and the document's context. Heading anchors are numbered in
-    document order."""
-    headings = [b for b in blocks if b["kind"] == "heading"]
-    env: dict = {}
-    if any("[" in b["text"] for b in headings) or any(b["kind"] == "image" for b in blocks):
-        env = references(
-            [b["text"] for b in blocks if b["kind"] == "paragraph" and "]:" in b["text"]]
-        )
-    cleaned, _, numbered = heading.headings([b["text"] for b in headings], env)
-    indices = [b["block_index"] for b in headings]
-    texts: dict[int, str] = dict(zip(indices, cleaned))
-    anchors: dict[int, str] = dict(zip(indices, numbered))
-    out, stack, path = [], [], []
-    for b in blocks:
-        if b["kind"] == "heading":
-            while stack and stack[-1][0] >= b["level"]:
-                stack.pop()
-            stack.append((b["level"], texts[b["block_index"]]))
-            path = [t for _, t in stack]  # shared by the blocks up to the next heading
-        b["heading_path"] = path  # set in place: the stage makes these dicts per document
-        out.append(b)
-    h1 = _top_heading(headings, texts, _opening(blocks))
-    on = policy.breadcrumb_prefix
-    fields = (
-        field_lines(doc, policy.context_keys) if on and policy.front_matter != "include" else []
-    )
-    title = title_of(doc, h1, policy.title_keys)
-    return out, DocContext(title, fields, anchors, env, on)

@@ -209,7 +209,7 @@ def test_input_given_as_a_uri_reads_through_pyarrow(tmp_path):
 def test_chunk_stage_rejects_are_recorded(tmp_path, monkeypatch, same_folder):
     """A document the chunks stage rejects leaves documents/blocks and lands in rejects,
     next to the rejects of the blocks stage, also when --out is the blocks folder."""
-    from mdchunk.pipeline import chunk
+    from mdchunk import _core
 
     src = tmp_path / "src"
     shutil.copytree(SAMPLE, src)
@@ -218,14 +218,22 @@ def test_chunk_stage_rejects_are_recorded(tmp_path, monkeypatch, same_folder):
     out = stage if same_folder else tmp_path / "out"
     runner = CliRunner()
     assert runner.invoke(main, ["blocks", str(src), "--out", str(stage)]).exit_code == 0
-    real = chunk.chunk_document
+    real = _core.chunk_documents
 
-    def refuse_index(doc, *args):
-        if doc["path"] == "index.md":
-            raise RuntimeError("forced for the test")
-        return real(doc, *args)
+    def refuse_index(docs, blocks, *args):
+        """The core's answer without index.md, which is rejected instead."""
+        keep = [i for i, path in enumerate(docs[1]) if path != "index.md"]
+        out = real(
+            tuple([column[i] for i in keep] for column in docs),
+            ([blocks[0][i] for i in keep], *blocks[1:]),
+            *args,
+        )
+        out["doc"] = [keep[d] for d in out["doc"]]
+        refused = [(i, "internal_error", "forced") for i in range(len(docs[1])) if i not in keep]
+        out["rejects"] = sorted([(keep[d], *r) for d, *r in out["rejects"]] + refused)
+        return out
 
-    monkeypatch.setattr(chunk, "chunk_document", refuse_index)
+    monkeypatch.setattr(_core, "chunk_documents", refuse_index)
     result = runner.invoke(main, ["chunks", str(stage), "--out", str(out)])
     assert result.exit_code == 0, result.output
     rejects = pl.read_parquet(out / "rejects.parquet")

@@ -108,7 +108,7 @@ def test_a_document_that_overruns_or_outgrows_its_worker_is_rejected(tmp_path):
     big = "".join(section.format(i=i) for i in range(30_000)).encode()  # 2.5 MB, ~400 MB
     src = write(tmp_path / "src", {**ordinary(20), "big.md": big})
     for flags, reason in (
-        (["--doc-timeout", "1.5"], "timeout"),
+        (["--doc-timeout", "0.5"], "timeout"),
         (["--doc-memory", "260", "--doc-timeout", "600"], "too_much_memory"),
     ):
         out = tmp_path / reason

@@ -1,4 +1,4 @@
-//! A chunk's text and ids from its units (assemble.py): the units' texts joined as the
+//! A chunk's text and ids from its units: the units' texts joined as the
 //! source joins them, the spans they cover, the lines those start and end on, the chunk id,
 //! and the hash of embed_text. Offsets in and out are code points (Python str indices);
 //! the text is sliced in bytes through a per-document map.

@@ -121,6 +121,11 @@ pub fn path_title(path: &str) -> String {
     p.stem().to_owned()
 }
 
+/// `PurePosixPath(path).stem`: the last element of the path, less its last suffix.
+pub fn path_stem(path: &str) -> &str {
+    PosixPath::new(path).stem()
+}
+
 /// `urllib.parse.quote(text, safe=safe)`: UTF-8, every byte but ASCII letters, digits,
 /// `_.-~` and `safe` as `%XX` (upper-case hex).
 pub fn quote(text: &str, safe: &str) -> String {

@@ -1,5 +1,7 @@
 //! Fence lines (fence.py): where fenced code opens and closes, line by line.
 
+use std::borrow::Cow;
+
 use crate::pyunicode::is_decimal;
 
 /// The fence run (``` or ~~~ ...) when `line` opens fenced code, else None. The match of
@@ -120,6 +122,39 @@ pub fn closes_fence(line: &str, fence: &str) -> bool {
     run >= fence.len() && body[run..].bytes().all(|b| b == b' ' || b == b'\t')
 }
 
+/// (prefix, run) of a fence that `text` opens and does not close (lines as CommonMark
+/// ends them: `\r\n`, `\r` or `\n`).
+pub fn open_fence(text: &str) -> Option<(&str, &str)> {
+    if !text.contains("```") && !text.contains("~~~") {
+        return None;
+    }
+    let mut found: Option<(&str, &str)> = None;
+    for line in text.split("\r\n").flat_map(|l| l.split(['\r', '\n'])) {
+        if !line.contains("```") && !line.contains("~~~") {
+            continue; // opens no fence and closes none
+        }
+        match found {
+            None => found = opens_fence(line).map(|run| (fence_prefix(line), run)),
+            Some((_, run)) if closes_fence(line, run) => found = None,
+            Some(_) => {}
+        }
+    }
+    found
+}
+
+/// `text` with a closing fence line added when it leaves a fence open (an unclosed fence
+/// runs to the end of its document in CommonMark; alone in a chunk it must close).
+pub fn closed(text: &str) -> Cow<'_, str> {
+    match open_fence(text) {
+        None => Cow::Borrowed(text),
+        Some((prefix, run)) => Cow::Owned(format!(
+            "{text}{}{}{run}",
+            line_end(text),
+            continuation(prefix)
+        )),
+    }
+}
+
 /// For every line: is it part of a fenced region (opening and closing lines included)?
 pub fn fenced_lines<'a>(lines: impl IntoIterator<Item = &'a str>) -> Vec<bool> {
     let mut out = Vec::new();
@@ -170,6 +205,15 @@ mod tests {
         assert_eq!(line_end("a\r\nb\n"), "\r\n");
         assert_eq!(line_end("a\rb\n"), "\r");
         assert_eq!(line_end("ab"), "\n");
+    }
+
+    #[test]
+    fn open_fences_are_closed_in_their_containers() {
+        assert_eq!(closed("```py\nx = 1\r\n```"), "```py\nx = 1\r\n```");
+        assert_eq!(closed("a ``` b"), "a ``` b");
+        assert_eq!(closed("> - ~~~~\r\n> - x"), "> - ~~~~\r\n> - x\r\n>   ~~~~");
+        assert_eq!(closed("1. ```\n   a"), "1. ```\n   a\n   ```");
+        assert_eq!(open_fence("```\n```\n~~~ x"), Some(("", "~~~")));
     }
 
     #[test]

@@ -2,6 +2,7 @@
 
 pub mod assemble;
 pub mod blocks;
+pub mod chunk;
 pub mod context;
 pub mod counter;
 pub mod estimate;

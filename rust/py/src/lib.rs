@@ -3,7 +3,7 @@
 //! byte order) or, for the mostly empty columns, lists. A panic never crosses into Python:
 //! it is caught here and raised as RuntimeError.
 
-mod assemble;
+mod chunk;
 mod context;
 mod pack;
 mod postings;
@@ -228,7 +228,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(blocks, m)?)?;
     m.add_function(wrap_pyfunction!(estimates, m)?)?;
     m.add_function(wrap_pyfunction!(english_documents, m)?)?;
-    assemble::register(m)?;
+    chunk::register(m)?;
     context::register(m)?;
     pack::register(m)?;
     postings::register(m)?;

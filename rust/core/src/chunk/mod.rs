@@ -1,0 +1,236 @@
+//! The chunks of one document whose blocks are known (the chunks stage, chunk.py): the
+//! strategy, heading paths and anchors, the title, the room each section leaves beside its
+//! context header, units, packing, and the chunk rows, over plain Rust structures.
+//!
+//! With a real tokenizer a section whose chunks count over the cap is packed again with a
+//! tighter budget (`MAX_REPACKS` attempts; after half of them the squeeze doubles, down to
+//! units of `FLOOR` tokens), so the cap holds exactly.
+
+mod embed;
+mod prepare;
+mod room;
+mod rows;
+mod units;
+
+use std::borrow::Cow;
+
+use crate::kind::Kind;
+use crate::pack::{self, Limits, Parent};
+use crate::section;
+
+pub use rows::Row;
+
+pub const MAX_REPACKS: usize = 16;
+/// The smallest budget a repack squeezes a unit to, in tokens.
+pub const FLOOR: i64 = 8;
+
+/// Token counts of one document's texts: `code` picks the counter of code-like kinds (the
+/// estimate's code weights; a real tokenizer counts every kind alike).
+pub trait Counting {
+    type Error;
+    fn count(&mut self, code: bool, texts: &[&str]) -> Result<Vec<i64>, Self::Error>;
+    /// Tokens the model adds around every input ([CLS], [SEP]).
+    fn added(&self) -> i64;
+    /// Whether this is the estimate (n_tokens is then a sum, not a count of embed_text).
+    fn is_estimate(&self) -> bool;
+}
+
+/// Every policy value the chunks of a document depend on.
+pub struct Policy<'a> {
+    /// auto, markdown, recursive or fixed
+    pub strategy: &'a str,
+    /// front_matter is not `include`: front matter blocks are left out
+    pub drop_front_matter: bool,
+    pub heading_depth: u8,
+    pub pack_siblings: bool,
+    pub target: i64,
+    pub max: i64,
+    pub min: i64,
+    pub overlap: i64,
+    /// breadcrumb_prefix: a context header in embed_text
+    pub context: bool,
+    pub link_template: &'a str,
+    pub id_hash: &'a str,
+    pub chunker_version: &'a str,
+}
+
+/// A document and what was prepared for it beside its blocks: the title its front matter
+/// gives (None: none) and its first chunk's `key: value` lines.
+pub struct Doc<'a> {
+    pub doc_id: &'a str,
+    pub path: &'a str,
+    pub text: &'a str,
+    pub plain_text: bool,
+    pub front_matter_title: Option<&'a str>,
+    pub fields: Vec<&'a str>,
+}
+
+/// A block of the document. `plain`: for a heading whose text has inline markup, its text
+/// as the reference inline parser reduces it; `image_src`: an image block's source.
+#[derive(Clone)]
+pub struct Block<'a> {
+    pub block_index: i64,
+    pub block_id: Cow<'a, str>,
+    pub kind: Kind,
+    pub level: Option<u8>,
+    pub text: &'a str,
+    pub char_start: usize,
+    pub char_end: usize,
+    pub line_start: i64,
+    pub alt: Option<&'a str>,
+    pub item_starts: Option<&'a [i64]>,
+    pub tokens: i64,
+    pub plain: Option<&'a str>,
+    pub image_src: Option<&'a str>,
+}
+
+/// Why a document gives no chunks.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Failure<E> {
+    /// Some chunk stays over max_tokens after every repack (the detail for people).
+    OverCap(String),
+    /// A value no chunk can be made with (a bug in mdchunk).
+    Internal(String),
+    /// The counter failed.
+    Count(E),
+}
+
+/// The chunks of one document: its rows, the strategy that made them and its title.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DocChunks {
+    pub rows: Vec<Row>,
+    pub strategy: &'static str,
+    pub title: String,
+}
+
+/// The chunk rows of one document (none when every block is left out).
+pub fn chunk_document<'a, C: Counting>(
+    doc: &Doc<'a>,
+    blocks: &[Block<'a>],
+    policy: &Policy,
+    counting: &mut C,
+) -> Result<DocChunks, Failure<C::Error>> {
+    let strategy = pick_strategy(doc, blocks, policy);
+    let kept: Vec<Block> = blocks
+        .iter()
+        .filter(|b| !(policy.drop_front_matter && b.kind == Kind::FrontMatter))
+        .cloned()
+        .collect();
+    if kept.is_empty() {
+        let title = String::new();
+        return Ok(DocChunks {
+            rows: Vec::new(),
+            strategy,
+            title,
+        });
+    }
+    let ctx = prepare::prepare(doc, &kept, policy);
+    let mut doc_blocks = prepare::with_paths(&kept, &ctx);
+    if strategy == "fixed" {
+        doc_blocks = vec![units::whole_body(doc, &doc_blocks, counting)?];
+    }
+    let rows = packed_rows(doc, &doc_blocks, &ctx, policy, strategy, counting)?;
+    Ok(DocChunks {
+        rows,
+        strategy,
+        title: ctx.title,
+    })
+}
+
+/// The strategy of a document: the policy's, or for `auto` recursive for plain text,
+/// markdown with a heading, else sentence.
+pub fn pick_strategy<'p>(doc: &Doc, blocks: &[Block], policy: &Policy<'p>) -> &'static str {
+    match policy.strategy {
+        "markdown" => "markdown",
+        "recursive" => "recursive",
+        "fixed" => "fixed",
+        _ if doc.plain_text => "recursive",
+        _ if blocks.iter().any(|b| b.kind == Kind::Heading) => "markdown",
+        _ => "sentence",
+    }
+}
+
+fn packed_rows<C: Counting>(
+    doc: &Doc,
+    blocks: &[prepare::DocBlock],
+    ctx: &prepare::Context,
+    policy: &Policy,
+    strategy: &'static str,
+    counting: &mut C,
+) -> Result<Vec<Row>, Failure<C::Error>> {
+    let markdown = strategy == "markdown";
+    let heading: Vec<bool> = blocks.iter().map(|b| b.kind == Kind::Heading).collect();
+    let levels: Vec<u8> = blocks.iter().map(|b| b.level.unwrap_or(0)).collect();
+    let depth = markdown.then_some(policy.heading_depth);
+    let (numbers, openers) = section::sections(&heading, &levels, depth);
+    let sections: Vec<rows::Section> = openers
+        .iter()
+        .map(|o| rows::Section::of(o.map(|at| &blocks[at]), ctx))
+        .collect();
+    let (cap, limits) = room::header_room(blocks, &numbers, ctx, policy, counting)?;
+    let levels: Vec<Option<u8>> = sections.iter().map(|s| s.level).collect();
+    let parents: Option<Vec<Option<Parent>>> =
+        (policy.pack_siblings && markdown).then(|| section::parents(&levels));
+    let text_kind = match strategy {
+        "recursive" => Some("text"),
+        "fixed" => Some("fixed"),
+        _ => None,
+    };
+    let mut shrink = vec![0i64; cap.len()];
+    let mut over: Vec<Option<i64>> = vec![None; cap.len()];
+    for attempt in 0..MAX_REPACKS {
+        let tight: Vec<i64> = cap
+            .iter()
+            .zip(&shrink)
+            .map(|(&c, &s)| (c - s).max(FLOOR))
+            .collect();
+        let plan = units::Plan {
+            cap: &tight,
+            target: policy.target,
+            small: policy.min,
+            text_kind,
+        };
+        let us = units::units_of(blocks, &numbers, &plan, counting)?;
+        let arrays = units::PackArrays::of(&us);
+        let lim = Limits {
+            cap: &tight,
+            target: policy.target,
+            min_tokens: policy.min,
+            overlap: policy.overlap,
+        };
+        let u = arrays.units();
+        pack::check(&u, &lim, parents.as_deref()).map_err(Failure::Internal)?;
+        let groups = pack::pack(&u, &lim, parents.as_deref());
+        let packed = rows::Packed {
+            units: &us,
+            groups: &groups,
+            sections: &sections,
+            strategy,
+        };
+        let rows = rows::rows(doc, blocks, &packed, ctx, policy, &limits, counting)?;
+        over.iter_mut().for_each(|o| *o = None);
+        for (row, g) in rows.iter().zip(&groups) {
+            if row.n_tokens > policy.max {
+                let excess = row.n_tokens - policy.max;
+                let o = &mut over[g.section];
+                *o = Some(o.map_or(excess, |x| x.max(excess)));
+            }
+        }
+        if over.iter().all(Option::is_none) {
+            return Ok(rows);
+        }
+        for (sec, excess) in over.iter().enumerate() {
+            if let Some(excess) = excess {
+                shrink[sec] += (*excess).max(policy.max.div_euclid(20));
+                if attempt >= MAX_REPACKS / 2 {
+                    shrink[sec] *= 2;
+                }
+            }
+        }
+    }
+    let largest = over.iter().flatten().max().copied().unwrap_or(0);
+    Err(Failure::OverCap(format!(
+        "could not fit every chunk within {} tokens after {MAX_REPACKS} attempts (largest over by {largest})",
+        policy.max
+    )))
+}

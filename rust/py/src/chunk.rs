@@ -1,0 +1,465 @@
+//! mdchunk._core.chunk_documents: the chunks stage of a batch of documents in one call,
+//! columns in and columns out (mdchunk_core::chunk).
+
+use std::borrow::Cow;
+use std::convert::Infallible;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use mdchunk_core::chunk::{chunk_document, Block, Counting, Doc, DocChunks, Failure, Policy};
+use mdchunk_core::estimate::{estimate, weights, EnglishDocument};
+use mdchunk_core::heading::clean_blocks;
+use mdchunk_core::kind::Kind;
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::pybacked::PyBackedStr;
+use pyo3::types::PyDict;
+
+/// The weights of one bias and group.
+type Weights = [f64; 23];
+
+/// The estimate of one document's texts: prose weights judged by the document's language,
+/// code weights by each text alone (chunk.Counting.for_document and for_kind).
+struct Estimate {
+    prose: Weights,
+    code: Weights,
+    english: EnglishDocument,
+}
+
+impl Counting for Estimate {
+    type Error = Infallible;
+    fn count(&mut self, code: bool, texts: &[&str]) -> Result<Vec<i64>, Infallible> {
+        let (w, english) = match code {
+            true => (&self.code, None),
+            false => (&self.prose, self.english),
+        };
+        Ok(texts.iter().map(|t| estimate(t, w, english)).collect())
+    }
+    fn added(&self) -> i64 {
+        0
+    }
+    fn is_estimate(&self) -> bool {
+        true
+    }
+}
+
+/// A real tokenizer: the Python callable `count(list[str]) -> list[int]` (the GIL held).
+struct Tokenizer<'py> {
+    count: Bound<'py, PyAny>,
+    added: i64,
+}
+
+impl Counting for Tokenizer<'_> {
+    type Error = PyErr;
+    fn count(&mut self, _code: bool, texts: &[&str]) -> PyResult<Vec<i64>> {
+        let out: Vec<i64> = self.count.call1((texts.to_vec(),))?.extract()?;
+        if out.len() != texts.len() {
+            return Err(PyValueError::new_err(
+                "count returned a list of another length",
+            ));
+        }
+        Ok(out)
+    }
+    fn added(&self) -> i64 {
+        self.added
+    }
+    fn is_estimate(&self) -> bool {
+        false
+    }
+}
+
+/// Documents: doc_id, path, text, plain-text format, front matter title, field lines and
+/// the language of each (None: unknown).
+type DocLists = (
+    Vec<PyBackedStr>,
+    Vec<PyBackedStr>,
+    Vec<PyBackedStr>,
+    Vec<bool>,
+    Vec<Option<PyBackedStr>>,
+    Vec<Vec<PyBackedStr>>,
+    Vec<Option<bool>>,
+);
+
+/// Blocks of all documents, each document's in a run: `runs` (first and end row of each
+/// document's blocks), block_index, block_id, kind (its name), level, text, char_start,
+/// char_end, line_start, alt, item_starts (code points of a list block's text), tokens.
+type BlockLists = (
+    Vec<(usize, usize)>,
+    Vec<i64>,
+    Vec<PyBackedStr>,
+    Vec<PyBackedStr>,
+    Vec<Option<u8>>,
+    Vec<PyBackedStr>,
+    Vec<usize>,
+    Vec<usize>,
+    Vec<i64>,
+    Vec<Option<PyBackedStr>>,
+    Vec<Option<Vec<i64>>>,
+    Vec<i64>,
+);
+
+/// (rows, texts) of the reduced texts of headings with markup, (rows, sources) of image
+/// blocks.
+type Prepared = (
+    (Vec<usize>, Vec<PyBackedStr>),
+    (Vec<usize>, Vec<Option<PyBackedStr>>),
+);
+
+/// strategy, front matter dropped, heading_depth, pack_siblings, breadcrumb_prefix,
+/// link_template, id_hash, chunker version, bias; then target, max, min and overlap tokens.
+type PolicyTuple = (
+    (String, bool, u8, bool, bool, String, String, String, String),
+    (i64, i64, i64, i64),
+);
+
+/// The chunks of a batch. `tokenizer`: None for the estimate, else (count, added).
+/// Returns a dict of chunk columns (`doc`: the document index of each chunk; list columns
+/// flat with offsets), `rejects` [(doc, reason, detail)], and per chunk its document's
+/// `title` and `strategy`.
+#[pyfunction]
+#[pyo3(signature = (docs, blocks, prepared, policy, tokenizer=None))]
+fn chunk_documents<'py>(
+    py: Python<'py>,
+    docs: DocLists,
+    blocks: BlockLists,
+    prepared: Prepared,
+    policy: PolicyTuple,
+    tokenizer: Option<(Bound<'py, PyAny>, i64)>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let n_docs = docs.0.len();
+    let (starts, (plain_rows, image_rows)) = (&blocks.0, &prepared);
+    let n = blocks.1.len();
+    if starts.len() != n_docs || starts.iter().any(|&(a, b)| a > b || b > n) {
+        return Err(PyValueError::new_err("chunk_documents: bad block runs"));
+    }
+    let lens = [
+        blocks.2.len(),
+        blocks.3.len(),
+        blocks.4.len(),
+        blocks.5.len(),
+        blocks.6.len(),
+        blocks.7.len(),
+        blocks.8.len(),
+        blocks.9.len(),
+        blocks.10.len(),
+        blocks.11.len(),
+    ];
+    if lens.iter().any(|&l| l != n) {
+        return Err(PyValueError::new_err(
+            "chunk_documents: block columns differ in length",
+        ));
+    }
+    let mut plain: Vec<Option<&str>> = vec![None; n];
+    for (&r, t) in plain_rows.0.iter().zip(&plain_rows.1) {
+        *plain
+            .get_mut(r)
+            .ok_or_else(|| PyValueError::new_err("bad plain row"))? = Some(t);
+    }
+    let mut image_src: Vec<Option<&str>> = vec![None; n];
+    for (&r, t) in image_rows.0.iter().zip(&image_rows.1) {
+        *image_src
+            .get_mut(r)
+            .ok_or_else(|| PyValueError::new_err("bad image row"))? = t.as_deref();
+    }
+    let all: Vec<Block> = (0..n)
+        .map(|i| {
+            Ok(Block {
+                block_index: blocks.1[i],
+                block_id: Cow::Borrowed(&*blocks.2[i]),
+                kind: *Kind::ALL
+                    .iter()
+                    .find(|k| k.name() == &*blocks.3[i])
+                    .ok_or_else(|| PyValueError::new_err("bad kind"))?,
+                level: blocks.4[i],
+                text: &blocks.5[i],
+                char_start: blocks.6[i],
+                char_end: blocks.7[i],
+                line_start: blocks.8[i],
+                alt: blocks.9[i].as_deref(),
+                item_starts: blocks.10[i].as_deref(),
+                tokens: blocks.11[i],
+                plain: plain[i],
+                image_src: image_src[i],
+            })
+        })
+        .collect::<PyResult<_>>()?;
+    let (
+        (
+            strategy,
+            drop_front_matter,
+            heading_depth,
+            pack_siblings,
+            context,
+            link_template,
+            id_hash,
+            chunker_version,
+            bias,
+        ),
+        (target, max, min, overlap),
+    ) = &policy;
+    let policy = Policy {
+        strategy,
+        drop_front_matter: *drop_front_matter,
+        heading_depth: *heading_depth,
+        pack_siblings: *pack_siblings,
+        target: *target,
+        max: *max,
+        min: *min,
+        overlap: *overlap,
+        context: *context,
+        link_template,
+        id_hash,
+        chunker_version,
+    };
+    let (prose, code) = weights(bias, false)
+        .zip(weights(bias, true))
+        .ok_or_else(|| PyValueError::new_err(format!("chunk_documents: unknown bias {bias:?}")))?;
+    let doc = |d: usize| Doc {
+        doc_id: &docs.0[d],
+        path: &docs.1[d],
+        text: &docs.2[d],
+        plain_text: docs.3[d],
+        front_matter_title: docs.4[d].as_deref(),
+        fields: docs.5[d].iter().map(|f| &**f).collect(),
+    };
+    let mut out = Outcome::default();
+    match tokenizer {
+        None => {
+            let results = py.detach(|| {
+                (0..n_docs)
+                    .map(|d| {
+                        let mut est = Estimate {
+                            prose,
+                            code,
+                            english: docs.6[d],
+                        };
+                        guarded(|| {
+                            chunk_document(
+                                &doc(d),
+                                &all[starts[d].0..starts[d].1],
+                                &policy,
+                                &mut est,
+                            )
+                        })
+                        .map(|r| r.map_err(|f| f.map_count(|e: Infallible| match e {})))
+                    })
+                    .collect::<Vec<_>>()
+            });
+            for (d, r) in results.into_iter().enumerate() {
+                out.add(d, r);
+            }
+        }
+        Some((count, added)) => {
+            let mut tok = Tokenizer { count, added };
+            for d in 0..n_docs {
+                let r = guarded(|| {
+                    chunk_document(&doc(d), &all[starts[d].0..starts[d].1], &policy, &mut tok)
+                });
+                let r = r.map(|r| {
+                    r.map_err(|f| {
+                        f.map_count(|e: PyErr| format!("{}: {}", type_name(py, &e), e.value(py)))
+                    })
+                });
+                out.add(d, r);
+            }
+        }
+    }
+    out.into_dict(py)
+}
+
+fn type_name(py: Python<'_>, e: &PyErr) -> String {
+    e.get_type(py)
+        .name()
+        .map(|n| n.to_string())
+        .unwrap_or_else(|_| "Exception".into())
+}
+
+/// `f()`, None when it panicked.
+fn guarded<T>(f: impl FnOnce() -> T) -> Option<T> {
+    catch_unwind(AssertUnwindSafe(f)).ok()
+}
+
+/// What one document gave, its counter's failure already made text.
+type Result1 = Option<Result<DocChunks, Failure<String>>>;
+
+trait MapCount<E> {
+    fn map_count<F>(self, f: impl FnOnce(E) -> F) -> Failure<F>;
+}
+
+impl<E> MapCount<E> for Failure<E> {
+    fn map_count<F>(self, f: impl FnOnce(E) -> F) -> Failure<F> {
+        match self {
+            Failure::OverCap(s) => Failure::OverCap(s),
+            Failure::Internal(s) => Failure::Internal(s),
+            Failure::Count(e) => Failure::Count(f(e)),
+        }
+    }
+}
+
+#[derive(Default)]
+struct Outcome {
+    doc: Vec<usize>,
+    chunk_index: Vec<usize>,
+    chunk_id: Vec<String>,
+    chunk_type: Vec<&'static str>,
+    name: Vec<String>,
+    breadcrumb: Vec<String>,
+    breadcrumb_at: Vec<usize>,
+    header_level: Vec<Option<u8>>,
+    section_title: Vec<Option<String>>,
+    anchor: Vec<Option<String>>,
+    url: Vec<Option<String>>,
+    headings: Vec<String>,
+    headings_at: Vec<usize>,
+    text: Vec<String>,
+    embed_text: Vec<String>,
+    embed_hash: Vec<String>,
+    image_src: Vec<Option<String>>,
+    n_tokens: Vec<i64>,
+    overlap_tokens: Vec<i64>,
+    block_start: Vec<i64>,
+    block_end: Vec<i64>,
+    block_ids: Vec<String>,
+    block_ids_at: Vec<usize>,
+    span_start: Vec<usize>,
+    span_end: Vec<usize>,
+    spans_at: Vec<usize>,
+    line_start: Vec<usize>,
+    line_end: Vec<usize>,
+    part: Vec<usize>,
+    parts: Vec<usize>,
+    strategy: Vec<&'static str>,
+    title: Vec<String>,
+    rejects: Vec<(usize, &'static str, String)>,
+}
+
+impl Outcome {
+    fn add(&mut self, d: usize, r: Result1) {
+        let done = match r {
+            None => {
+                let why = "RuntimeError: the Rust core failed (a bug in mdchunk)".to_owned();
+                self.rejects.push((d, "internal_error", why));
+                return;
+            }
+            Some(Err(Failure::OverCap(detail))) => {
+                return self.rejects.push((d, "over_cap", detail))
+            }
+            Some(Err(Failure::Internal(why) | Failure::Count(why))) => {
+                return self.rejects.push((
+                    d,
+                    "internal_error",
+                    format!("{why} (a bug in mdchunk)"),
+                ))
+            }
+            Some(Ok(done)) => done,
+        };
+        for (i, r) in done.rows.into_iter().enumerate() {
+            self.doc.push(d);
+            self.chunk_index.push(i);
+            self.strategy.push(done.strategy);
+            self.title.push(done.title.clone());
+            self.chunk_id.push(r.chunk_id);
+            self.chunk_type.push(r.chunk_type);
+            self.name.push(r.name);
+            self.breadcrumb_at.push(self.breadcrumb.len());
+            self.breadcrumb.extend(r.breadcrumb);
+            self.header_level.push(r.header_level);
+            self.section_title.push(r.section_title);
+            self.anchor.push(r.anchor);
+            self.url.push(r.url);
+            self.headings_at.push(self.headings.len());
+            self.headings.extend(r.headings);
+            self.text.push(r.text);
+            self.embed_text.push(r.embed_text);
+            self.embed_hash.push(r.embed_hash);
+            self.image_src.push(r.image_src);
+            self.n_tokens.push(r.n_tokens);
+            self.overlap_tokens.push(r.overlap_tokens);
+            self.block_start.push(r.block_start);
+            self.block_end.push(r.block_end);
+            self.block_ids_at.push(self.block_ids.len());
+            self.block_ids.extend(r.block_ids);
+            self.spans_at.push(self.span_start.len());
+            for (s, e) in r.spans {
+                self.span_start.push(s);
+                self.span_end.push(e);
+            }
+            self.line_start.push(r.line_start);
+            self.line_end.push(r.line_end);
+            self.part.push(r.part);
+            self.parts.push(r.parts);
+        }
+    }
+
+    fn into_dict(mut self, py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
+        self.breadcrumb_at.push(self.breadcrumb.len());
+        self.headings_at.push(self.headings.len());
+        self.block_ids_at.push(self.block_ids.len());
+        self.spans_at.push(self.span_start.len());
+        let out = PyDict::new(py);
+        macro_rules! put {
+            ($($f:ident),*) => { $( out.set_item(stringify!($f), self.$f)?; )* };
+        }
+        put!(
+            doc,
+            chunk_index,
+            chunk_id,
+            chunk_type,
+            name,
+            breadcrumb,
+            breadcrumb_at,
+            header_level,
+            section_title,
+            anchor,
+            url,
+            headings,
+            headings_at,
+            text,
+            embed_text,
+            embed_hash,
+            image_src,
+            n_tokens,
+            overlap_tokens,
+            block_start,
+            block_end,
+            block_ids,
+            block_ids_at,
+            span_start,
+            span_end,
+            spans_at,
+            line_start,
+            line_end,
+            part,
+            parts,
+            strategy,
+            title,
+            rejects
+        );
+        Ok(out)
+    }
+}
+
+/// Per heading block text: its cleaned inline source when that still has markup for the
+/// reference inline parser to reduce, else None.
+#[pyfunction]
+fn heading_markup(py: Python<'_>, texts: Vec<PyBackedStr>) -> PyResult<Vec<Option<String>>> {
+    py.detach(|| {
+        let texts: Vec<&str> = texts.iter().map(|t| &**t).collect();
+        guarded(|| clean_blocks(&texts))
+    })
+    .map(|c| {
+        c.into_iter()
+            .map(|c| (!c.plain).then_some(c.text))
+            .collect()
+    })
+    .ok_or_else(|| {
+        pyo3::exceptions::PyRuntimeError::new_err(
+            "heading_markup: the Rust core failed (a bug in mdchunk)",
+        )
+    })
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(chunk_documents, m)?)?;
+    m.add_function(wrap_pyfunction!(heading_markup, m)?)?;
+    Ok(())
+}
