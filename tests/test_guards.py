@@ -226,7 +226,7 @@ def _sections(n: int) -> str:
     "option, value",
     [
         ("--doc-memory", "260"),  # 30,000 sections grow a worker to ~400 MB
-        ("--doc-timeout", "1.5"),  # and take several seconds
+        ("--doc-timeout", "0.3"),  # and take about a second
     ],
 )
 def test_documents_rejected_at_a_worker_limit_name_that_limit(tmp_path, option, value):
