@@ -85,6 +85,18 @@ def test_a_fence_of_ten_thousand_backticks_is_reopened_short(closed):
         assert opening == "````python" and lines[-1] == "````"
 
 
+def test_code_whose_fence_cannot_be_repeated_is_cut_into_plain_parts():
+    """An unclosed fence of 16,000 backticks around a line of 8,000: the shortest fence that
+    nothing inside closes is itself too long to open every part. The parts are the code's
+    lines without fences, so their text grows with the block's, not with its square (each
+    part would otherwise repeat 16,000 backticks to hold a character or two, and the
+    document would end a reject after minutes)."""
+    doc = "# Code\n\n" + "`" * 16_000 + "\nline of code\n" + "`" * 8_000 + "\nmore code\n"
+    chunks = check(doc)
+    assert sum(len(c["text"]) for c in chunks) < 4 * len(doc)  # parts closed: twice at most
+    assert "line of code" in "".join(c["text"] for c in chunks)
+
+
 def test_a_fence_info_string_of_100_kb():
     doc = "```" + "x" * 100_000 + "\nprint(1)\n```\n"
     chunks = check(doc)

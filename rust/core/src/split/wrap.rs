@@ -129,7 +129,19 @@ impl<C: Counter> Split<'_, '_, C> {
                 1..lines.len()
             };
             let body: Vec<&str> = body.map(|i| lines.line(text, i)).collect();
-            (head, tail) = self.short_fence(first, &body, run)?;
+            match self.short_fence(first, &body, run)? {
+                Some(fences) => (head, tail) = fences,
+                None => {
+                    let f = Frame {
+                        head: "",
+                        tail: "",
+                        body: (0, text.len()),
+                        first_s: 0,
+                        last_e: text.len(),
+                    };
+                    return self.wrapped(&f, LINES_THEN_WORDS);
+                }
+            }
         }
         let f = Frame {
             head: &head,
@@ -144,12 +156,16 @@ impl<C: Counter> Split<'_, '_, C> {
     /// Opening and closing lines for the parts of code whose fence is huge (10,000
     /// backticks, or an info string of 100 kB): the shortest run that nothing inside
     /// closes, and the info string cut to 40 code points (dropped if even that is too long).
+    /// None when even those two lines take more than half the budget (a line of thousands
+    /// of backticks inside the code): repeated in every part they would leave each part
+    /// room for a character or two, so that the parts' text grows with the square of the
+    /// block's; the parts are then the block's lines without fences, as indented code's.
     fn short_fence(
         &mut self,
         first: &str,
         body: &[&str],
         run: &str,
-    ) -> Result<(String, String), C::Error> {
+    ) -> Result<Option<(String, String)>, C::Error> {
         let ch = run.as_bytes()[0];
         let mut inner = 0;
         for line in body {
@@ -169,7 +185,14 @@ impl<C: Counter> Split<'_, '_, C> {
         if self.count.count_one(&head)? > self.budget.div_euclid(4) {
             head = format!("{prefix}{fence}");
         }
-        Ok((head, continuation(prefix) + &fence))
+        let tail = continuation(prefix) + &fence;
+        if fence.len() > 3 {
+            let fences: i64 = self.count.count(&[&head, &tail])?.iter().sum();
+            if fences * 2 > self.budget {
+                return Ok(None);
+            }
+        }
+        Ok(Some((head, tail)))
     }
 
     /// A table: parts of rows under its header and delimiter rows; lines and words when it
