@@ -333,7 +333,7 @@ def process(
     # est_tokens of fresh blocks come from the blocks stage, of reused ones from
     # Previous.blocks, both under policy.bias: the chunks stage need not compute them again
     packed, chunk_rejects = chunk.chunks(
-        to_chunk, to_chunk_blocks, policy, counting, estimated=True
+        to_chunk, to_chunk_blocks, policy, counting, estimated=True, threads=threads
     )
     work["repacked"] = to_chunk.num_rows
     chunks = packed

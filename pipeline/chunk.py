@@ -57,9 +57,12 @@ def chunks(
     policy: Policy,
     counting: Counting | None = None,
     estimated: bool = False,
+    threads: int = 1,
 ) -> tuple[pa.Table, pa.Table]:
     """The stage: (documents, blocks) -> (chunks, rejects). ``estimated``: the blocks'
-    est_tokens were made under ``policy.bias`` (see _block_tokens).
+    est_tokens were made under ``policy.bias`` (see _block_tokens). ``threads``: how many
+    threads the core may chunk the documents on (the estimate only: a real tokenizer is
+    called back under the interpreter's lock); the chunks are the same for any number.
 
     Column work is done once per batch (tokens, Python lists of the block columns), and
     the core chunks every document of the batch in one call."""
@@ -72,10 +75,10 @@ def chunks(
     cols = {c: table[c].to_pylist() for c in _BLOCK_COLS if c != "est_tokens"}
     cols["tokens"] = tokens
     runs = _runs(cols["doc_id"])
-    return _in_core(documents, cols, runs, english, policy, counting)
+    return _in_core(documents, cols, runs, english, policy, counting, threads)
 
 
-def _in_core(documents, cols, runs, english, policy, counting):
+def _in_core(documents, cols, runs, english, policy, counting, threads=1):
     """The stage by the Rust core (``_core.chunk_documents``), one call for the batch: the
     values that need markdown-it-py (heading texts with markup, image sources) are made
     here first, per block that needs them. A real tokenizer's ``count`` is called back."""
@@ -125,6 +128,7 @@ def _in_core(documents, cols, runs, english, policy, counting):
             (policy.target_tokens, policy.max_tokens, policy.min_tokens, policy.overlap_tokens),
         ),
         None if counting.estimate else (counting.counter.count, counting.counter.added),
+        threads,
     )
     table = _core_table(out, docs, policy, counting)
     rejects = [_reject(docs[d], reason, detail) for d, reason, detail in out["rejects"]]

@@ -9,6 +9,7 @@ use mdchunk_core::chunk::{chunk_document, Block, Counting, Doc, DocChunks, Failu
 use mdchunk_core::estimate::{estimate, weights, EnglishDocument};
 use mdchunk_core::heading::clean_blocks;
 use mdchunk_core::kind::Kind;
+use mdchunk_core::threads;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedStr;
@@ -116,7 +117,7 @@ type PolicyTuple = (
 /// flat with offsets), `rejects` [(doc, reason, detail)], and per chunk its document's
 /// `title` and `strategy`.
 #[pyfunction]
-#[pyo3(signature = (docs, blocks, prepared, policy, tokenizer=None))]
+#[pyo3(signature = (docs, blocks, prepared, policy, tokenizer=None, threads=1))]
 fn chunk_documents<'py>(
     py: Python<'py>,
     docs: DocLists,
@@ -124,6 +125,7 @@ fn chunk_documents<'py>(
     prepared: Prepared,
     policy: PolicyTuple,
     tokenizer: Option<(Bound<'py, PyAny>, i64)>,
+    threads: usize,
 ) -> PyResult<Bound<'py, PyDict>> {
     let n_docs = docs.0.len();
     let (starts, (plain_rows, image_rows)) = (&blocks.0, &prepared);
@@ -224,25 +226,34 @@ fn chunk_documents<'py>(
     let mut out = Outcome::default();
     match tokenizer {
         None => {
+            // the estimate needs no interpreter: the documents are spread over threads
+            // (contiguous ranges, results in document order: the same for any number)
+            let sizes: Vec<usize> = docs.2.iter().map(|t| t.len()).collect();
+            let ranges = threads::ranges(&sizes, threads);
             let results = py.detach(|| {
-                (0..n_docs)
-                    .map(|d| {
-                        let mut est = Estimate {
-                            prose,
-                            code,
-                            english: docs.6[d],
-                        };
-                        guarded(|| {
-                            chunk_document(
-                                &doc(d),
-                                &all[starts[d].0..starts[d].1],
-                                &policy,
-                                &mut est,
-                            )
+                threads::map(&ranges, |range| {
+                    range
+                        .map(|d| {
+                            let mut est = Estimate {
+                                prose,
+                                code,
+                                english: docs.6[d],
+                            };
+                            guarded(|| {
+                                chunk_document(
+                                    &doc(d),
+                                    &all[starts[d].0..starts[d].1],
+                                    &policy,
+                                    &mut est,
+                                )
+                            })
+                            .map(|r| r.map_err(|f| f.map_count(|e: Infallible| match e {})))
                         })
-                        .map(|r| r.map_err(|f| f.map_count(|e: Infallible| match e {})))
-                    })
-                    .collect::<Vec<_>>()
+                        .collect::<Vec<_>>()
+                })
+                .into_iter()
+                .flatten()
+                .collect::<Vec<_>>()
             });
             for (d, r) in results.into_iter().enumerate() {
                 out.add(d, r);
