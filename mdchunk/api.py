@@ -100,9 +100,39 @@ class Chunk:
         return cls(**{f.name: values[f.name] for f in fields(cls)})
 
 
+_RESOLVED: dict[tuple, Policy] = {}  # (policy, overrides) -> resolved, for calls in a loop
+
+
 def resolve_policy(policy: PolicyLike = None, **overrides) -> Policy:
     """A Policy from a Policy, a YAML file's path, or None (defaults), with ``overrides``
-    (field=value; None values ignored) applied and the tokenizer checked to load."""
+    (field=value; None values ignored) applied and the tokenizer checked to load.
+
+    The same Policy (or None) with the same overrides gives the same object again without
+    checking anew, so a loop of ``chunk_text`` calls does not hash the policy every time;
+    a YAML file is read every time (it may have changed)."""
+    key = _cache_key(policy, overrides)
+    if key is not None and key in _RESOLVED:
+        return _RESOLVED[key]
+    resolved = _resolve(policy, **overrides)
+    if key is not None:
+        if len(_RESOLVED) >= 256:
+            _RESOLVED.clear()
+        _RESOLVED[key] = resolved
+    return resolved
+
+
+def _cache_key(policy: PolicyLike, overrides: dict) -> tuple | None:
+    if not (policy is None or isinstance(policy, Policy)):
+        return None
+    key = (policy, tuple(sorted(overrides.items())))
+    try:
+        hash(key)
+    except TypeError:  # a list given for a tuple field, say: resolved every time
+        return None
+    return key
+
+
+def _resolve(policy: PolicyLike = None, **overrides) -> Policy:
     unknown = sorted(set(overrides) - {f.name for f in fields(Policy)})
     if unknown:
         raise PolicyError(f"unknown policy field(s): {', '.join(unknown)}")

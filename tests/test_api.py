@@ -202,3 +202,17 @@ def test_chunk_table_takes_a_lazy_frame_and_names_what_it_does_not_take():
     assert chunk_table(lazy)["path"].to_list() == ["a.md"]
     with pytest.raises(TypeError, match="not a list"):
         chunk_table([{"path": "a.md", "text": "# A"}])
+
+
+def test_a_loop_of_calls_resolves_its_policy_once(tmp_path):
+    from mdchunk.api import resolve_policy
+
+    first = resolve_policy(None, target_tokens=300, max_tokens=400)
+    assert resolve_policy(None, max_tokens=400, target_tokens=300) is first
+    assert resolve_policy(first) is resolve_policy(first)
+    assert resolve_policy(None, target_tokens=300, max_tokens=600) is not first
+    path = tmp_path / "policy.yaml"
+    path.write_text("max_tokens: 400\ntarget_tokens: 300\n")
+    assert resolve_policy(path).max_tokens == 400
+    path.write_text("max_tokens: 500\ntarget_tokens: 300\n")
+    assert resolve_policy(path).max_tokens == 500  # a file is read again
