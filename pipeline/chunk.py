@@ -11,11 +11,15 @@ with markup, image sources), and the CHUNKS and REJECTS tables out.
 
 from __future__ import annotations
 
+from bisect import bisect_left
+
 import polars as pl
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from mdchunk.pipeline import bulk_estimate, context, heading, schemas
 from mdchunk.pipeline.block import with_estimates
+from mdchunk.pipeline.columns import one_array, utf8_buffers, utf8_column
 from mdchunk.pipeline.policy import CHUNKER_VERSION, Policy
 from mdchunk.pipeline.tokens import EstimateCounter, TokenCounter, make_counter
 
@@ -64,15 +68,17 @@ def chunks(
     threads the core may chunk the documents on (the estimate only: a real tokenizer is
     called back under the interpreter's lock); the chunks are the same for any number.
 
-    Column work is done once per batch (tokens, Python lists of the block columns), and
-    the core chunks every document of the batch in one call."""
+    Column work is done once per batch (tokens, Python lists of the short block columns;
+    the texts go to the core as Arrow buffers, read in place), and the core chunks every
+    document of the batch in one call."""
     if not documents.num_rows:  # a batch of reused documents only: nothing to pack
         return schemas.empty(schemas.CHUNKS), schemas.empty(schemas.REJECTS)
     counting = counting or Counting(policy)
     table = _grouped(blocks.select(_BLOCK_COLS))
     tokens = _block_tokens(table, counting, estimated)
     english = _english_documents(table, counting)
-    cols = {c: table[c].to_pylist() for c in _BLOCK_COLS if c != "est_tokens"}
+    cols = {c: table[c].to_pylist() for c in _BLOCK_COLS if c not in ("text", "est_tokens")}
+    cols["text"] = one_array(table["text"])
     cols["tokens"] = tokens
     runs = _runs(cols["doc_id"])
     return _in_core(documents, cols, runs, english, policy, counting, threads)
@@ -84,15 +90,17 @@ def _in_core(documents, cols, runs, english, policy, counting, threads=1):
     here first, per block that needs them. A real tokenizer's ``count`` is called back."""
     from mdchunk import _core
 
-    docs = [d for d in documents.select(_DOC_COLS).to_pylist() if d["doc_id"] in runs]
-    text_list = cols["text"]
+    rows = documents.select(_DOC_COLS).to_pylist()
+    keep = [i for i, d in enumerate(rows) if d["doc_id"] in runs]
+    docs = [rows[i] for i in keep]
+    texts = cols["text"]
     kinds = cols["kind"]
-    prepared = _prepared(docs, runs, kinds, text_list)
+    prepared = _prepared(docs, runs, kinds, texts)
     out = _core.chunk_documents(
         (
             [d["doc_id"] for d in docs],
             [d["path"] for d in docs],
-            [d["text"] for d in docs],
+            _document_texts(documents["text"], keep),
             [d["format"] == "text" for d in docs],
             [_front_matter_title(d, policy.title_keys) for d in docs],
             [_fields(d, policy) for d in docs],
@@ -104,7 +112,7 @@ def _in_core(documents, cols, runs, english, policy, counting, threads=1):
             cols["block_id"],
             kinds,
             cols["level"],
-            text_list,
+            utf8_buffers(texts),
             cols["char_start"],
             cols["char_end"],
             cols["line_start"],
@@ -135,20 +143,41 @@ def _in_core(documents, cols, runs, english, policy, counting, threads=1):
     return table, _table(rejects, schemas.REJECTS)
 
 
-_DOC_COLS = ["doc_id", "path", "format", "text", "front_matter", "metadata"]
+_DOC_COLS = ["doc_id", "path", "format", "front_matter", "metadata"]
 
 
-def _prepared(docs, runs, kinds, texts):
+def _document_texts(texts: pa.ChunkedArray, rows: list[int]) -> list[memoryview]:
+    """The UTF-8 bytes of the documents' texts at ``rows``, each a view of the column's
+    buffer (no copy, no Python string of a whole document)."""
+    data, offsets, wide, _ = utf8_buffers(texts)
+    at = memoryview(offsets).cast("q" if wide else "i")
+    data = memoryview(data)
+    return [data[at[i] : at[i + 1]] for i in rows]
+
+
+def _picked(texts: pa.Array, rows: list[int]) -> list[str]:
+    """The texts of ``rows`` as Python strings (only these rows)."""
+    return texts.take(pa.array(rows, pa.int64())).to_pylist() if rows else []
+
+
+def _prepared(docs, runs, kinds, texts: pa.Array):
     """(rows, plain texts) of heading blocks whose text keeps inline markup, and (rows,
     sources) of image blocks, each with its document's link reference definitions."""
     from mdchunk import _core
 
     heads = [i for i, k in enumerate(kinds) if k == "heading"]
-    marked = _core.heading_markup([texts[i] for i in heads]) if heads else []
+    head_texts = _picked(texts, heads)
+    marked = _core.heading_markup(head_texts) if heads else []
     todo = [(i, m) for i, m in zip(heads, marked) if m is not None]
     images = [i for i, k in enumerate(kinds) if k == "image"]
     if not todo and not images:
         return ([], []), ([], [])
+    # the texts read below: headings, images, and paragraphs that may define references
+    defining = pc.indices_nonzero(pc.match_substring(texts, "]:")).to_pylist()
+    defining = [i for i in defining if kinds[i] == "paragraph"]
+    text_of = dict(zip(heads, head_texts))
+    text_of.update(zip(images, _picked(texts, images)))
+    text_of.update(zip(defining, _picked(texts, defining)))
     doc_of = {}
     for d in docs:
         start, end = runs[d["doc_id"]]
@@ -159,24 +188,24 @@ def _prepared(docs, runs, kinds, texts):
     def env(i: int) -> dict:
         run = doc_of[i]
         if run not in envs:
-            envs[run] = _env(kinds, texts, *run)
+            envs[run] = _env(kinds, text_of, defining, *run)
         return envs[run]
 
     plain = ([i for i, _ in todo], [heading._reduced(m, env(i)) for i, m in todo])
-    sources = (images, [context.image_src(texts[i], env(i)) for i in images])
+    sources = (images, [context.image_src(text_of[i], env(i)) for i in images])
     return plain, sources
 
 
-def _env(kinds, texts, start: int, end: int) -> dict:
-    """The link reference definitions of one document (its paragraphs with "]:"), where
-    a heading or an image may use them."""
+def _env(kinds, text_of: dict, defining: list[int], start: int, end: int) -> dict:
+    """The link reference definitions of one document (its paragraphs with "]:", rows
+    ``defining``), where a heading or an image may use them. ``text_of``: the texts of the
+    headings, images and defining paragraphs."""
     rows = range(start, end)
-    if any("[" in texts[i] for i in rows if kinds[i] == "heading") or any(
+    if any("[" in text_of[i] for i in rows if kinds[i] == "heading") or any(
         kinds[i] == "image" for i in rows
     ):
-        return heading.references(
-            [texts[i] for i in rows if kinds[i] == "paragraph" and "]:" in texts[i]]
-        )
+        first, last = bisect_left(defining, start), bisect_left(defining, end)
+        return heading.references([text_of[i] for i in defining[first:last]])
     return {}
 
 
@@ -229,8 +258,8 @@ def _core_table(out: dict, docs: list[dict], policy: Policy, counting: Counting)
         "anchor": out["anchor"],
         "url": out["url"],
         "headings": listed("headings"),
-        "text": out["text"],
-        "embed_text": out["embed_text"],
+        "text": utf8_column(out["text"], out["text_offsets"], n),
+        "embed_text": utf8_column(out["embed_text"], out["embed_text_offsets"], n),
         "embed_hash": out["embed_hash"],
         "image_src": out["image_src"],
         "n_tokens": out["n_tokens"],

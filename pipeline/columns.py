@@ -155,3 +155,36 @@ def ranges(runs: list[tuple[int, int]]) -> pa.Array:
         end = start + n
     positions.extend(range(begin, end))
     return pa.Array.from_buffers(pa.int64(), len(positions), [None, pa.py_buffer(positions)])
+
+
+def one_array(values: pa.Array | pa.ChunkedArray) -> pa.Array:
+    """One array of a column: its only chunk as it is (no copy), else ``flat``."""
+    if isinstance(values, pa.ChunkedArray):
+        return values.chunk(0) if values.num_chunks == 1 else flat(values)
+    return values
+
+
+def utf8_buffers(texts: pa.Array | pa.ChunkedArray) -> tuple:
+    """(data, offsets, wide, n): a string column's UTF-8 bytes and its offsets from its first
+    row (int64 when wide, else int32), as Arrow buffers the Rust core reads in place (no
+    Python string per text); null is empty."""
+    texts = one_array(texts)
+    if texts.null_count:
+        import pyarrow.compute as pc
+
+        texts = pc.fill_null(texts, "")
+    if texts.type not in (pa.string(), pa.large_string()):  # string_view from polars
+        texts = texts.cast(pa.large_string())
+    wide = texts.type == pa.large_string()
+    width = 8 if wide else 4
+    _, offsets, data = texts.buffers()
+    offsets = offsets.slice(texts.offset * width, (len(texts) + 1) * width)
+    return (data if data is not None else b""), offsets, wide, len(texts)
+
+
+def utf8_column(data: bytes, offsets: bytes, n: int) -> pa.Array:
+    """A large_string array of n texts from their UTF-8 bytes and n + 1 int64 offsets (the
+    Rust core's text columns), without a Python string per text."""
+    return pa.Array.from_buffers(
+        pa.large_string(), n, [None, pa.py_buffer(offsets), pa.py_buffer(data)]
+    )

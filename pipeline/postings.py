@@ -19,6 +19,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from mdchunk.pipeline import schemas
+from mdchunk.pipeline.columns import utf8_buffers, utf8_column
 
 
 def postings(chunks: pa.Table) -> pa.Table:
@@ -40,7 +41,7 @@ def _postings(texts: pa.Array, base: int) -> tuple[pa.Array, ...]:
     """(term, row, tf, doc_len) of one array of texts, row counted from ``base``."""
     from mdchunk import _core  # here: run_job's parser key needs no extension loaded
 
-    term, offsets, row, tf, doc_len = _core.postings(*_buffers(texts))
+    term, offsets, row, tf, doc_len = _core.postings(*utf8_buffers(texts))
     n = len(tf) // 4
     rows = _fixed(row, pa.uint32(), n)
     if base:
@@ -59,7 +60,7 @@ def terms(frame: pl.DataFrame, text: str = "text", key: str = "key") -> pl.DataF
     from mdchunk import _core
 
     texts = frame[text].to_arrow()
-    term, offsets, row = _core.terms(*_buffers(texts))
+    term, offsets, row = _core.terms(*utf8_buffers(texts))
     n = len(row) // 4
     rows = pl.from_arrow(_fixed(row, pa.uint32(), n))
     return pl.DataFrame(
@@ -67,24 +68,9 @@ def terms(frame: pl.DataFrame, text: str = "text", key: str = "key") -> pl.DataF
     )
 
 
-def _buffers(texts: pa.Array) -> tuple:
-    """(data, offsets, wide, n): a string array's UTF-8 bytes and its offsets from its first
-    row (int64 when wide, else int32), as Arrow buffers read in place; null is empty."""
-    if texts.null_count:
-        texts = pc.fill_null(texts, "")
-    if texts.type not in (pa.string(), pa.large_string()):  # string_view from polars
-        texts = texts.cast(pa.large_string())
-    wide = texts.type == pa.large_string()
-    width = 8 if wide else 4
-    _, offsets, data = texts.buffers()
-    offsets = offsets.slice(texts.offset * width, (len(texts) + 1) * width)
-    return (data if data is not None else b""), offsets, wide, len(texts)
-
-
 def _strings(data: bytes, offsets: bytes, n: int) -> pa.Array:
     """n strings from their UTF-8 bytes and n + 1 int64 offsets."""
-    buffers = [None, pa.py_buffer(offsets), pa.py_buffer(data)]
-    return pa.Array.from_buffers(pa.large_string(), n, buffers).cast(pa.string())
+    return utf8_column(data, offsets, n).cast(pa.string())
 
 
 def _fixed(data: bytes, kind: pa.DataType, n: int) -> pa.Array:

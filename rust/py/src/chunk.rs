@@ -10,10 +10,13 @@ use mdchunk_core::estimate::{estimate, weights, EnglishDocument};
 use mdchunk_core::heading::clean_blocks;
 use mdchunk_core::kind::Kind;
 use mdchunk_core::threads;
+use pyo3::buffer::PyUntypedBuffer;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedStr;
-use pyo3::types::PyDict;
+use pyo3::types::{PyBytes, PyDict};
+
+use crate::strings::{self, Column, ColumnArg, Utf8Column};
 
 /// The weights of one bias and group.
 type Weights = [f64; 23];
@@ -68,12 +71,12 @@ impl Counting for Tokenizer<'_> {
     }
 }
 
-/// Documents: doc_id, path, text, plain-text format, front matter title, field lines and
-/// the language of each (None: unknown).
-type DocLists = (
+/// Documents: doc_id, path, text (a buffer of its UTF-8 bytes, read in place), plain-text
+/// format, front matter title, field lines and the language of each (None: unknown).
+type DocLists<'py> = (
     Vec<PyBackedStr>,
     Vec<PyBackedStr>,
-    Vec<PyBackedStr>,
+    Vec<Bound<'py, PyAny>>,
     Vec<bool>,
     Vec<Option<PyBackedStr>>,
     Vec<Vec<PyBackedStr>>,
@@ -83,13 +86,14 @@ type DocLists = (
 /// Blocks of all documents, each document's in a run: `runs` (first and end row of each
 /// document's blocks), block_index, block_id, kind (its name), level, text, char_start,
 /// char_end, line_start, alt, item_starts (code points of a list block's text), tokens.
-type BlockLists = (
+/// The texts come as an Arrow string column's buffers (strings::ColumnArg).
+type BlockLists<'py> = (
     Vec<(usize, usize)>,
     Vec<i64>,
     Vec<PyBackedStr>,
     Vec<PyBackedStr>,
     Vec<Option<u8>>,
-    Vec<PyBackedStr>,
+    ColumnArg<'py>,
     Vec<usize>,
     Vec<usize>,
     Vec<i64>,
@@ -114,14 +118,14 @@ type PolicyTuple = (
 
 /// The chunks of a batch. `tokenizer`: None for the estimate, else (count, added).
 /// Returns a dict of chunk columns (`doc`: the document index of each chunk; list columns
-/// flat with offsets), `rejects` [(doc, reason, detail)], and per chunk its document's
+/// flat with offsets; `text` and `embed_text` as UTF-8 bytes with int64 `*_offsets`), `rejects` [(doc, reason, detail)], and per chunk its document's
 /// `title` and `strategy`.
 #[pyfunction]
 #[pyo3(signature = (docs, blocks, prepared, policy, tokenizer=None, threads=1))]
 fn chunk_documents<'py>(
     py: Python<'py>,
-    docs: DocLists,
-    blocks: BlockLists,
+    docs: DocLists<'py>,
+    blocks: BlockLists<'py>,
     prepared: Prepared,
     policy: PolicyTuple,
     tokenizer: Option<(Bound<'py, PyAny>, i64)>,
@@ -130,6 +134,17 @@ fn chunk_documents<'py>(
     let n_docs = docs.0.len();
     let (starts, (plain_rows, image_rows)) = (&blocks.0, &prepared);
     let n = blocks.1.len();
+    let doc_buffers = docs
+        .2
+        .iter()
+        .map(PyUntypedBuffer::get)
+        .collect::<PyResult<Vec<_>>>()?;
+    let doc_texts = doc_buffers
+        .iter()
+        .map(|b| strings::utf8("chunk_documents", b))
+        .collect::<PyResult<Vec<_>>>()?;
+    let block_column = Column::get(&blocks.5)?;
+    let block_texts = block_column.texts("chunk_documents")?;
     if starts.len() != n_docs || starts.iter().any(|&(a, b)| a > b || b > n) {
         return Err(PyValueError::new_err("chunk_documents: bad block runs"));
     }
@@ -137,7 +152,7 @@ fn chunk_documents<'py>(
         blocks.2.len(),
         blocks.3.len(),
         blocks.4.len(),
-        blocks.5.len(),
+        block_texts.len(),
         blocks.6.len(),
         blocks.7.len(),
         blocks.8.len(),
@@ -172,7 +187,7 @@ fn chunk_documents<'py>(
                     .find(|k| k.name() == &*blocks.3[i])
                     .ok_or_else(|| PyValueError::new_err("bad kind"))?,
                 level: blocks.4[i],
-                text: &blocks.5[i],
+                text: block_texts[i],
                 char_start: blocks.6[i],
                 char_end: blocks.7[i],
                 line_start: blocks.8[i],
@@ -218,7 +233,7 @@ fn chunk_documents<'py>(
     let doc = |d: usize| Doc {
         doc_id: &docs.0[d],
         path: &docs.1[d],
-        text: &docs.2[d],
+        text: doc_texts[d],
         plain_text: docs.3[d],
         front_matter_title: docs.4[d].as_deref(),
         fields: docs.5[d].iter().map(|f| &**f).collect(),
@@ -228,7 +243,7 @@ fn chunk_documents<'py>(
         None => {
             // the estimate needs no interpreter: the documents are spread over threads
             // (contiguous ranges, results in document order: the same for any number)
-            let sizes: Vec<usize> = docs.2.iter().map(|t| t.len()).collect();
+            let sizes: Vec<usize> = doc_texts.iter().map(|t| t.len()).collect();
             let ranges = threads::ranges(&sizes, threads);
             let results = py.detach(|| {
                 threads::map(&ranges, |range| {
@@ -321,8 +336,8 @@ struct Outcome {
     url: Vec<Option<String>>,
     headings: Vec<String>,
     headings_at: Vec<usize>,
-    text: Vec<String>,
-    embed_text: Vec<String>,
+    text: Utf8Column,
+    embed_text: Utf8Column,
     embed_hash: Vec<String>,
     image_src: Vec<Option<String>>,
     n_tokens: Vec<i64>,
@@ -379,8 +394,8 @@ impl Outcome {
             self.url.push(r.url);
             self.headings_at.push(self.headings.len());
             self.headings.extend(r.headings);
-            self.text.push(r.text);
-            self.embed_text.push(r.embed_text);
+            self.text.push(&r.text);
+            self.embed_text.push(&r.embed_text);
             self.embed_hash.push(r.embed_hash);
             self.image_src.push(r.image_src);
             self.n_tokens.push(r.n_tokens);
@@ -424,8 +439,6 @@ impl Outcome {
             url,
             headings,
             headings_at,
-            text,
-            embed_text,
             embed_hash,
             image_src,
             n_tokens,
@@ -445,6 +458,13 @@ impl Outcome {
             title,
             rejects
         );
+        for (name, column) in [("text", self.text), ("embed_text", self.embed_text)] {
+            out.set_item(
+                format!("{name}_offsets"),
+                PyBytes::new(py, &column.offsets()),
+            )?;
+            out.set_item(name, PyBytes::new(py, &column.data))?;
+        }
         Ok(out)
     }
 }

@@ -9,6 +9,7 @@ mod pack;
 mod postings;
 mod section;
 mod split;
+mod strings;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
