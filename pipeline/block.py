@@ -15,6 +15,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from mdchunk.pipeline import bulk_estimate, schemas
+from mdchunk.pipeline.columns import utf8_views
 from mdchunk.pipeline.parse import DEFAULT_BACKEND, REFERENCE_BACKEND, check_backend, parse
 
 _FIELDS = [f.name for f in schemas.BLOCKS if f.name not in ("n_chars", "est_tokens")]
@@ -28,9 +29,10 @@ def blocks(
 ) -> tuple[pa.Table, pa.Table]:
     """The stage: documents -> (blocks, rejects). A document that fails to parse is a reject.
     ``threads`` > 1 lets the Rust core parse the documents on that many threads (the same
-    blocks)."""
+    blocks). The texts stay UTF-8 views of the table's buffer (no Python string of each)."""
     check_backend(parser)  # a wrong name is the caller's error, not every document's
-    docs = [documents[name].to_pylist() for name in ("doc_id", "path", "format", "mdx", "text")]
+    docs = [documents[name].to_pylist() for name in ("doc_id", "path", "format", "mdx")]
+    docs.append(utf8_views(documents["text"]))
     rejects: list[dict] = []
     if parser == REFERENCE_BACKEND:
         table = _reference_blocks(list(zip(*docs)), rejects)
@@ -116,10 +118,12 @@ def _arrow_table(out: dict, doc_ids: list[str]) -> tuple[pa.Table, pa.Array]:
 
 
 def _reference_blocks(docs: list[tuple], rejects: list[dict]) -> pa.Table:
-    """Blocks of ``docs`` (doc_id, path, format, mdx, text) by the reference parser, one
-    document at a time; a document it fails on adds a reject and no block."""
+    """Blocks of ``docs`` (doc_id, path, format, mdx, text: a str or its UTF-8 bytes) by the
+    reference parser, one document at a time; a document it fails on adds a reject and no
+    block."""
     cols: dict[str, list] = {name: [] for name in _FIELDS}
     for doc_id, path, fmt, is_mdx, text in docs:
+        text = text if isinstance(text, str) else str(text, "utf-8")
         try:
             document_blocks(doc_id, text, fmt == "markdown", is_mdx, REFERENCE_BACKEND, into=cols)
         except _PARSE_ERRORS as exc:

@@ -54,8 +54,9 @@ def _one_chunk(array: pa.Array | pa.ChunkedArray) -> pa.Array:
     return array
 
 
-def _utf8(texts: pa.Array | pa.ChunkedArray) -> tuple[bytes, np.ndarray]:
-    """(bytes, int64 offsets) of a string array: row i is ``bytes[offsets[i]:offsets[i + 1]]``."""
+def _utf8(texts: pa.Array | pa.ChunkedArray) -> tuple[pa.Buffer | bytes, np.ndarray]:
+    """(bytes, int64 offsets) of a string array: row i is ``bytes[offsets[i]:offsets[i + 1]]``;
+    the bytes are the array's own buffer (no copy)."""
     texts = _one_chunk(texts)
     if texts.null_count:
         raise ValueError("texts must not be null")
@@ -67,4 +68,4 @@ def _utf8(texts: pa.Array | pa.ChunkedArray) -> tuple[bytes, np.ndarray]:
     offsets = offsets - start
     if data_buffer is None:  # every text empty
         return b"", offsets
-    return data_buffer.slice(start, int(offsets[-1])).to_pybytes(), offsets
+    return data_buffer.slice(start, int(offsets[-1])), offsets

@@ -19,7 +19,7 @@ import pyarrow.compute as pc
 
 from mdchunk.pipeline import bulk_estimate, context, heading, schemas
 from mdchunk.pipeline.block import with_estimates
-from mdchunk.pipeline.columns import one_array, utf8_buffers, utf8_column
+from mdchunk.pipeline.columns import one_array, utf8_buffers, utf8_column, utf8_views
 from mdchunk.pipeline.policy import CHUNKER_VERSION, Policy
 from mdchunk.pipeline.tokens import EstimateCounter, TokenCounter, make_counter
 
@@ -100,7 +100,7 @@ def _in_core(documents, cols, runs, english, policy, counting, threads=1):
         (
             [d["doc_id"] for d in docs],
             [d["path"] for d in docs],
-            _document_texts(documents["text"], keep),
+            utf8_views(documents["text"], keep),
             [d["format"] == "text" for d in docs],
             [_front_matter_title(d, policy.title_keys) for d in docs],
             [_fields(d, policy) for d in docs],
@@ -144,15 +144,6 @@ def _in_core(documents, cols, runs, english, policy, counting, threads=1):
 
 
 _DOC_COLS = ["doc_id", "path", "format", "front_matter", "metadata"]
-
-
-def _document_texts(texts: pa.ChunkedArray, rows: list[int]) -> list[memoryview]:
-    """The UTF-8 bytes of the documents' texts at ``rows``, each a view of the column's
-    buffer (no copy, no Python string of a whole document)."""
-    data, offsets, wide, _ = utf8_buffers(texts)
-    at = memoryview(offsets).cast("q" if wide else "i")
-    data = memoryview(data)
-    return [data[at[i] : at[i + 1]] for i in rows]
 
 
 def _picked(texts: pa.Array, rows: list[int]) -> list[str]:

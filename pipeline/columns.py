@@ -188,3 +188,12 @@ def utf8_column(data: bytes, offsets: bytes, n: int) -> pa.Array:
     return pa.Array.from_buffers(
         pa.large_string(), n, [None, pa.py_buffer(offsets), pa.py_buffer(data)]
     )
+
+
+def utf8_views(texts: pa.Array | pa.ChunkedArray, rows: list[int] | None = None) -> list:
+    """The UTF-8 bytes of a string column's texts (at ``rows``, else all), each a view of
+    the column's buffer: no copy, no Python string of a whole document."""
+    data, offsets, wide, n = utf8_buffers(texts)
+    at = memoryview(offsets).cast("q" if wide else "i")
+    data = memoryview(data)
+    return [data[at[i] : at[i + 1]] for i in (range(n) if rows is None else rows)]

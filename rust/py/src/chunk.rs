@@ -10,7 +10,6 @@ use mdchunk_core::estimate::{estimate, weights, EnglishDocument};
 use mdchunk_core::heading::clean_blocks;
 use mdchunk_core::kind::Kind;
 use mdchunk_core::threads;
-use pyo3::buffer::PyUntypedBuffer;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedStr;
@@ -71,7 +70,7 @@ impl Counting for Tokenizer<'_> {
     }
 }
 
-/// Documents: doc_id, path, text (a buffer of its UTF-8 bytes, read in place), plain-text
+/// Documents: doc_id, path, text (a str or a buffer of its UTF-8 bytes), plain-text
 /// format, front matter title, field lines and the language of each (None: unknown).
 type DocLists<'py> = (
     Vec<PyBackedStr>,
@@ -134,14 +133,10 @@ fn chunk_documents<'py>(
     let n_docs = docs.0.len();
     let (starts, (plain_rows, image_rows)) = (&blocks.0, &prepared);
     let n = blocks.1.len();
-    let doc_buffers = docs
-        .2
+    let doc_held = strings::texts_of(&docs.2)?;
+    let doc_texts = doc_held
         .iter()
-        .map(PyUntypedBuffer::get)
-        .collect::<PyResult<Vec<_>>>()?;
-    let doc_texts = doc_buffers
-        .iter()
-        .map(|b| strings::utf8("chunk_documents", b))
+        .map(|t| t.as_str("chunk_documents"))
         .collect::<PyResult<Vec<_>>>()?;
     let block_column = Column::get(&blocks.5)?;
     let block_texts = block_column.texts("chunk_documents")?;

@@ -16,9 +16,10 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use mdchunk_core::blocks::{blocks_in_threads, Columns, Document};
 use mdchunk_core::estimate::{english_documents as core_english, estimates as core_estimates};
 use mdchunk_core::kind::Kind;
+use pyo3::buffer::PyUntypedBuffer;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::pybacked::{PyBackedBytes, PyBackedStr};
+use pyo3::pybacked::PyBackedBytes;
 use pyo3::types::{PyBytes, PyDict, PyList};
 
 /// Block columns (the blocks stage without its estimates) of every document:
@@ -28,13 +29,13 @@ use pyo3::types::{PyBytes, PyDict, PyList};
 /// points), line_start, line_end (int32), info, lang, alt, item_starts, n_rows (lists),
 /// text and text_offsets (the blocks' texts as one UTF-8 buffer, int64 offsets), and
 /// fallback: the documents to parse with the reference parser instead (none of their
-/// blocks are in the columns). `threads` > 1 spreads the documents over that many threads
-/// (the same columns).
+/// blocks are in the columns). `texts`: each a str or a buffer of its UTF-8 bytes (read in
+/// place). `threads` > 1 spreads the documents over that many threads (the same columns).
 #[pyfunction]
 #[pyo3(signature = (texts, is_markdown, is_mdx, threads = 1))]
 fn blocks<'py>(
     py: Python<'py>,
-    texts: Vec<PyBackedStr>,
+    texts: Vec<Bound<'py, PyAny>>,
     is_markdown: Vec<bool>,
     is_mdx: Vec<bool>,
     threads: usize,
@@ -47,6 +48,11 @@ fn blocks<'py>(
             is_mdx.len()
         )));
     }
+    let held = strings::texts_of(&texts)?;
+    let texts = held
+        .iter()
+        .map(|t| t.as_str("blocks"))
+        .collect::<PyResult<Vec<_>>>()?;
     let docs: Vec<Document> = texts
         .iter()
         .zip(&is_markdown)
@@ -57,34 +63,35 @@ fn blocks<'py>(
             mdx,
         })
         .collect();
-    let (cols, text, offsets) = py
-        .detach(|| {
-            catch_unwind(AssertUnwindSafe(|| {
-                let cols = blocks_in_threads(&docs, threads);
-                let (text, offsets) = block_texts(&docs, &cols);
-                (cols, text, offsets)
-            }))
-        })
+    let cols = py
+        .detach(|| catch_unwind(AssertUnwindSafe(|| blocks_in_threads(&docs, threads))))
         .map_err(|_| PyRuntimeError::new_err("blocks: the Rust core failed (a bug in mdchunk)"))?;
-    columns_dict(py, cols, &text, &offsets)
+    let (text, offsets) = block_texts(py, &docs, &cols)?;
+    columns_dict(py, cols, text, &offsets)
 }
 
-/// Every block's text, one after the other, and the offsets of each (n + 1 of them).
-fn block_texts(docs: &[Document], cols: &Columns) -> (Vec<u8>, Vec<i64>) {
-    let total: usize = cols
-        .byte_start
-        .iter()
-        .zip(&cols.byte_end)
-        .map(|(a, b)| b - a)
-        .sum();
-    let mut text = Vec::with_capacity(total);
+/// Every block's text, one after the other (written straight into the bytes object, no
+/// second copy), and the offsets of each (n + 1 of them).
+fn block_texts<'py>(
+    py: Python<'py>,
+    docs: &[Document],
+    cols: &Columns,
+) -> PyResult<(Bound<'py, PyBytes>, Vec<i64>)> {
     let mut offsets = Vec::with_capacity(cols.doc.len() + 1);
     offsets.push(0i64);
-    for ((&d, &a), &b) in cols.doc.iter().zip(&cols.byte_start).zip(&cols.byte_end) {
-        text.extend_from_slice(&docs[d as usize].text.as_bytes()[a..b]);
-        offsets.push(text.len() as i64);
+    for (&a, &b) in cols.byte_start.iter().zip(&cols.byte_end) {
+        offsets.push(offsets[offsets.len() - 1] + (b - a) as i64);
     }
-    (text, offsets)
+    let total = offsets[offsets.len() - 1] as usize;
+    let text = PyBytes::new_with(py, total, |out| {
+        let rows = cols.doc.iter().zip(&cols.byte_start).zip(&cols.byte_end);
+        for (((&d, &a), &b), &at) in rows.zip(&offsets) {
+            out[at as usize..at as usize + (b - a)]
+                .copy_from_slice(&docs[d as usize].text.as_bytes()[a..b]);
+        }
+        Ok(())
+    })?;
+    Ok((text, offsets))
 }
 
 /// A column of fixed-width numbers as bytes in native order (an Arrow data buffer).
@@ -103,7 +110,7 @@ fn buffer<'py, T: Copy, const N: usize>(
 fn columns_dict<'py>(
     py: Python<'py>,
     cols: Columns,
-    text: &[u8],
+    text: Bound<'py, PyBytes>,
     offsets: &[i64],
 ) -> PyResult<Bound<'py, PyDict>> {
     let out = PyDict::new(py);
@@ -135,14 +142,14 @@ fn columns_dict<'py>(
     out.set_item("alt", cols.alt)?;
     out.set_item("item_starts", cols.item_starts)?;
     out.set_item("n_rows", cols.n_rows)?;
-    out.set_item("text", PyBytes::new(py, text))?;
+    out.set_item("text", text)?;
     out.set_item("text_offsets", buffer(py, offsets, i64::to_ne_bytes))?;
     out.set_item("fallback", cols.fallback)?;
     Ok(out)
 }
 
-/// The rows of a table of texts: `text` and `offsets` (n + 1 int64, native order) hold
-/// them as UTF-8 (an Arrow large_string column), `group` one uint32 per text (its
+/// The rows of a table of texts: `text` and `offsets` (n + 1 int64 from 0, native order)
+/// hold them as UTF-8 (an Arrow large_string column; `text` any buffer, read in place), `group` one uint32 per text (its
 /// document, numbered from 0).
 fn rows<'a>(
     name: &str,
@@ -179,13 +186,20 @@ fn rows<'a>(
 #[pyfunction]
 fn estimates<'py>(
     py: Python<'py>,
-    text: PyBackedBytes,
+    text: &Bound<'py, PyAny>,
     offsets: PyBackedBytes,
     code: PyBackedBytes,
     group: PyBackedBytes,
     bias: &str,
 ) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyBytes>)> {
-    let (texts, group) = rows("estimates", &text, &offsets, &group, code.len())?;
+    let text = PyUntypedBuffer::get(text)?;
+    let (texts, group) = rows(
+        "estimates",
+        strings::bytes_of(&text)?,
+        &offsets,
+        &group,
+        code.len(),
+    )?;
     let code: Vec<bool> = code.iter().map(|&c| c != 0).collect();
     let bias = bias.to_owned();
     let out = py
@@ -210,12 +224,19 @@ fn estimates<'py>(
 #[pyfunction]
 fn english_documents<'py>(
     py: Python<'py>,
-    text: PyBackedBytes,
+    text: &Bound<'py, PyAny>,
     offsets: PyBackedBytes,
     group: PyBackedBytes,
     n: usize,
 ) -> PyResult<Bound<'py, PyBytes>> {
-    let (texts, group) = rows("english_documents", &text, &offsets, &group, n)?;
+    let text = PyUntypedBuffer::get(text)?;
+    let (texts, group) = rows(
+        "english_documents",
+        strings::bytes_of(&text)?,
+        &offsets,
+        &group,
+        n,
+    )?;
     let out = py
         .detach(|| catch_unwind(AssertUnwindSafe(|| core_english(&texts, &group))))
         .map_err(|_| {

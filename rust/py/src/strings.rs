@@ -5,6 +5,8 @@
 use pyo3::buffer::PyUntypedBuffer;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
+use pyo3::pybacked::PyBackedStr;
+use pyo3::types::PyString;
 
 /// The bytes of a C-contiguous buffer (an Arrow `pa.Buffer`, `bytes`, ...).
 pub fn bytes_of(buffer: &PyUntypedBuffer) -> PyResult<&[u8]> {
@@ -19,10 +21,34 @@ pub fn bytes_of(buffer: &PyUntypedBuffer) -> PyResult<&[u8]> {
     Ok(unsafe { std::slice::from_raw_parts(buffer.buf_ptr() as *const u8, buffer.len_bytes()) })
 }
 
-/// The text of a buffer of UTF-8 bytes (`name` says whose, in the error).
-pub fn utf8<'a>(name: &str, buffer: &'a PyUntypedBuffer) -> PyResult<&'a str> {
-    std::str::from_utf8(bytes_of(buffer)?)
-        .map_err(|_| PyValueError::new_err(format!("{name}: text is not UTF-8")))
+/// A text as Python hands it over: a str, or a buffer of its UTF-8 bytes (a view of an
+/// Arrow column's data, read in place).
+pub enum Text {
+    Str(PyBackedStr),
+    Utf8(PyUntypedBuffer),
+}
+
+impl Text {
+    pub fn get(obj: &Bound<'_, PyAny>) -> PyResult<Self> {
+        match obj.cast::<PyString>() {
+            Ok(s) => Ok(Text::Str(s.to_owned().try_into()?)),
+            Err(_) => Ok(Text::Utf8(PyUntypedBuffer::get(obj)?)),
+        }
+    }
+
+    /// Its text (`name` says whose, in the error).
+    pub fn as_str(&self, name: &str) -> PyResult<&str> {
+        match self {
+            Text::Str(s) => Ok(s),
+            Text::Utf8(b) => std::str::from_utf8(bytes_of(b)?)
+                .map_err(|_| PyValueError::new_err(format!("{name}: text is not UTF-8"))),
+        }
+    }
+}
+
+/// The texts of `objs` (see `Text`).
+pub fn texts_of(objs: &[Bound<'_, PyAny>]) -> PyResult<Vec<Text>> {
+    objs.iter().map(Text::get).collect()
 }
 
 /// The `n` texts of an Arrow string column: `data` its UTF-8 bytes, `offsets` its n + 1
