@@ -15,7 +15,9 @@ Decisions (also in the README):
 from __future__ import annotations
 
 import hashlib
+from array import array
 from dataclasses import dataclass, field
+from itertools import accumulate
 
 import pyarrow as pa
 
@@ -158,13 +160,30 @@ def decode(raw: RawDocument, mdx: str = "auto", max_bytes: int = DEFAULT_MAX_BYT
 def documents(
     raws, mdx: str = "auto", max_bytes: int = DEFAULT_MAX_BYTES
 ) -> tuple[pa.Table, pa.Table]:
-    """The stage: raw documents -> (documents table, rejects table)."""
+    """The stage: raw documents -> (documents table, rejects table). The text column is
+    made of the raw bytes (valid UTF-8 once decoded, a BOM left out), not of the decoded
+    strings: the string of a document lives only while it is decoded."""
     docs: list[dict] = []
+    texts: list[memoryview] = []
     rejects: list[dict] = []
     for raw in raws:
         kind, row = decode(raw, mdx, max_bytes)
+        if kind == "document":
+            row["text"] = None
+            texts.append(memoryview(raw.data)[len(BOM.encode()) if row["had_bom"] else 0 :])
         (docs if kind == "document" else rejects).append(row)
-    return to_table(docs, schemas.DOCUMENTS), to_table(rejects, schemas.REJECTS)
+    table = to_table(docs, schemas.DOCUMENTS)
+    i = table.schema.get_field_index("text")
+    table = table.set_column(i, table.schema.field(i), _utf8_column(texts))
+    return table, to_table(rejects, schemas.REJECTS)
+
+
+def _utf8_column(texts: list[memoryview]) -> pa.Array:
+    """A large_string array of UTF-8 texts; one text is not copied."""
+    data = texts[0] if len(texts) == 1 else b"".join(texts)
+    offsets = array("q", [0, *accumulate(len(t) for t in texts)])
+    buffers = [None, pa.py_buffer(offsets), pa.py_buffer(data)]
+    return pa.Array.from_buffers(pa.large_string(), len(texts), buffers)
 
 
 def to_table(rows: list[dict], schema: pa.Schema) -> pa.Table:
