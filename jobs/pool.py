@@ -24,7 +24,13 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
 from mdchunk.jobs.errors import EngineError
-from mdchunk.jobs.worker import WORKER_START_MB, Worker, inherited_address_space, rss_mb
+from mdchunk.jobs.worker import (
+    WORKER_START_MB,
+    Worker,
+    inherited_address_space,
+    receive,
+    rss_mb,
+)
 from mdchunk.pipeline.limits import DEFAULT_DOC_MEMORY_MB, DEFAULT_DOC_TIMEOUT
 
 TICK = 0.05  # seconds between two looks of the watchdog
@@ -184,7 +190,7 @@ class Supervisor:
         for i, w in enumerate(self.workers):
             if w.conn in ready:
                 try:
-                    _, status, value = w.conn.recv()
+                    _, status, value = receive(w.conn)
                 except (EOFError, OSError):
                     status, value = "died", None
                 if status == "ready":

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import pickle
 import resource
 import signal
 import subprocess
@@ -82,18 +83,38 @@ def serve(inbox, outbox, parent: int, memory_mb: int, init: Callable | None) -> 
     if init is not None:
         init()
     _limit_address_space(memory_mb)
-    outbox.send((None, "ready", os.getpid()))
+    send(outbox, (None, "ready", os.getpid()))
     while True:
         msg = inbox.recv()
         if msg is None:
             return
         seq, fn, item = msg
         try:
-            outbox.send((seq, "ok", fn(item)))
+            send(outbox, (seq, "ok", fn(item)))
         except MemoryError:  # past the address-space cap: an allocation too fast to watch
-            outbox.send((seq, "memory", _out_of_address_space(memory_mb)))
+            send(outbox, (seq, "memory", _out_of_address_space(memory_mb)))
         except Exception as exc:  # noqa: BLE001 - a bug on one item must not end the run
-            outbox.send((seq, "error", _describe(exc)))
+            send(outbox, (seq, "error", _describe(exc)))
+
+
+def send(conn: Connection, msg) -> None:
+    """``conn.send(msg)`` with its large buffers (Arrow tables' columns) out of band: each
+    goes down the pipe from its own memory, so the answer costs no pickled copy of them
+    (that copy, and the pickler's growing buffer, were twice the tables). ``receive`` reads
+    it."""
+    buffers: list[pickle.PickleBuffer] = []
+    head = pickle.dumps(msg, protocol=5, buffer_callback=buffers.append)
+    conn.send_bytes(len(buffers).to_bytes(8, "little") + head)
+    for buffer in buffers:
+        conn.send_bytes(buffer.raw())
+
+
+def receive(conn: Connection):
+    """What ``send`` sent."""
+    first = conn.recv_bytes()
+    n = int.from_bytes(first[:8], "little")
+    buffers = [conn.recv_bytes() for _ in range(n)]
+    return pickle.loads(memoryview(first)[8:], buffers=buffers)
 
 
 def _describe(exc: Exception) -> str:
