@@ -183,16 +183,18 @@ def test_documents_left_to_the_reference_keep_their_place(monkeypatch):
     """The core's fallback documents are parsed by the reference parser and their blocks
     take their documents' place in the table."""
     want, _ = stage(BATCH)
-    real = block._core_table
+    real, left = block._core_table, []
 
-    def leaving_two(docs):
-        table, position, _ = real(docs)
+    def leaving_two(docs, *args):
+        table, position, _ = real(docs, *args)
         keep = block.pc.not_equal(position, 1)
         fallback = [1] if len(docs) > 1 else []
+        left.extend(fallback)
         return table.filter(keep), position.filter(keep), fallback
 
     monkeypatch.setattr(block, "_core_table", leaving_two)
     got, rejects = stage(BATCH)
+    assert left == [1]  # the core's call was the one replaced, and it left a document
     assert rejects.num_rows == 0 and got.equals(want)
 
 
@@ -205,15 +207,17 @@ def test_a_failed_batch_is_parsed_document_by_document(monkeypatch):
     the failing one by the reference parser, and a document that parser fails on too is
     one reject (parse_error)."""
     want, _ = stage(BATCH)
-    real = block._core_table
+    real, failed = block._core_table, []
 
-    def failing_on_lists(docs):
-        if any("- a" in doc[4] for doc in docs):
+    def failing_on_lists(docs, *args):
+        if any(b"- a" in bytes(doc[4]) for doc in docs):  # texts: UTF-8 views
+            failed.append(len(docs))
             raise PanicException("boom")
-        return real(docs)
+        return real(docs, *args)
 
     monkeypatch.setattr(block, "_core_table", failing_on_lists)
     got, rejects = stage(BATCH)
+    assert failed == [len(BATCH), 1]  # the batch failed, then the one document alone
     assert rejects.num_rows == 0 and got.equals(want)
 
     real_lines = parse_markdown_it.parse_lines
