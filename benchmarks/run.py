@@ -23,6 +23,7 @@ from benchmarks import (  # noqa: E402
     search,
     sections,
     speed,
+    threads,
 )
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -45,6 +46,8 @@ def main() -> None:
     out["compare"] = compare.main()
     print("== in-process: chunk_text in a loop against text-splitter and LangChain ==")
     out["inprocess"] = inprocess.main([])
+    print("== threads: a cold run's work in one process on 2 threads against 2 workers ==")
+    out["threads"] = threads.main([])
     print("== floor: the CPU every cold run spends outside its parsing and packing logic ==")
     ts = out["compare"].get("rows", {}).get("semantic-text-splitter", {}).get("seconds")
     out["floor_cpu"] = floor_cpu.main(["--text-splitter-seconds", str(ts)] if ts else [])
