@@ -37,20 +37,6 @@ def clean(inline: str, env: dict | None = None) -> Heading:
     return Heading(text if plain else _reduced(text, env), explicit)
 
 
-def headings(block_texts: list[str], env: dict) -> tuple[list[str], list[str | None], list[str]]:
-    """Texts (cut to TITLE_CHARS), explicit ids and anchors of one document's heading
-    blocks, in document order; each is cleaned from a bounded prefix of its source
-    (TITLE_SOURCE_CHARS: a 50 kB heading is still a breadcrumb element, and inline
-    parsing is quadratic on some inputs)."""
-    return _core.headings(block_texts, lambda texts: [_reduced(t, env) for t in texts])
-
-
-def plain_text(inline: str, env: dict | None = None) -> str:
-    """Inline markdown reduced to its text: emphasis, links, images' alt, HTML tags dropped."""
-    text = _core.heading_plain_text(inline)  # None: it has markup
-    return text if text is not None else _reduced(inline, env)
-
-
 def _reduced(inline: str, env: dict | None) -> str:
     """The text of inline markdown with markup, by the reference inline parser."""
     tokens = INLINE_MD.parseInline(inline, dict(env or {}))

@@ -26,6 +26,3 @@ KIND_NAMES: list[str] = [k.name for k in BlockKind]
 
 # Blocks whose token estimate uses the code weights (pipeline/tokens.py).
 CODE_LIKE: frozenset[str] = frozenset({"code", "mdx_esm", "mdx_jsx"})
-
-# Blocks that are never split unless they alone exceed the budget.
-ATOMIC: frozenset[str] = frozenset({"code", "table", "html", "mdx_jsx", "mdx_esm"})
