@@ -35,6 +35,32 @@ pub struct Units<'a> {
     pub filler: &'a [bool],
 }
 
+/// Owned unit arrays, one entry per unit in each (what `Units` views).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct UnitArrays {
+    pub tokens: Vec<i64>,
+    pub section: Vec<usize>,
+    pub heading: Vec<bool>,
+    pub atomic: Vec<bool>,
+    pub image: Vec<bool>,
+    pub overlap_ok: Vec<bool>,
+    pub filler: Vec<bool>,
+}
+
+impl UnitArrays {
+    pub fn units(&self) -> Units<'_> {
+        Units {
+            tokens: &self.tokens,
+            section: &self.section,
+            heading: &self.heading,
+            atomic: &self.atomic,
+            image: &self.image,
+            overlap_ok: &self.overlap_ok,
+            filler: &self.filler,
+        }
+    }
+}
+
 /// The sizes the packer works to; `cap` is per section.
 pub struct Limits<'a> {
     pub cap: &'a [i64],

@@ -39,6 +39,23 @@ pub fn is_decimal(c: char) -> bool {
     within(DECIMAL, c)
 }
 
+/// Python's `str.splitlines()` line boundaries (`\r\n` splits as `\r` then `\n`, which
+/// gives an empty line between them: callers that skip blank lines see the same lines).
+pub fn is_line_break(c: char) -> bool {
+    matches!(
+        c,
+        '\n' | '\x0b'
+            | '\x0c'
+            | '\r'
+            | '\x1c'
+            | '\x1d'
+            | '\x1e'
+            | '\u{85}'
+            | '\u{2028}'
+            | '\u{2029}'
+    )
+}
+
 /// `not s.strip()`
 pub fn is_blank(s: &str) -> bool {
     s.chars().all(is_space)

@@ -2,7 +2,7 @@
 //! and the blocks that say nothing alone (section.py's pure parts).
 
 use crate::pack::{Parent, SEP};
-use crate::pyunicode::{is_space, strip};
+use crate::pyunicode::{is_line_break, is_space, strip};
 
 /// The section number of every block, and per section the position of the heading block
 /// that opens it (None for a preamble). A section opens at a heading of level <= `depth`
@@ -95,22 +95,6 @@ fn only_comments(text: &str) -> bool {
             None => return false,
         }
     }
-}
-
-/// Python's `str.splitlines()` line boundaries.
-fn is_line_break(c: char) -> bool {
-    matches!(
-        c,
-        '\n' | '\x0b'
-            | '\x0c'
-            | '\r'
-            | '\x1c'
-            | '\x1d'
-            | '\x1e'
-            | '\u{85}'
-            | '\u{2028}'
-            | '\u{2029}'
-    )
 }
 
 /// ` {0,3}\[(?:[^\]\\]|\\.)+\]:[ \t]*\S` matched at the start of a line (a link reference

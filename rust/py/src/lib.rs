@@ -22,6 +22,8 @@ use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedBytes;
 use pyo3::types::{PyBytes, PyDict, PyList};
 
+use crate::strings::buffer;
+
 /// Block columns (the blocks stage without its estimates) of every document:
 /// doc (uint32: index into the inputs), block_index (int32), block_id (16 ASCII bytes per
 /// block), kind (uint8: index into `kinds`), level, path (uint32: index into `paths`, the
@@ -92,19 +94,6 @@ fn block_texts<'py>(
         Ok(())
     })?;
     Ok((text, offsets))
-}
-
-/// A column of fixed-width numbers as bytes in native order (an Arrow data buffer).
-fn buffer<'py, T: Copy, const N: usize>(
-    py: Python<'py>,
-    values: &[T],
-    to_bytes: fn(T) -> [u8; N],
-) -> Bound<'py, PyBytes> {
-    let mut out = Vec::with_capacity(values.len() * N);
-    for &v in values {
-        out.extend_from_slice(&to_bytes(v));
-    }
-    PyBytes::new(py, &out)
 }
 
 fn columns_dict<'py>(

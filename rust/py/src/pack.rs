@@ -2,7 +2,7 @@
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use mdchunk_core::pack::{check, pack as core_pack, pack_full, Group, Limits, Parent, Units};
+use mdchunk_core::pack::{check, pack as core_pack, pack_full, Group, Limits, Parent, UnitArrays};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 
@@ -34,7 +34,7 @@ fn pack(
     parents: Option<Vec<Option<i64>>>,
     full: bool,
 ) -> PyResult<Flat> {
-    let arrays = Arrays::read(units)?;
+    let arrays = read(units)?;
     let u = arrays.units();
     if u.section
         .iter()
@@ -63,46 +63,23 @@ fn pack(
     Ok(flat(groups))
 }
 
-/// The unit arrays, read from the Python object's lists.
-struct Arrays {
-    tokens: Vec<i64>,
-    section: Vec<usize>,
-    heading: Vec<bool>,
-    atomic: Vec<bool>,
-    image: Vec<bool>,
-    overlap_ok: Vec<bool>,
-    filler: Vec<bool>,
-}
-
-impl Arrays {
-    fn read(units: &Bound<'_, PyAny>) -> PyResult<Self> {
-        let flags = |name: &str| units.getattr(name)?.extract::<Vec<bool>>();
-        let heading = flags("heading")?;
-        let filler: Option<Vec<bool>> = units.getattr("filler")?.extract()?;
-        Ok(Arrays {
-            tokens: units.getattr("tokens")?.extract()?,
-            section: units.getattr("section")?.extract()?,
-            filler: filler
-                .filter(|f| !f.is_empty())
-                .unwrap_or_else(|| heading.clone()),
-            heading,
-            atomic: flags("atomic")?,
-            image: flags("image")?,
-            overlap_ok: flags("overlap_ok")?,
-        })
-    }
-
-    fn units(&self) -> Units<'_> {
-        Units {
-            tokens: &self.tokens,
-            section: &self.section,
-            heading: &self.heading,
-            atomic: &self.atomic,
-            image: &self.image,
-            overlap_ok: &self.overlap_ok,
-            filler: &self.filler,
-        }
-    }
+/// The unit arrays, read from the Python object's lists (`filler` None or empty: the
+/// headings, as `Units.filler or Units.heading` reads in Python).
+fn read(units: &Bound<'_, PyAny>) -> PyResult<UnitArrays> {
+    let flags = |name: &str| units.getattr(name)?.extract::<Vec<bool>>();
+    let heading = flags("heading")?;
+    let filler: Option<Vec<bool>> = units.getattr("filler")?.extract()?;
+    Ok(UnitArrays {
+        tokens: units.getattr("tokens")?.extract()?,
+        section: units.getattr("section")?.extract()?,
+        filler: filler
+            .filter(|f| !f.is_empty())
+            .unwrap_or_else(|| heading.clone()),
+        heading,
+        atomic: flags("atomic")?,
+        image: flags("image")?,
+        overlap_ok: flags("overlap_ok")?,
+    })
 }
 
 fn parent(p: Option<i64>) -> PyResult<Option<Parent>> {

@@ -10,20 +10,7 @@ use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
-use crate::strings::{bytes_of, texts};
-
-/// A column of fixed-width numbers as bytes in native order (an Arrow data buffer).
-fn buffer<'py, T: Copy, const N: usize>(
-    py: Python<'py>,
-    values: &[T],
-    to_bytes: fn(T) -> [u8; N],
-) -> Bound<'py, PyBytes> {
-    let mut out = Vec::with_capacity(values.len() * N);
-    for &v in values {
-        out.extend_from_slice(&to_bytes(v));
-    }
-    PyBytes::new(py, &out)
-}
+use crate::strings::{buffer, bytes_of, texts};
 
 /// Runs `work` over the texts without the interpreter, a panic raised as RuntimeError.
 fn run<T: Send>(

@@ -6,7 +6,7 @@ use pyo3::buffer::PyUntypedBuffer;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedStr;
-use pyo3::types::PyString;
+use pyo3::types::{PyBytes, PyString};
 
 /// The bytes of a C-contiguous buffer (an Arrow `pa.Buffer`, `bytes`, ...).
 pub fn bytes_of(buffer: &PyUntypedBuffer) -> PyResult<&[u8]> {
@@ -145,4 +145,17 @@ impl Utf8Column {
         out.extend_from_slice(&(self.data.len() as i64).to_ne_bytes());
         out
     }
+}
+
+/// A column of fixed-width numbers as bytes in native order (an Arrow data buffer).
+pub fn buffer<'py, T: Copy, const N: usize>(
+    py: Python<'py>,
+    values: &[T],
+    to_bytes: fn(T) -> [u8; N],
+) -> Bound<'py, PyBytes> {
+    let mut out = Vec::with_capacity(values.len() * N);
+    for &v in values {
+        out.extend_from_slice(&to_bytes(v));
+    }
+    PyBytes::new(py, &out)
 }

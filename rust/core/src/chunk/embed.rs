@@ -5,6 +5,7 @@
 use super::prepare::Context;
 use super::units::Unit;
 use crate::kind::Kind;
+use crate::pyunicode::is_line_break;
 
 /// The embedding form of a chunk's `text`, joined from `units` (each unit's text appears
 /// in `text`, in order). A chunk of nothing but include lines keeps them.
@@ -60,22 +61,6 @@ fn includes(text: &str) -> bool {
         .map(|l| l.trim_matches([' ', '\t']))
         .filter(|l| !l.is_empty())
         .all(|l| l.starts_with("{*") && l.ends_with("*}"))
-}
-
-/// Python's `str.splitlines()` line boundaries.
-fn is_line_break(c: char) -> bool {
-    matches!(
-        c,
-        '\n' | '\x0b'
-            | '\x0c'
-            | '\r'
-            | '\x1c'
-            | '\x1d'
-            | '\x1e'
-            | '\u{85}'
-            | '\u{2028}'
-            | '\u{2029}'
-    )
 }
 
 #[cfg(test)]

@@ -191,7 +191,7 @@ fn packed_rows<C: Counting>(
             text_kind,
         };
         let us = units::units_of(blocks, &numbers, &plan, counting)?;
-        let arrays = units::PackArrays::of(&us);
+        let arrays = units::pack_arrays(&us);
         let lim = Limits {
             cap: &tight,
             target: policy.target,

@@ -217,49 +217,25 @@ pub fn char_slice(text: &str, start: usize, end: usize) -> &str {
 }
 
 /// The unit arrays the packer reads.
-pub struct PackArrays {
-    tokens: Vec<i64>,
-    section: Vec<usize>,
-    heading: Vec<bool>,
-    atomic: Vec<bool>,
-    image: Vec<bool>,
-    overlap_ok: Vec<bool>,
-    filler: Vec<bool>,
-}
-
-impl PackArrays {
-    pub fn of(units: &[Unit]) -> PackArrays {
-        let kinds = || units.iter().map(|u| u.kind);
-        PackArrays {
-            tokens: units.iter().map(|u| u.tokens).collect(),
-            section: units.iter().map(|u| u.section as usize).collect(),
-            heading: kinds().map(|k| k == Kind::Heading).collect(),
-            atomic: kinds()
-                .map(|k| {
-                    matches!(
-                        k,
-                        Kind::Code | Kind::Table | Kind::Html | Kind::MdxJsx | Kind::MdxEsm
-                    )
-                })
-                .collect(),
-            image: kinds().map(|k| k == Kind::Image).collect(),
-            overlap_ok: kinds()
-                .map(|k| !matches!(k, Kind::Heading | Kind::FrontMatter | Kind::Image))
-                .collect(),
-            filler: units.iter().map(filler).collect(),
-        }
-    }
-
-    pub fn units(&self) -> pack::Units<'_> {
-        pack::Units {
-            tokens: &self.tokens,
-            section: &self.section,
-            heading: &self.heading,
-            atomic: &self.atomic,
-            image: &self.image,
-            overlap_ok: &self.overlap_ok,
-            filler: &self.filler,
-        }
+pub fn pack_arrays(units: &[Unit]) -> pack::UnitArrays {
+    let kinds = || units.iter().map(|u| u.kind);
+    pack::UnitArrays {
+        tokens: units.iter().map(|u| u.tokens).collect(),
+        section: units.iter().map(|u| u.section as usize).collect(),
+        heading: kinds().map(|k| k == Kind::Heading).collect(),
+        atomic: kinds()
+            .map(|k| {
+                matches!(
+                    k,
+                    Kind::Code | Kind::Table | Kind::Html | Kind::MdxJsx | Kind::MdxEsm
+                )
+            })
+            .collect(),
+        image: kinds().map(|k| k == Kind::Image).collect(),
+        overlap_ok: kinds()
+            .map(|k| !matches!(k, Kind::Heading | Kind::FrontMatter | Kind::Image))
+            .collect(),
+        filler: units.iter().map(filler).collect(),
     }
 }
 

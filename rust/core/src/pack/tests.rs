@@ -1,20 +1,10 @@
 use super::*;
 
-/// Owned unit arrays, built from tokens and the indices of each flag.
-struct Arrays {
-    tokens: Vec<i64>,
-    section: Vec<usize>,
-    heading: Vec<bool>,
-    atomic: Vec<bool>,
-    image: Vec<bool>,
-    overlap_ok: Vec<bool>,
-    filler: Vec<bool>,
-}
-
-fn arrays(tokens: &[i64], section: &[usize], heading: &[usize], atomic: &[usize]) -> Arrays {
+/// Unit arrays from tokens and the indices of each flag.
+fn arrays(tokens: &[i64], section: &[usize], heading: &[usize], atomic: &[usize]) -> UnitArrays {
     let n = tokens.len();
     let flag = |set: &[usize]| (0..n).map(|i| set.contains(&i)).collect::<Vec<_>>();
-    Arrays {
+    UnitArrays {
         tokens: tokens.to_vec(),
         section: if section.is_empty() {
             vec![0; n]
@@ -29,24 +19,11 @@ fn arrays(tokens: &[i64], section: &[usize], heading: &[usize], atomic: &[usize]
     }
 }
 
-impl Arrays {
-    fn units(&self) -> Units<'_> {
-        Units {
-            tokens: &self.tokens,
-            section: &self.section,
-            heading: &self.heading,
-            atomic: &self.atomic,
-            image: &self.image,
-            overlap_ok: &self.overlap_ok,
-            filler: &self.filler,
-        }
-    }
-
-    fn with_image(mut self, i: usize) -> Self {
-        self.image[i] = true;
-        self.overlap_ok[i] = false;
-        self
-    }
+/// `a` with unit `i` an image.
+fn with_image(mut a: UnitArrays, i: usize) -> UnitArrays {
+    a.image[i] = true;
+    a.overlap_ok[i] = false;
+    a
 }
 
 fn limits(cap: &[i64], target: i64, min_tokens: i64, overlap: i64) -> Limits<'_> {
@@ -105,7 +82,7 @@ fn an_atomic_block_stays_with_its_heading_up_to_the_cap() {
 
 #[test]
 fn images_are_chunks_of_their_own() {
-    let a = arrays(&[5, 10, 0, 10], &[], &[0], &[]).with_image(2);
+    let a = with_image(arrays(&[5, 10, 0, 10], &[], &[0], &[]), 2);
     let groups = pack(&a.units(), &limits(&[100], 50, 0, 0), None);
     assert_eq!(units_of(&groups), [vec![0, 1, 3], vec![2]]);
     assert_eq!((groups[0].image, groups[1].image), (false, true));
