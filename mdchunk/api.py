@@ -171,14 +171,32 @@ def chunk_text(
     """
     if not isinstance(text, str):
         raise TypeError(f"chunk_text takes a str, got {type(text).__name__}")
-    from mdchunk.pipeline.batch import Batch, process
-    from mdchunk.pipeline.document import RawDocument
+    from mdchunk.pipeline import batch, chunk, document
 
     resolved = resolve_policy(policy, **overrides)
-    raw = RawDocument(path, "<memory>", text.encode("utf-8", "surrogatepass"))
-    tables, _ = process(Batch([raw]), resolved, DEFAULT_MAX_BYTES, postings=False)
+    raw = document.RawDocument(path, "<memory>", text.encode("utf-8", "surrogatepass"))
+    kind, row = document.decode(raw, resolved.mdx, DEFAULT_MAX_BYTES)
+    if kind == "reject":
+        raise RejectedError(path, row["reason"], row["detail"])
+    # the common case, with no table: the stages' core calls for one document
+    utf8 = memoryview(raw.data)[len(document.BOM.encode()) if row["had_bom"] else 0 :]
+    done = chunk.document_rows(row, utf8, resolved, batch.counting_of(resolved))
+    if done is not None:
+        rows, rejects = done
+        for reason, detail in rejects:
+            raise RejectedError(path, reason, detail)
+        return [Chunk(*values) for values in rows]
+    return _chunk_one(raw, resolved)
+
+
+def _chunk_one(raw, policy: Policy) -> list[Chunk]:
+    """``chunk_text`` by the batch stages, for a batch of one (a real tokenizer; a document
+    the core leaves to the reference parser)."""
+    from mdchunk.pipeline.batch import Batch, process
+
+    tables, _ = process(Batch([raw]), policy, DEFAULT_MAX_BYTES, postings=False)
     for reject in tables["rejects"].to_pylist():
-        raise RejectedError(path, reject["reason"], reject["detail"])
+        raise RejectedError(raw.path, reject["reason"], reject["detail"])
     return [Chunk.from_row(row) for row in tables["chunks"].to_pylist()]
 
 

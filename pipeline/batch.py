@@ -188,6 +188,13 @@ def ordered(table: pa.Table, order: dict[str, int], index: str | None) -> pa.Tab
 
 _COUNTING: dict[Policy, Counting] = {}  # one tokenizer per policy and process
 
+def counting_of(policy: Policy) -> Counting:
+    """The token counts of ``policy``: one tokenizer per policy and process."""
+    from mdchunk.pipeline import chunk
+
+    return _COUNTING.get(policy) or _COUNTING.setdefault(policy, chunk.Counting(policy))
+
+
 STAGE_ORDER = {"documents": 0, "blocks": 1, "chunks": 2, "worker": 3}
 
 
@@ -310,7 +317,7 @@ def process(
     use one each; the library calls use every core)."""
     from mdchunk.pipeline import chunk
 
-    counting = _COUNTING.get(policy) or _COUNTING.setdefault(policy, chunk.Counting(policy))
+    counting = counting_of(policy)
     work: Counter = Counter()
     t0 = time.perf_counter()
     fresh = [x for x in batch.items if isinstance(x, RawDocument)]

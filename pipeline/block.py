@@ -16,6 +16,7 @@ import pyarrow.compute as pc
 
 from mdchunk.pipeline import bulk_estimate, schemas
 from mdchunk.pipeline.columns import utf8_views
+from mdchunk.pipeline.kinds import CODE_LIKE
 from mdchunk.pipeline.parse import DEFAULT_BACKEND, REFERENCE_BACKEND, check_backend, parse
 
 _FIELDS = [f.name for f in schemas.BLOCKS if f.name not in ("n_chars", "est_tokens")]
@@ -115,6 +116,44 @@ def _arrow_table(out: dict, doc_ids: list[str]) -> tuple[pa.Table, pa.Array]:
         "est_tokens": pa.nulls(n, pa.int32()),
     }
     return pa.table(columns, schema=schemas.BLOCKS), position
+
+
+def document_columns(text: bytes, markdown: bool, is_mdx: bool, bias: str) -> dict | None:
+    """One document's blocks as the chunks stage reads them, with no table (the path of
+    ``chunk_text``): block_index, block_id, kind, level, char_start, char_end, line_start,
+    alt, item_starts and tokens as lists, ``text`` as an Arrow array, ``english`` (does the
+    document read as English). The same core calls as ``blocks`` and the chunks stage make
+    for a batch of one. None when the core leaves the document to the reference parser."""
+    from mdchunk import _core
+
+    out = _core.blocks([text], [markdown], [is_mdx], 1)
+    if out["fallback"]:
+        return None
+    n = out["n"]
+    names = out["kinds"]
+    kinds = [names[k] for k in out["kind"]]
+    ids = out["block_id"].decode("ascii")
+    data, offsets = out["text"], out["text_offsets"]
+    group = bytes(4 * n)  # every block of document 0
+    code = bytes(k in CODE_LIKE for k in kinds)
+    _, tokens = _core.estimates(data, offsets, code, group, bias)
+    english = _core.english_documents(data, offsets, group, n)
+    return {
+        "block_index": memoryview(out["block_index"]).cast("i").tolist(),
+        "block_id": [ids[16 * i : 16 * i + 16] for i in range(n)],
+        "kind": kinds,
+        "level": out["level"],
+        "char_start": memoryview(out["char_start"]).cast("q").tolist(),
+        "char_end": memoryview(out["char_end"]).cast("q").tolist(),
+        "line_start": memoryview(out["line_start"]).cast("i").tolist(),
+        "alt": out["alt"],
+        "item_starts": out["item_starts"],
+        "text": pa.Array.from_buffers(
+            pa.large_string(), n, [None, pa.py_buffer(offsets), pa.py_buffer(data)]
+        ),
+        "tokens": memoryview(tokens).cast("i").tolist(),
+        "english": bool(english[0]) if n else True,
+    }
 
 
 def _reference_blocks(docs: list[tuple], rejects: list[dict]) -> pa.Table:

@@ -17,7 +17,7 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from mdchunk.pipeline import bulk_estimate, context, heading, schemas
+from mdchunk.pipeline import block, bulk_estimate, context, heading, schemas
 from mdchunk.pipeline.block import with_estimates
 from mdchunk.pipeline.columns import one_array, utf8_buffers, utf8_column, utf8_views
 from mdchunk.pipeline.policy import CHUNKER_VERSION, Policy
@@ -81,30 +81,57 @@ def chunks(
     cols["text"] = one_array(table["text"])
     cols["tokens"] = tokens
     runs = _runs(cols["doc_id"])
-    return _in_core(documents, cols, runs, english, policy, counting, threads)
-
-
-def _in_core(documents, cols, runs, english, policy, counting, threads=1):
-    """The stage by the Rust core (``_core.chunk_documents``), one call for the batch: the
-    values that need markdown-it-py (heading texts with markup, image sources) are made
-    here first, per block that needs them. A real tokenizer's ``count`` is called back."""
-    from mdchunk import _core
-
     rows = documents.select(_DOC_COLS).to_pylist()
     keep = [i for i, d in enumerate(rows) if d["doc_id"] in runs]
     docs = [rows[i] for i in keep]
-    texts = cols["text"]
+    english = [english[runs[d["doc_id"]][0]] for d in docs]
+    texts = utf8_views(documents["text"], keep)
+    out = _in_core(docs, texts, english, cols, runs, policy, counting, threads)
+    table = _core_table(out, docs, policy, counting)
+    rejects = [_reject(docs[d], reason, detail) for d, reason, detail in out["rejects"]]
+    return table, _table(rejects, schemas.REJECTS)
+
+
+def document_rows(
+    doc: dict, text: bytes, policy: Policy, counting: Counting
+) -> tuple[list[tuple], list[tuple[str, str]]] | None:
+    """One decoded document (its documents-stage row and UTF-8 text) -> its chunk rows, as
+    tuples of the CHUNKS columns (what ``to_pylist`` gives, lists as tuples), and its
+    (reason, detail) rejects: ``chunks`` for a batch of one, without a table (the path of
+    ``chunk_text``). None where that path does not apply (a real tokenizer; a document
+    the core leaves to the reference parser): the batch stages then chunk it."""
+    if not counting.estimate:
+        return None
+    cols = block.document_columns(text, doc["format"] == "markdown", doc["mdx"], policy.bias)
+    if cols is None:
+        return None
+    n = len(cols["kind"])
+    if not n:
+        return [], []
+    runs = {doc["doc_id"]: (0, n)}
+    out = _in_core([doc], [text], [cols["english"]], cols, runs, policy, counting)
+    return _rows(out, [doc], policy, counting), [(r, d) for _, r, d in out["rejects"]]
+
+
+def _in_core(docs, texts, english, cols, runs, policy, counting, threads=1) -> dict:
+    """The stage by the Rust core (``_core.chunk_documents``), one call for the batch's
+    ``docs`` (with their UTF-8 ``texts`` and whether each reads as ``english``): the values
+    that need markdown-it-py (heading texts with markup, image sources) are made here first,
+    per block that needs them. A real tokenizer's ``count`` is called back. The core's
+    columns out."""
+    from mdchunk import _core
+
     kinds = cols["kind"]
-    prepared = _prepared(docs, runs, kinds, texts)
-    out = _core.chunk_documents(
+    prepared = _prepared(docs, runs, kinds, cols["text"])
+    return _core.chunk_documents(
         (
             [d["doc_id"] for d in docs],
             [d["path"] for d in docs],
-            utf8_views(documents["text"], keep),
+            texts,
             [d["format"] == "text" for d in docs],
             [_front_matter_title(d, policy.title_keys) for d in docs],
             [_fields(d, policy) for d in docs],
-            [english[runs[d["doc_id"]][0]] for d in docs],
+            english,
         ),
         (
             [runs[d["doc_id"]] for d in docs],
@@ -112,7 +139,7 @@ def _in_core(documents, cols, runs, english, policy, counting, threads=1):
             cols["block_id"],
             kinds,
             cols["level"],
-            utf8_buffers(texts),
+            utf8_buffers(cols["text"]),
             cols["char_start"],
             cols["char_end"],
             cols["line_start"],
@@ -138,9 +165,6 @@ def _in_core(documents, cols, runs, english, policy, counting, threads=1):
         None if counting.estimate else (counting.counter.count, counting.counter.added),
         threads,
     )
-    table = _core_table(out, docs, policy, counting)
-    rejects = [_reject(docs[d], reason, detail) for d, reason, detail in out["rejects"]]
-    return table, _table(rejects, schemas.REJECTS)
 
 
 _DOC_COLS = ["doc_id", "path", "format", "front_matter", "metadata"]
@@ -148,7 +172,7 @@ _DOC_COLS = ["doc_id", "path", "format", "front_matter", "metadata"]
 
 def _picked(texts: pa.Array, rows: list[int]) -> list[str]:
     """The texts of ``rows`` as Python strings (only these rows)."""
-    return texts.take(pa.array(rows, pa.int64())).to_pylist() if rows else []
+    return [str(view, "utf-8") for view in utf8_views(texts, rows)] if rows else []
 
 
 def _prepared(docs, runs, kinds, texts: pa.Array):
@@ -277,6 +301,72 @@ def _core_table(out: dict, docs: list[dict], policy: Policy, counting: Counting)
         for f, c in zip(schemas.CHUNKS, columns.values())
     ]
     return pa.Table.from_arrays(arrays, schema=schemas.CHUNKS)
+
+
+def _rows(out: dict, docs: list[dict], policy: Policy, counting: Counting) -> list[tuple]:
+    """The core's columns as one tuple per chunk, in the CHUNKS columns' order, with the
+    values ``_core_table(...).to_pylist()`` gives (lists as tuples, maps as dicts)."""
+    doc = out["doc"]
+    fm = [front_matter_column(d, policy) for d in docs]
+    fm = [None if f is None else dict(f) for f in fm]
+    texts = _strings(out["text"], out["text_offsets"])
+    embeds = _strings(out["embed_text"], out["embed_text_offsets"])
+
+    def listed(name: str, i: int) -> tuple:
+        at = out[f"{name}_at"]
+        return tuple(out[name][at[i] : at[i + 1]])
+
+    starts, ends, spans_at = out["span_start"], out["span_end"], out["spans_at"]
+    rows = []
+    for i, d in enumerate(doc):
+        first, last = spans_at[i], spans_at[i + 1]
+        parts = out["parts"][i]
+        rows.append(
+            (
+                out["chunk_id"][i],
+                docs[d]["doc_id"],
+                docs[d]["path"],
+                out["title"][i],
+                out["chunk_index"][i],
+                out["chunk_type"][i],
+                out["name"][i],
+                listed("breadcrumb", i),
+                out["header_level"][i],
+                out["section_title"][i],
+                out["anchor"][i],
+                out["url"][i],
+                listed("headings", i),
+                texts[i],
+                embeds[i],
+                out["embed_hash"][i],
+                out["image_src"][i],
+                out["n_tokens"][i],
+                counting.counter.name,
+                out["overlap_tokens"][i],
+                out["block_start"][i],
+                out["block_end"][i],
+                listed("block_ids", i),
+                tuple(zip(starts[first:last], ends[first:last])),
+                starts[first],
+                ends[last - 1],
+                out["line_start"][i],
+                out["line_end"][i],
+                parts > 1,
+                out["part"][i],
+                parts,
+                out["strategy"][i],
+                fm[d],
+                CHUNKER_VERSION,
+                policy.policy_hash,
+            )
+        )
+    return rows
+
+
+def _strings(data: bytes, offsets: bytes) -> list[str]:
+    """The texts of a UTF-8 column of the core (its bytes and int64 offsets)."""
+    at = memoryview(offsets).cast("q")
+    return [str(data[at[i] : at[i + 1]], "utf-8") for i in range(len(at) - 1)]
 
 
 def _table(rows: list[dict], schema: pa.Schema) -> pa.Table:

@@ -1,0 +1,109 @@
+"""``chunk_text`` chunks one document without building tables (``chunk.document_rows``):
+its chunks and rejects are those the batch stages give the same document, field by field."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+
+from mdchunk import api
+from mdchunk.pipeline import chunk
+from mdchunk.pipeline.document import RawDocument
+from tests.conftest import corpus_dir
+
+SAMPLE = Path(__file__).resolve().parent.parent / "sample_data"
+
+POLICIES = [
+    {},
+    {"target_tokens": 400, "max_tokens": 512},
+    {"target_tokens": 60, "max_tokens": 100, "min_tokens": 20, "overlap_tokens": 10},
+    {"front_matter": "include"},
+    {"link_template": "https://docs.example/{path}#{anchor}", "heading_depth": 2},
+    {
+        "strategy": "fixed",
+        "target_tokens": 80,
+        "max_tokens": 120,
+        "min_tokens": 20,
+        "overlap_tokens": 8,
+    },
+    {"pack_siblings": False, "breadcrumb_prefix": False},
+]
+
+# what the one-document path must carry over exactly: markup in headings (reduced by
+# markdown-it-py), images with reference definitions, front matter, a BOM, CRLF, MDX,
+# plain text, empty and blank documents, and documents a run rejects
+EDGES = {
+    "markup.md": "# The `run` *command* [link][r]\n\nText.\n\n[r]: https://x.example\n",
+    "image.md": "# Pics\n\n![alt text][logo]\n\n[logo]: /img/logo.png\n\nMore text here.\n",
+    "front.md": "---\ntitle: Front\ntags: [a, b]\n---\n\n# Head\n\nBody text.\n",
+    "bom.md": "\ufeff# Bom\n\nText after a byte order mark.\n",
+    "crlf.md": "# One\r\n\r\nFirst.\r\n\r\n## Two\r\n\r\nSecond.\r\n",
+    "page.mdx": "import X from './x'\n\n# Title\n\n<X prop={1} />\n\nProse.\n",
+    "notes.txt": "Plain text.\n\nAnother paragraph of plain text.\n",
+    "empty.md": "",
+    "blank.md": "   \n\n  \n",
+    "nul.md": "a\x00b",
+    "surrogate.md": "bad \ud800 text",
+    "code.md": "# Code\n\n```python\n" + "x = 1\n" * 400 + "```\n",
+    "table.md": "# T\n\n| a | b |\n|---|---|\n" + "| 1 | 2 |\n" * 300,
+    "cjk.md": "# 标题\n\n" + "中文句子。" * 300 + "\n",
+}
+
+
+def _both(text: str, path: str, overrides: dict):
+    """(chunk_text's result, the batch stages' result): chunks, or the reject raised."""
+    policy = api.resolve_policy(None, **overrides)
+    results = []
+    for run in (
+        lambda: api.chunk_text(text, path=path, policy=policy),
+        lambda: api._chunk_one(
+            RawDocument(path, "<memory>", text.encode("utf-8", "surrogatepass")), policy
+        ),
+    ):
+        try:
+            results.append(run())
+        except api.RejectedError as exc:
+            results.append((exc.reason, exc.detail))
+    return results
+
+
+@pytest.mark.parametrize("overrides", POLICIES, ids=range(len(POLICIES)))
+def test_edge_documents_same_as_the_batch_stages(overrides):
+    for path, text in EDGES.items():
+        fast, batch = _both(text, path, overrides)
+        assert fast == batch, path
+
+
+def test_the_edges_reach_the_path_they_test():
+    policy = api.resolve_policy(None)
+    counting = chunk.Counting(policy)
+    doc = {"doc_id": "d", "path": "markup.md", "format": "markdown", "mdx": False}
+    doc |= {"front_matter": None, "metadata": None}
+    rows, rejects = chunk.document_rows(doc, EDGES["markup.md"].encode(), policy, counting)
+    assert rejects == [] and rows[0][7] == ("The run command link",)  # breadcrumb
+    assert [c.chunk_type for c in api.chunk_text(EDGES["image.md"], path="image.md")]
+    with pytest.raises(api.RejectedError) as caught:
+        api.chunk_text(EDGES["nul.md"], path="nul.md")
+    assert caught.value.reason == "binary"
+
+
+def test_sample_data_same_as_the_batch_stages():
+    paths = sorted(p for p in SAMPLE.rglob("*") if p.suffix in {".md", ".mdx", ".txt"})
+    assert paths
+    for i, p in enumerate(paths):
+        text = p.read_bytes().decode("utf-8", "surrogateescape")
+        fast, batch = _both(text, p.name, POLICIES[i % len(POLICIES)])
+        assert fast == batch, p.name
+
+
+@pytest.mark.corpus
+def test_corpus_documents_same_as_the_batch_stages():
+    root = corpus_dir()
+    paths = sorted(p for p in root.rglob("*") if p.suffix in {".md", ".mdx", ".markdown"})
+    random.Random(7).shuffle(paths)
+    for i, p in enumerate(paths[:1500]):
+        text = p.read_text("utf-8", errors="replace")
+        fast, batch = _both(text, str(p.relative_to(root)), POLICIES[i % len(POLICIES)])
+        assert fast == batch, p
