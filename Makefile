@@ -1,4 +1,4 @@
-# mdchunk developer commands. Every target installs what it needs into .venv first:
+# chunkmill developer commands. Every target installs what it needs into .venv first:
 # `make run` only what running needs, `make test` adds the test tools (the dev extra).
 PYTHON ?= python3
 VENV ?= .venv
@@ -12,7 +12,7 @@ $(BIN)/python:
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
 # One stamp per set of extras, remade when pyproject.toml or the Rust core changes (an
-# install builds mdchunk/_core from rust/; an editable install does not rebuild it by itself;
+# install builds chunkmill/_core from rust/; an editable install does not rebuild it by itself;
 # the lowest lane shares that in-place build).
 RUST_SOURCES := Cargo.toml Cargo.lock $(wildcard rust/*/Cargo.toml rust/*/src/*.rs)
 $(VENV)/.installed-base: pyproject.toml $(RUST_SOURCES) | $(BIN)/python
@@ -49,11 +49,11 @@ install-eval: $(VENV)/.installed-eval
 
 ## run: chunk sample_data/ into $(OUT) (documents, blocks, chunks, rejects as Parquet)
 run: $(VENV)/.installed-base
-	$(BIN)/mdchunk run sample_data --out $(OUT)
+	$(BIN)/chunkmill run sample_data --out $(OUT)
 
 ## report: the chunk-quality report of $(OUT) (after `make run`): $(OUT)/report.html
 report: $(VENV)/.installed-report
-	$(BIN)/mdchunk report $(OUT)
+	$(BIN)/chunkmill report $(OUT)
 
 ## test: the whole test suite: the Rust core's own tests (cargo test at the root builds only
 ## the pure crate, rust/core), then pytest (which exits non-zero if it collects no test)
@@ -119,9 +119,9 @@ fuzz: $(VENV)/.installed-dev
 ## lint: ruff, then rustfmt and clippy over both Rust crates (the binding crate finds the
 ## venv's Python through PYO3_PYTHON)
 lint: $(VENV)/.installed-dev
-	$(BIN)/ruff check mdchunk pipeline jobs tests benchmarks tools
+	$(BIN)/ruff check chunkmill pipeline jobs tests benchmarks tools
 	cargo fmt --all --check
 	PYO3_PYTHON=$(abspath $(BIN)/python) cargo clippy --workspace --all-targets -- -D warnings
 
 clean:
-	rm -rf $(VENV) $(LOWEST) out build *.egg-info .pytest_cache target mdchunk/_core*.so
+	rm -rf $(VENV) $(LOWEST) out build *.egg-info .pytest_cache target chunkmill/_core*.so

@@ -20,10 +20,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from mdchunk.jobs.blocks_job import BATCH_DOCS, batched  # noqa: E402
-from mdchunk.jobs.chunks_job import run_metadata  # noqa: E402
-from mdchunk.pipeline import batch, schemas, sources, store  # noqa: E402
-from mdchunk.pipeline.policy import Policy  # noqa: E402
+from chunkmill.jobs.blocks_job import BATCH_DOCS, batched  # noqa: E402
+from chunkmill.jobs.chunks_job import run_metadata  # noqa: E402
+from chunkmill.pipeline import batch, schemas, sources, store  # noqa: E402
+from chunkmill.pipeline.policy import Policy  # noqa: E402
 
 CORPORA = Path(__file__).resolve().parent.parent.parent / "shared" / "corpora"
 

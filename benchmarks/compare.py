@@ -1,13 +1,13 @@
-"""mdchunk against the chunkers people use instead: one table, whole processes, same run,
+"""chunkmill against the chunkers people use instead: one table, whole processes, same run,
 same corpora and budget (issue 15's `make bench` table).
 
-Budget: target 750 tokens, cap 1000 (mdchunk's default policy). Character-budget anchors
+Budget: target 750 tokens, cap 1000 (chunkmill's default policy). Character-budget anchors
 get 3000 characters (750 tokens at 4 characters per token) and 320 characters of overlap.
 Every row is one process, timed from launch to exit (start-up, imports, listing and reading
 the files, splitting, writing the output), with the peak RSS of its process tree; the whole
 set runs three times, rows alternating, and each row keeps its shortest time (``best_of``):
 
-- mdchunk cold (2 workers, every output table), then an unchanged rerun into the same
+- chunkmill cold (2 workers, every output table), then an unchanged rerun into the same
   folder, then a re-pack after a policy change (`--target-tokens 700 --new-policy`), and a
   cold run counting cl100k tokens (`--tokenizer tiktoken:cl100k_base`);
 - the anchors (the `bench` extra), each through benchmarks/anchor_process.py, which writes
@@ -15,8 +15,8 @@ set runs three times, rows alternating, and each row keeps its shortest time (``
   RecursiveCharacterTextSplitter, semantic-text-splitter MarkdownSplitter, Chonkie
   RecursiveChunker.
 
-Quality is judged the same way for all, on what would be embedded (mdchunk: embed_text):
-unbalanced code fences, over 1000 cl100k tokens, starting with a heading (mdchunk: after its
+Quality is judged the same way for all, on what would be embedded (chunkmill: embed_text):
+unbalanced code fences, over 1000 cl100k tokens, starting with a heading (chunkmill: after its
 context header, or a header that names the section), under 50 cl100k tokens.
 """
 
@@ -33,8 +33,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from benchmarks import process  # noqa: E402
 from benchmarks.anchor_process import files  # noqa: E402
 from benchmarks.speed import compile_package  # noqa: E402
-from mdchunk.pipeline import runstore  # noqa: E402
-from mdchunk.pipeline.quality import (  # noqa: E402
+from chunkmill.pipeline import runstore  # noqa: E402
+from chunkmill.pipeline.quality import (  # noqa: E402
     names_its_section,
     starts_with_heading,
     unbalanced_fence,
@@ -46,7 +46,7 @@ CAP = 1000
 ANCHORS = ("langchain", "semantic-text-splitter", "chonkie")
 
 
-def mdchunk_texts(out: Path) -> tuple[list[str], list[bool]]:
+def chunkmill_texts(out: Path) -> tuple[list[str], list[bool]]:
     """embed_text of every text chunk of the published run, and whether each names its
     section."""
     cols = ["embed_text", "text", "section_title", "title", "chunk_type"]
@@ -56,21 +56,21 @@ def mdchunk_texts(out: Path) -> tuple[list[str], list[bool]]:
     return chunks["embed_text"].to_list(), named
 
 
-def mdchunk_runs(tmp: Path, workers: int) -> dict[str, tuple[list[str] | None, list, float, float]]:
-    """Each mdchunk row: (texts or None when they are the row above's, named, s, MB)."""
-    run = [sys.executable, "-m", "mdchunk.jobs.cli", "run", str(CORPORA), "--workers",
+def chunkmill_runs(tmp: Path, workers: int) -> dict[str, tuple[list[str] | None, list, float, float]]:
+    """Each chunkmill row: (texts or None when they are the row above's, named, s, MB)."""
+    run = [sys.executable, "-m", "chunkmill.jobs.cli", "run", str(CORPORA), "--workers",
            str(workers)]  # fmt: skip
     a, b = ["--out", str(tmp / "a")], ["--out", str(tmp / "b")]
     steps = {
-        f"mdchunk cold ({workers} workers)": a,
-        "mdchunk unchanged rerun": a,
-        "mdchunk re-pack, new policy": [*a, "--target-tokens", "700", "--new-policy"],
-        f"mdchunk cl100k cold ({workers} workers)": [*b, "--tokenizer", "tiktoken:cl100k_base"],
+        f"chunkmill cold ({workers} workers)": a,
+        "chunkmill unchanged rerun": a,
+        "chunkmill re-pack, new policy": [*a, "--target-tokens", "700", "--new-policy"],
+        f"chunkmill cl100k cold ({workers} workers)": [*b, "--tokenizer", "tiktoken:cl100k_base"],
     }
     rows = {}
     for name, flags in steps.items():
         seconds, peak = process.run([*run, *flags])
-        texts, named = (None, None) if "unchanged" in name else mdchunk_texts(Path(flags[1]))
+        texts, named = (None, None) if "unchanged" in name else chunkmill_texts(Path(flags[1]))
         rows[name] = (texts, named, seconds, peak)
     return rows
 
@@ -84,14 +84,14 @@ def anchor_run(name: str, tmp: Path) -> tuple[list[str], None, float, float]:
 
 
 def best_of(rounds: int, workers: int) -> dict[str, tuple[list[str] | None, list, float, float]]:
-    """Every row ``rounds`` times, mdchunk's rows and the anchors' alternating, each round
+    """Every row ``rounds`` times, chunkmill's rows and the anchors' alternating, each round
     in fresh folders: per row the shortest time (whole-process times on a shared machine
     move by 15-30 % from one minute to the next, and the ratios compare rows measured
     minutes apart) and the largest peak; the chunks of the first round."""
     best: dict[str, tuple[list[str] | None, list, float, float]] = {}
     for _ in range(rounds):
         with tempfile.TemporaryDirectory() as tmp:
-            runs = mdchunk_runs(Path(tmp), workers)
+            runs = chunkmill_runs(Path(tmp), workers)
             runs.update({name: anchor_run(name, Path(tmp)) for name in ANCHORS})
         for name, (texts, named, seconds, peak) in runs.items():
             if name not in best:
@@ -104,7 +104,7 @@ def best_of(rounds: int, workers: int) -> dict[str, tuple[list[str] | None, list
 
 def quality(chunks: list[str], enc, heading: list[bool] | None = None) -> dict:
     """``heading``: whether each chunk starts with its heading (default: judged on the text;
-    mdchunk's embed_text starts with its context header, so names_its_section judges it)."""
+    chunkmill's embed_text starts with its context header, so names_its_section judges it)."""
     counts = [len(t) for t in enc.encode_ordinary_batch(chunks)]
     n = max(len(chunks), 1)
     heading = heading if heading is not None else list(map(starts_with_heading, chunks))
@@ -141,12 +141,12 @@ def main(workers: int = 2, rounds: int = 3) -> dict:
         judged = quality(texts, enc, named) if texts is not None else {}
         rows[name] = {"seconds": seconds, "mb_per_s": mb / seconds, "peak_mb": peak, **judged}
     print_table(rows, len(paths), mb)
-    cold = rows[f"mdchunk cold ({workers} workers)"]["seconds"]
+    cold = rows[f"chunkmill cold ({workers} workers)"]["seconds"]
     ratios = {
         "cold_vs_text_splitter": rows["semantic-text-splitter"]["seconds"] / cold,
         "cold_vs_langchain": rows["langchain"]["seconds"] / cold,
-        "repack_speedup": cold / rows["mdchunk re-pack, new policy"]["seconds"],
-        "unchanged_share": rows["mdchunk unchanged rerun"]["seconds"] / cold,
+        "repack_speedup": cold / rows["chunkmill re-pack, new policy"]["seconds"],
+        "unchanged_share": rows["chunkmill unchanged rerun"]["seconds"] / cold,
     }
     print(
         f"cold run: {ratios['cold_vs_text_splitter']:.2f}x text-splitter's throughput, "

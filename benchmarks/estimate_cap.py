@@ -23,8 +23,8 @@ import pyarrow.parquet as pq
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.fit_estimate import CORPORA, minilm_path  # noqa: E402
-from mdchunk.pipeline import chunk, tokens  # noqa: E402
-from mdchunk.pipeline.policy import Policy  # noqa: E402
+from chunkmill.pipeline import chunk, tokens  # noqa: E402
+from chunkmill.pipeline.policy import Policy  # noqa: E402
 
 POLICIES = {
     "default": Policy(),
@@ -41,8 +41,8 @@ def specs(names: list[str]) -> dict[str, str]:
 
 
 def stored_blocks(corpora: Path, folder: Path):
-    from mdchunk.jobs import blocks_job
-    from mdchunk.pipeline import sources
+    from chunkmill.jobs import blocks_job
+    from chunkmill.pipeline import sources
 
     if not (folder / "blocks.parquet").exists():
         selection = sources.Selection()
@@ -79,7 +79,7 @@ def main(argv: list[str] | None = None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--corpora", type=Path, default=CORPORA)
     ap.add_argument("--tokenizers", default="cl100k,o200k,minilm")
-    ap.add_argument("--blocks", type=Path, help="a `mdchunk blocks` folder to reuse")
+    ap.add_argument("--blocks", type=Path, help="a `chunkmill blocks` folder to reuse")
     ap.add_argument("--weights", help="JSON weights to try instead of tokens.WEIGHTS")
     args = ap.parse_args(argv)
     if args.weights:

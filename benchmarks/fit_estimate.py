@@ -32,8 +32,8 @@ import polars as pl
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from mdchunk.pipeline import tokens  # noqa: E402
-from mdchunk.pipeline.kinds import CODE_LIKE  # noqa: E402
+from chunkmill.pipeline import tokens  # noqa: E402
+from chunkmill.pipeline.kinds import CODE_LIKE  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPORA = ROOT.parent / "shared" / "corpora"
@@ -66,8 +66,8 @@ def counters() -> dict[str, tokens.TokenCounter]:
 
 def corpus_blocks(corpora: Path) -> pl.DataFrame:
     """doc_id, corpus, kind, text of every block of the shared corpora."""
-    from mdchunk.jobs import blocks_job
-    from mdchunk.pipeline import sources
+    from chunkmill.jobs import blocks_job
+    from chunkmill.pipeline import sources
 
     with tempfile.TemporaryDirectory() as tmp:
         selection = sources.Selection()

@@ -1,4 +1,4 @@
-"""The floor under a cold run: what no mdchunk built on pyromark can go below, next to
+"""The floor under a cold run: what no chunkmill built on pyromark can go below, next to
 text-splitter, as whole processes (issue 15, acceptance 1).
 
     python benchmarks/floor.py [--workers 2]

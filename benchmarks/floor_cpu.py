@@ -1,4 +1,4 @@
-"""What every cold run of mdchunk must spend in CPU before its own parsing and packing logic,
+"""What every cold run of chunkmill must spend in CPU before its own parsing and packing logic,
 next to the CPU that issue 15's goal leaves it (acceptance 1).
 
     python benchmarks/floor_cpu.py [--text-splitter-seconds S]
@@ -7,7 +7,7 @@ On 2 cores a whole process that takes W seconds can spend at most 2 x W CPU seco
 0.5x text-splitter's throughput a cold run may take twice text-splitter's whole-process
 time, so its CPU budget is 4 x that time (best case: both cores busy from the first
 instant). This script measures, each in a fresh interpreter and in CPU seconds
-(user + system), the parts of a cold run that do not depend on how mdchunk parses or packs:
+(user + system), the parts of a cold run that do not depend on how chunkmill parses or packs:
 
 - the main process's start-up (interpreter, pyarrow and the run's modules);
 - listing and reading every file of the corpora;
@@ -35,19 +35,19 @@ CORPORA = ROOT.parent / "shared" / "corpora"
 
 _STEPS = {
     "main start-up (interpreter, pyarrow, run modules)": """
-import mdchunk.jobs.run_job, mdchunk.jobs.cli, pyarrow.parquet, pyarrow.compute
+import chunkmill.jobs.run_job, chunkmill.jobs.cli, pyarrow.parquet, pyarrow.compute
 """,
     "listing and reading every file": """
-from mdchunk.pipeline import sources
+from chunkmill.pipeline import sources
 T0 = clock()
 sel = sources.Selection()
 raws = list(sources.read(sources.plan([CORPORA], sel), sel))
 """,
     "one worker's start-up (imports, warm-up)": """
-from mdchunk.jobs import worker  # counted from the interpreter's start, as a worker's is
-sys.meta_path.insert(0, worker.Absent("pandas", why="is not used in mdchunk's workers"))
-from mdchunk.pipeline import batch
-from mdchunk.pipeline.policy import Policy
+from chunkmill.jobs import worker  # counted from the interpreter's start, as a worker's is
+sys.meta_path.insert(0, worker.Absent("pandas", why="is not used in chunkmill's workers"))
+from chunkmill.pipeline import batch
+from chunkmill.pipeline.policy import Policy
 batch.warm(Policy())
 """,
     "pulldown-cmark events of every file, nothing else": """
@@ -62,7 +62,7 @@ for t in texts:
 """,
     "writing documents, blocks, chunks, postings and the change set": """
 import pyarrow as pa, pyarrow.parquet as pq, tempfile
-from mdchunk.pipeline import runstore, schemas, store
+from chunkmill.pipeline import runstore, schemas, store
 run = runstore.resolve(Path(OUT))
 groups = {n: [pq.ParquetFile(run / f"{n}.parquet").read_row_group(i)
               for i in range(pq.ParquetFile(run / f"{n}.parquet").num_row_groups)]
@@ -79,8 +79,8 @@ with tempfile.TemporaryDirectory() as tmp:
 """,
     "postings of every chunk": """
 import pyarrow.parquet as pq
-from mdchunk.pipeline import runstore
-from mdchunk.pipeline.postings import postings
+from chunkmill.pipeline import runstore
+from chunkmill.pipeline.postings import postings
 f = pq.ParquetFile(runstore.resolve(Path(OUT)) / "chunks.parquet")
 parts = [f.read_row_group(i, columns=["chunk_id", "embed_text"]) for i in range(f.num_row_groups)]
 T0 = clock()
@@ -135,7 +135,7 @@ def main(argv: list[str] | None = None) -> dict:
         out = args.out or Path(tmp) / "run"
         if not (out / "CURRENT").exists():
             subprocess.run(
-                [sys.executable, "-m", "mdchunk.jobs.cli", "run", str(args.corpora), "--out",
+                [sys.executable, "-m", "chunkmill.jobs.cli", "run", str(args.corpora), "--out",
                  str(out)],
                 check=True, capture_output=True,
             )  # fmt: skip

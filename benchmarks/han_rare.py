@@ -20,7 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from mdchunk.pipeline import tokens  # noqa: E402
+from chunkmill.pipeline import tokens  # noqa: E402
 
 HAN_BLOCKS = ((0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0xF900, 0xFAFF))
 HANGUL_SYLLABLES = ((0xAC00, 0xD7A3),)

@@ -5,13 +5,13 @@ Every document of the shared corpora is read once into memory; then, alone on th
 each chunker splits every text in a loop, timed with the process's CPU clock and the wall
 clock (best of ``--repeat``):
 
-- mdchunk: ``mdchunk.chunk_text(text, path=..., target_tokens=400, max_tokens=512)``;
+- chunkmill: ``chunkmill.chunk_text(text, path=..., target_tokens=400, max_tokens=512)``;
 - text-splitter: ``MarkdownSplitter(2048, overlap=204).chunks(text)`` (2,048 characters,
   about 512 tokens at 4 characters a token);
 - LangChain: ``MarkdownHeaderTextSplitter`` (h1-h3) then ``RecursiveCharacterTextSplitter
   (2048, 204)``;
-- and mdchunk's batch API once: ``mdchunk.chunk_texts(texts, paths=..., target_tokens=400,
-  max_tokens=512)`` over every document in one call, on every core (``mdchunk-batch``),
+- and chunkmill's batch API once: ``chunkmill.chunk_texts(texts, paths=..., target_tokens=400,
+  max_tokens=512)`` over every document in one call, on every core (``chunkmill-batch``),
   against the loops above.
 
     python benchmarks/inprocess.py [--repeat N] [--only NAME]
@@ -37,7 +37,7 @@ def chunkers() -> dict[str, Callable[[str, str], object]]:
     from langchain_text_splitters import MarkdownHeaderTextSplitter, RecursiveCharacterTextSplitter
     from semantic_text_splitter import MarkdownSplitter
 
-    import mdchunk
+    import chunkmill
 
     splitter = MarkdownSplitter(CHARS, overlap=OVERLAP)
     headers = MarkdownHeaderTextSplitter(
@@ -45,14 +45,14 @@ def chunkers() -> dict[str, Callable[[str, str], object]]:
     )
     recursive = RecursiveCharacterTextSplitter(chunk_size=CHARS, chunk_overlap=OVERLAP)
 
-    def mdchunk_one(path: str, text: str):
+    def chunkmill_one(path: str, text: str):
         try:
-            return mdchunk.chunk_text(text, path=path, target_tokens=400, max_tokens=512)
-        except mdchunk.RejectedError:
+            return chunkmill.chunk_text(text, path=path, target_tokens=400, max_tokens=512)
+        except chunkmill.RejectedError:
             return []
 
     return {
-        "mdchunk": mdchunk_one,
+        "chunkmill": chunkmill_one,
         "text-splitter": lambda path, text: splitter.chunks(text),
         "langchain": lambda path, text: recursive.split_documents(headers.split_text(text)),
     }
@@ -80,7 +80,7 @@ def measure(split, docs: list[tuple[str, str]], repeat: int) -> dict:
 def measure_batch(docs: list[tuple[str, str]], repeat: int) -> dict:
     import warnings
 
-    import mdchunk
+    import chunkmill
 
     paths, texts = [p for p, _ in docs], [t for _, t in docs]
     best = None
@@ -88,7 +88,7 @@ def measure_batch(docs: list[tuple[str, str]], repeat: int) -> dict:
         wall, cpu = time.perf_counter(), time.process_time()
         with warnings.catch_warnings():  # the rejects of the corpora, counted in a warning
             warnings.simplefilter("ignore")
-            n = mdchunk.chunk_texts(texts, paths=paths, target_tokens=400, max_tokens=512).num_rows
+            n = chunkmill.chunk_texts(texts, paths=paths, target_tokens=400, max_tokens=512).num_rows
         wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
         if best is None or wall < best["seconds"]:
             best = {"seconds": round(wall, 3), "cpu_seconds": round(cpu, 3), "chunks": n}
@@ -109,7 +109,7 @@ def main(argv: list[str] | None = None) -> dict:
     runs = {
         name: (lambda s=split: measure(s, docs, opts.repeat)) for name, split in chunkers().items()
     }
-    runs["mdchunk-batch"] = lambda: measure_batch(docs, opts.repeat)
+    runs["chunkmill-batch"] = lambda: measure_batch(docs, opts.repeat)
     for name, timed in runs.items():
         if opts.only and name not in opts.only:
             continue
@@ -119,18 +119,18 @@ def main(argv: list[str] | None = None) -> dict:
             f"{name:14} {rows[name]['seconds']:8.2f} s  {rows[name]['mb_per_s']:6.2f} MB/s  "
             f"{rows[name]['chunks']:7d} chunks"
         )
-    ours = rows.get("mdchunk")
+    ours = rows.get("chunkmill")
     ratios = {
         name: round(r["seconds"] / ours["seconds"], 3)
         for name, r in rows.items()
-        if ours and name not in ("mdchunk", "mdchunk-batch")
+        if ours and name not in ("chunkmill", "chunkmill-batch")
     }
     for name, ratio in ratios.items():
-        print(f"mdchunk vs {name}: {ratio}x")
-    batch, loop = rows.get("mdchunk-batch"), rows.get("text-splitter")
+        print(f"chunkmill vs {name}: {ratio}x")
+    batch, loop = rows.get("chunkmill-batch"), rows.get("text-splitter")
     if batch and loop:
         ratios["batch_vs_text-splitter"] = round(loop["seconds"] / batch["seconds"], 3)
-        print(f"mdchunk-batch vs text-splitter's loop: {ratios['batch_vs_text-splitter']}x")
+        print(f"chunkmill-batch vs text-splitter's loop: {ratios['batch_vs_text-splitter']}x")
     return {"documents": len(docs), "mb": round(mb, 2), "rows": rows, "ratios": ratios}
 
 

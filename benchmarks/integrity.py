@@ -12,8 +12,8 @@ import time
 from pathlib import Path
 
 from benchmarks.nightly import CORPORA, nightly
-from mdchunk.pipeline import manifest, runstore
-from mdchunk.pipeline.policy import Policy
+from chunkmill.pipeline import manifest, runstore
+from chunkmill.pipeline.policy import Policy
 
 
 def _times(fn, n: int = 3) -> list[float]:

@@ -11,9 +11,9 @@ import json
 import sys
 import time
 
-from mdchunk.pipeline import block, chunk, document
-from mdchunk.pipeline.document import RawDocument
-from mdchunk.pipeline.policy import Policy
+from chunkmill.pipeline import block, chunk, document
+from chunkmill.pipeline.document import RawDocument
+from chunkmill.pipeline.policy import Policy
 
 SECTION = """## Section {i}
 

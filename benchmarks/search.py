@@ -14,11 +14,11 @@ from pathlib import Path
 
 import polars as pl
 
-from mdchunk.jobs import pool, run_job
-from mdchunk.jobs.runlog import RunLog
-from mdchunk.pipeline import queries, runstore, sources
-from mdchunk.pipeline.document import DEFAULT_MAX_BYTES
-from mdchunk.pipeline.policy import Policy
+from chunkmill.jobs import pool, run_job
+from chunkmill.jobs.runlog import RunLog
+from chunkmill.pipeline import queries, runstore, sources
+from chunkmill.pipeline.document import DEFAULT_MAX_BYTES
+from chunkmill.pipeline.policy import Policy
 
 CORPORA = Path(__file__).resolve().parent.parent.parent / "shared" / "corpora"
 

@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import polars as pl  # noqa: E402
 
-from mdchunk.pipeline.quality import (  # noqa: E402
+from chunkmill.pipeline.quality import (  # noqa: E402
     best_possible_share,
     names_its_section,
     section_sizes,
@@ -84,7 +84,7 @@ def print_table(rows: dict[str, dict]) -> None:
 
 
 def main(out: Path | None = None, pack_siblings: bool = True) -> dict:
-    from mdchunk.pipeline.policy import Policy
+    from chunkmill.pipeline.policy import Policy
 
     policy = Policy(pack_siblings=pack_siblings)
     if out is not None:
@@ -93,8 +93,8 @@ def main(out: Path | None = None, pack_siblings: bool = True) -> dict:
         print(f"skipped: {CORPORA} not present")
         return {"skipped": True}
     else:
-        from mdchunk import run
-        from mdchunk.jobs.runlog import RunLog
+        from chunkmill import run
+        from chunkmill.jobs.runlog import RunLog
 
         with tempfile.TemporaryDirectory() as tmp:
             summary = run(CORPORA, Path(tmp) / "out", policy=policy, log=RunLog(quiet=True))

@@ -1,14 +1,14 @@
-"""Whole-process `mdchunk run` timings: cold (2 workers, every output), unchanged rerun and
+"""Whole-process `chunkmill run` timings: cold (2 workers, every output), unchanged rerun and
 re-pack after a policy change, over all of ../shared/corpora and over each corpus of 1 MB or
 more on its own (issue 15, acceptance 2).
 
-    .venv/bin/python benchmarks/speed.py [--workers 2] [--mdchunk PATH]
+    .venv/bin/python benchmarks/speed.py [--workers 2] [--chunkmill PATH]
 
-Each figure is the wall time of one `mdchunk run` process (start-up included), measured
+Each figure is the wall time of one `chunkmill run` process (start-up included), measured
 back to back in this run; the unchanged rerun is the best of three. Other jobs on the
 machine disturb them: read them as ratios.
 
-mdchunk's modules are compiled to bytecode first, as pip does when it installs a wheel: an
+chunkmill's modules are compiled to bytecode first, as pip does when it installs a wheel: an
 editable install under PYTHONDONTWRITEBYTECODE=1 (as on our development machines) would
 otherwise compile some forty modules from source at every start (~50 ms of each run).
 """
@@ -24,20 +24,20 @@ import time
 from pathlib import Path
 
 CORPORA = Path(__file__).resolve().parent.parent.parent / "shared" / "corpora"
-MDCHUNK = Path(sys.executable).with_name("mdchunk")
+CHUNKMILL = Path(sys.executable).with_name("chunkmill")
 SUFFIXES = (".md", ".mdx", ".markdown", ".txt")
 # a deliberate policy change: the guard refuses it without --new-policy
 NEW_POLICY = ["--target-tokens", "600", "--max-tokens", "900", "--new-policy"]
 
 
 def compile_package() -> None:
-    """Bytecode for mdchunk's modules (compileall writes it whatever
+    """Bytecode for chunkmill's modules (compileall writes it whatever
     PYTHONDONTWRITEBYTECODE says)."""
     import compileall
 
-    import mdchunk
+    import chunkmill
 
-    package = Path(mdchunk.__file__).parent
+    package = Path(chunkmill.__file__).parent
     compileall.compile_dir(package, quiet=1)
     for sub in package.iterdir():  # pipeline/ and jobs/ are links, which compile_dir skips
         if sub.is_symlink() and sub.is_dir():
@@ -49,14 +49,14 @@ def megabytes(folder: Path) -> float:
     return sum(p.stat().st_size for p in files) / 1e6
 
 
-def timed(mdchunk: Path, src: Path, out: Path, workers: int, *flags: str) -> float:
-    return timed_cpu(mdchunk, src, out, workers, *flags)[0]
+def timed(chunkmill: Path, src: Path, out: Path, workers: int, *flags: str) -> float:
+    return timed_cpu(chunkmill, src, out, workers, *flags)[0]
 
 
-def timed_cpu(mdchunk: Path, src: Path, out: Path, workers: int, *flags: str):
+def timed_cpu(chunkmill: Path, src: Path, out: Path, workers: int, *flags: str):
     """(wall seconds, CPU seconds of the process and its children): CPU time moves less
     than wall time when other jobs load the machine."""
-    cmd = [str(mdchunk), "run", str(src), "--out", str(out), "--workers", str(workers), *flags]
+    cmd = [str(chunkmill), "run", str(src), "--out", str(out), "--workers", str(workers), *flags]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     subprocess.run(cmd, check=True, capture_output=True)
@@ -66,14 +66,14 @@ def timed_cpu(mdchunk: Path, src: Path, out: Path, workers: int, *flags: str):
     return wall, cpu
 
 
-def measure(mdchunk: Path, src: Path, workers: int) -> dict:
+def measure(chunkmill: Path, src: Path, workers: int) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "out"
-        cold = timed(mdchunk, src, out, workers)
+        cold = timed(chunkmill, src, out, workers)
         # best of three unchanged reruns (as timeit takes its minimum): a rerun takes a
         # few tenths of a second, which a busy minute of a shared host can double
-        unchanged, unchanged_cpu = min(timed_cpu(mdchunk, src, out, workers) for _ in range(3))
-        repack = timed(mdchunk, src, out, workers, *NEW_POLICY)
+        unchanged, unchanged_cpu = min(timed_cpu(chunkmill, src, out, workers) for _ in range(3))
+        repack = timed(chunkmill, src, out, workers, *NEW_POLICY)
     mb = megabytes(src)
     return {
         "mb": round(mb, 2),
@@ -91,7 +91,7 @@ def measure(mdchunk: Path, src: Path, workers: int) -> dict:
 def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--mdchunk", type=Path, default=MDCHUNK)
+    parser.add_argument("--chunkmill", type=Path, default=CHUNKMILL)
     args = parser.parse_args(argv or [])
     if not CORPORA.is_dir():
         print(f"skipped: {CORPORA} not present")
@@ -101,7 +101,7 @@ def main(argv: list[str] | None = None) -> dict:
     for folder in sorted(p for p in CORPORA.iterdir() if p.is_dir()):
         if megabytes(folder) >= 1.0:
             targets[folder.name] = folder
-    rows = {name: measure(args.mdchunk, src, args.workers) for name, src in targets.items()}
+    rows = {name: measure(args.chunkmill, src, args.workers) for name, src in targets.items()}
     head = (
         f"{'input':<20} {'MB':>6} {'cold s':>7} {'MB/s':>6} {'unchanged s':>11} "
         f"{'(CPU s)':>7} {'share':>6} {'ok':>3} {'re-pack s':>9} {'speed-up':>8}"

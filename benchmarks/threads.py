@@ -1,6 +1,6 @@
 """Threads or processes for a run: the work of a cold run over the shared corpora (read
 every file, the documents, blocks, chunks and postings stages, every table written as
-Parquet) done in one process with the Rust core on N threads, against `mdchunk run
+Parquet) done in one process with the Rust core on N threads, against `chunkmill run
 --workers N` (N worker processes, one thread each). Whole processes timed from launch to
 exit, best of ``--repeat``, alternating.
 
@@ -24,10 +24,10 @@ CORPORA = REPO.parent / "shared" / "corpora"
 
 def one_process(threads: int, out: Path) -> None:
     """Every stage of a cold run in this process, the core on ``threads`` threads."""
-    from mdchunk.jobs.blocks_job import BATCH_DOCS, batched
-    from mdchunk.jobs.chunks_job import run_metadata
-    from mdchunk.pipeline import batch, schemas, sources, store
-    from mdchunk.pipeline.policy import Policy
+    from chunkmill.jobs.blocks_job import BATCH_DOCS, batched
+    from chunkmill.jobs.chunks_job import run_metadata
+    from chunkmill.pipeline import batch, schemas, sources, store
+    from chunkmill.pipeline.policy import Policy
 
     policy = Policy()
     selection = sources.Selection()
@@ -61,7 +61,7 @@ def main(argv: list[str] | None = None) -> dict:
     best = {"processes": float("inf"), "threads": float("inf")}
     with tempfile.TemporaryDirectory() as tmp:
         for i in range(opts.repeat):
-            run = [sys.executable, "-m", "mdchunk.jobs.cli", "run", str(CORPORA)]
+            run = [sys.executable, "-m", "chunkmill.jobs.cli", "run", str(CORPORA)]
             seconds = _timed([*run, "--out", f"{tmp}/p{i}", "--workers", n])
             best["processes"] = min(best["processes"], seconds)
             seconds = _timed([sys.executable, __file__, "--one-process", n, f"{tmp}/t{i}"])

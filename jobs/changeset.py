@@ -15,7 +15,7 @@ matter field not shown in embed_text changes ``front_matter``. Such an id is *up
 Only chunks of documents packed again can differ from the published rows (reused chunks
 are those rows), so only theirs are compared, with the published run's rows of those
 documents. Updated ids go to the ledger, not to changes.parquet, whose two ops (add,
-remove) consumers already act on: ``mdchunk changes --updates`` gives their rows.
+remove) consumers already act on: ``chunkmill changes --updates`` gives their rows.
 """
 
 from __future__ import annotations
@@ -27,8 +27,8 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from mdchunk.jobs.previous import OldRun
-from mdchunk.pipeline import columns, schemas, store
+from chunkmill.jobs.previous import OldRun
+from chunkmill.pipeline import columns, schemas, store
 
 
 class ChangeSet:

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from mdchunk.jobs import blocks_job
-from mdchunk.pipeline import runstore, schemas, store
-from mdchunk.pipeline.batch import DocRows, drop_rejected
-from mdchunk.pipeline.policy import CHUNKER_VERSION, POSTINGS_VERSION, Policy
+from chunkmill.jobs import blocks_job
+from chunkmill.pipeline import runstore, schemas, store
+from chunkmill.pipeline.batch import DocRows, drop_rejected
+from chunkmill.pipeline.policy import CHUNKER_VERSION, POSTINGS_VERSION, Policy
 
 BATCH_DOCS = blocks_job.BATCH_DOCS
 
@@ -62,8 +62,8 @@ def run_chunks(
 ) -> ChunksSummary:
     """Chunk an existing blocks folder (documents.parquet + blocks.parquet) into ``out``,
     which may be ``blocks_dir`` itself: inputs are read first, outputs replace files whole."""
-    from mdchunk.pipeline import chunk
-    from mdchunk.pipeline.postings import postings
+    from chunkmill.pipeline import chunk
+    from chunkmill.pipeline.postings import postings
 
     started = time.perf_counter()
     counting = chunk.Counting(policy)

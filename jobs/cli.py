@@ -1,4 +1,4 @@
-"""The ``mdchunk`` command line."""
+"""The ``chunkmill`` command line."""
 
 from __future__ import annotations
 
@@ -9,16 +9,16 @@ from pathlib import Path
 
 import click
 
-from mdchunk.jobs import consumer_cli, errors, query_cli, report_cli
-from mdchunk.pipeline.limits import DEFAULT_DOC_MEMORY_MB, DEFAULT_DOC_TIMEOUT, DEFAULT_MAX_BYTES
-from mdchunk.pipeline.policy import BIASES, CHOICES, PolicyError
+from chunkmill.jobs import consumer_cli, errors, query_cli, report_cli
+from chunkmill.pipeline.limits import DEFAULT_DOC_MEMORY_MB, DEFAULT_DOC_TIMEOUT, DEFAULT_MAX_BYTES
+from chunkmill.pipeline.policy import BIASES, CHOICES, PolicyError
 
 # The block parser backends (pipeline.parse.BACKENDS, named here so that --help does not
 # import the parsers; a test checks that the two agree). The first is the default.
 PARSERS = ("pyromark", "markdown-it")
 
 # Heavy modules (polars, pyarrow, duckdb, parsers, tokenizers, Ray) are imported inside the
-# commands that use them, so `mdchunk --help` and `--version` start fast.
+# commands that use them, so `chunkmill --help` and `--version` start fast.
 
 OUT = click.option(
     "--out",
@@ -30,7 +30,7 @@ OUT = click.option(
 
 
 def _run_out(ctx, param, value: str):
-    """`mdchunk run --out`: a folder, or an object-store prefix kept as the URI it is."""
+    """`chunkmill run --out`: a folder, or an object-store prefix kept as the URI it is."""
     return value if "://" in value else Path(value)
 
 
@@ -49,7 +49,7 @@ RUN_OUT = click.option(
 @contextmanager
 def _input_errors():
     """An unusable INPUT (missing, a table without a text column) is a usage error."""
-    from mdchunk.pipeline import sources
+    from chunkmill.pipeline import sources
 
     try:
         yield
@@ -77,9 +77,9 @@ class _Progress:
 
 def _finish(command: str, lines: list[str], documents: int) -> None:
     for line in lines:
-        click.echo(f"mdchunk {command}: {line}", err=True)
+        click.echo(f"chunkmill {command}: {line}", err=True)
     if documents == 0:
-        click.echo(f"mdchunk {command}: no document could be read from INPUT", err=True)
+        click.echo(f"chunkmill {command}: no document could be read from INPUT", err=True)
         sys.exit(1)
 
 
@@ -144,7 +144,7 @@ def input_options(f):
             type=click.Choice(PARSERS),
             default=PARSERS[0],
             show_default=True,
-            help="Block parser: pyromark (mdchunk's Rust core on pulldown-cmark) or markdown-it "
+            help="Block parser: pyromark (chunkmill's Rust core on pulldown-cmark) or markdown-it "
             "(markdown-it-py, pure Python, the reference). Both find the same blocks; a "
             "run reuses stored blocks only when they were made by the same parser.",
         ),
@@ -277,11 +277,11 @@ def policy_options(f):
 
 def _policy(policy_file, mdx=None, **flags):
     """The policy of the flags over the file over the defaults; its tokenizer loads."""
-    from mdchunk.api import resolve_policy
+    from chunkmill.api import resolve_policy
 
     try:
         return resolve_policy(policy_file, mdx=mdx, **flags)
-    except PolicyError as exc:  # one line: "mdchunk run: invalid policy: ..."
+    except PolicyError as exc:  # one line: "chunkmill run: invalid policy: ..."
         raise click.UsageError(str(exc)) from exc
 
 
@@ -289,15 +289,15 @@ def _policy(policy_file, mdx=None, **flags):
     cls=errors.Main,
     context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
 )
-@click.version_option(package_name="mdchunk")
+@click.version_option(package_name="chunkmill")
 @click.option(
     "--debug",
     is_flag=True,
-    help="Show the Python traceback of an unexpected error (also MDCHUNK_DEBUG=1), and "
+    help="Show the Python traceback of an unexpected error (also CHUNKMILL_DEBUG=1), and "
     "let worker processes write to stderr.",
 )
 def main(debug: bool) -> None:
-    """mdchunk turns markdown corpora into retrieval-ready chunks.
+    """chunkmill turns markdown corpora into retrieval-ready chunks.
 
     \b
     Stages (each writes Parquet into --out):
@@ -328,7 +328,7 @@ def main(debug: bool) -> None:
     4 when a publish guard refused a run, 130 after Ctrl-C (143 after SIGTERM).
     """
     if debug:
-        from mdchunk.jobs import worker
+        from chunkmill.jobs import worker
 
         errors.STATE["debug"] = True
         worker.STDERR = None
@@ -373,7 +373,7 @@ def main(debug: bool) -> None:
     default="local",
     show_default=True,
     help="local: a process pool on this machine; ray: Ray tasks on a Ray cluster "
-    "(pip install 'mdchunk[ray]'). Same output, same reuse of unchanged documents.",
+    "(pip install 'chunkmill[ray]'). Same output, same reuse of unchanged documents.",
 )
 @click.option(
     "--ray-address",
@@ -431,7 +431,7 @@ def main(debug: bool) -> None:
 @click.option(
     "--new-policy",
     is_flag=True,
-    help="Accept a policy (or mdchunk chunker version) that differs from the published "
+    help="Accept a policy (or chunkmill chunker version) that differs from the published "
     "run's: it changes every chunk id, except a new --link-template alone, which keeps "
     "them and updates every url. Refused otherwise (exit 4), naming the fields.",
 )
@@ -467,8 +467,8 @@ def run_cmd(
 
     \b
     Example (nightly):
-      mdchunk run docs/ --out out/ --target-tokens 400 --max-tokens 512
-      mdchunk sql out/ "SELECT op, count(*) FROM changes GROUP BY op"
+      chunkmill run docs/ --out out/ --target-tokens 400 --max-tokens 512
+      chunkmill sql out/ "SELECT op, count(*) FROM changes GROUP BY op"
 
     \b
     Incremental by default: documents whose bytes did not change reuse their blocks (no
@@ -495,11 +495,11 @@ def run_cmd(
     (bad_name). A folder that cannot be listed is a reject (unlistable) and its documents
     of the published run are kept as they were: nothing below it is removed.
     """
-    from mdchunk import api
-    from mdchunk.jobs.errors import EngineError
-    from mdchunk.jobs.guards import Refused
-    from mdchunk.jobs.runlog import RunLog
-    from mdchunk.pipeline import objectstore, runstore
+    from chunkmill import api
+    from chunkmill.jobs.errors import EngineError
+    from chunkmill.jobs.guards import Refused
+    from chunkmill.jobs.runlog import RunLog
+    from chunkmill.pipeline import objectstore, runstore
 
     if log_json:
         errors.json_mode()
@@ -575,7 +575,7 @@ def _a_number(value: float, param) -> float:
 
 
 def _run_summary(result, out, policy, log) -> None:
-    """The closing lines of `mdchunk run` (with --log-json: one summary object)."""
+    """The closing lines of `chunkmill run` (with --log-json: one summary object)."""
     r = result.record
     if log.as_json:
         log.stage(
@@ -605,12 +605,12 @@ def _run_summary(result, out, policy, log) -> None:
     if policy.tokenizer == "estimate" and r["chunks_added"]:
         lines.append(
             "hint: n_tokens is the estimate, which errs high (1.5-2x cl100k on multilingual "
-            f"text: smaller chunks, more to embed); `mdchunk stats {out} --tokenizer "
+            f"text: smaller chunks, more to embed); `chunkmill stats {out} --tokenizer "
             "tiktoken:cl100k_base` shows real counts, `--tokenizer tiktoken:cl100k_base` "
             "packs by them"
         )
     for line in lines:
-        click.echo(f"mdchunk run: {line}", err=True)
+        click.echo(f"chunkmill run: {line}", err=True)
 
 
 def _not_an_input(out: Path, inputs) -> None:
@@ -627,13 +627,13 @@ def _not_an_input(out: Path, inputs) -> None:
 def _a_run_store_or_empty(out: Path) -> None:
     """--out must be missing, empty (hidden files aside) or hold a run store: runs are not
     written among someone's own files."""
-    from mdchunk.pipeline import runstore
+    from chunkmill.pipeline import runstore
 
     if not out.is_dir() or runstore.is_store(out):
         return
     if any(not p.name.startswith(".") for p in out.iterdir()):
         raise click.UsageError(
-            f"--out {out}: holds files but no runs of mdchunk run; give an empty or new folder"
+            f"--out {out}: holds files but no runs of chunkmill run; give an empty or new folder"
         )
 
 
@@ -643,7 +643,7 @@ def _writable(out: Path) -> None:
         raise click.UsageError(f"--out {out}: is a file, not a folder")
     try:
         out.mkdir(parents=True, exist_ok=True)
-        probe = out / f".mdchunk-write-test.{os.getpid()}"
+        probe = out / f".chunkmill-write-test.{os.getpid()}"
         probe.write_bytes(b"")
         probe.unlink()
     except OSError as exc:
@@ -672,7 +672,7 @@ def runs_cmd(out, as_json):
     """List the runs of DIR, oldest first, with their counts and status."""
     import json
 
-    from mdchunk.pipeline import runstore
+    from chunkmill.pipeline import runstore
 
     records = runstore.history(out)
     if as_json:
@@ -704,30 +704,30 @@ def runs_cmd(out, as_json):
 @OUT
 @policy_options
 def chunks_cmd(blocks_dir, out, policy_file, **flags):
-    """Pack the blocks of BLOCKS_DIR (written by `mdchunk blocks`) into chunks.
+    """Pack the blocks of BLOCKS_DIR (written by `chunkmill blocks`) into chunks.
 
     \b
     Example:
-      mdchunk blocks docs/ --out stage/
-      mdchunk chunks stage/ --out out/ --policy policy.yaml --max-tokens 512
+      chunkmill blocks docs/ --out stage/
+      chunkmill chunks stage/ --out out/ --policy policy.yaml --max-tokens 512
 
     No markdown is parsed again: changing the policy only re-packs stored blocks. --out may
     be BLOCKS_DIR itself; then only chunks.parquet is written there.
     """
-    from mdchunk.jobs import chunks_job
+    from chunkmill.jobs import chunks_job
 
     policy = _policy(policy_file, **flags)
     for name in ("documents", "blocks"):
         if not (blocks_dir / f"{name}.parquet").exists():
             raise click.UsageError(
-                f"{blocks_dir} has no {name}.parquet: run `mdchunk blocks` first"
+                f"{blocks_dir} has no {name}.parquet: run `chunkmill blocks` first"
             )
     import pyarrow.parquet as pq
 
     total = pq.ParquetFile(blocks_dir / "documents.parquet").metadata.num_rows
     with _progress(total, "chunks") as bar:
         summary = chunks_job.run_chunks(blocks_dir, out, policy, progress=bar.update)
-    click.echo(f"mdchunk chunks: {summary.line()} (policy {policy.policy_hash}) -> {out}", err=True)
+    click.echo(f"chunkmill chunks: {summary.line()} (policy {policy.policy_hash}) -> {out}", err=True)
 
 
 @main.command("blocks")
@@ -760,7 +760,7 @@ def blocks_cmd(
 
     \b
     Example:
-      mdchunk blocks docs/ --out out/ --exclude 'drafts/*'
+      chunkmill blocks docs/ --out out/ --exclude 'drafts/*'
       duckdb -c "SELECT kind, count(*) FROM 'out/blocks.parquet' GROUP BY kind"
 
     One row per top-level block (heading, paragraph, list, table, code, blockquote, html,
@@ -769,9 +769,9 @@ def blocks_cmd(
     used (invalid UTF-8, binary, unreadable) go to rejects.parquet with a reason; the exit
     code is non-zero only when no document at all could be read.
     """
-    from mdchunk.jobs import blocks_job
-    from mdchunk.pipeline import sources
-    from mdchunk.pipeline.labels import input_labels
+    from chunkmill.jobs import blocks_job
+    from chunkmill.pipeline import sources
+    from chunkmill.pipeline.labels import input_labels
 
     _not_an_input(out, inputs)
     _writable(out)
@@ -801,7 +801,7 @@ main.add_command(report_cli.report_cmd)
 
 
 def entry() -> None:
-    """The ``mdchunk`` command. A ``run`` on the local engine never uses numpy in this
+    """The ``chunkmill`` command. A ``run`` on the local engine never uses numpy in this
     process (its workers, fresh interpreters of their own, do), yet pyarrow imports it
     whenever it is installed: numpy is declared absent here first, 50-140 ms off every
     run's start-up (an unchanged nightly run takes half a second). The Ray engine imports
@@ -809,9 +809,9 @@ def entry() -> None:
     in its caller's process and is left alone. Tests run the command so."""
     args = sys.argv[1:]
     if args[:1] == ["run"] and _engine(args) == "local":
-        from mdchunk.jobs.worker import Absent
+        from chunkmill.jobs.worker import Absent
 
-        sys.meta_path.insert(0, Absent("numpy", why="is not used by mdchunk run's main process"))
+        sys.meta_path.insert(0, Absent("numpy", why="is not used by chunkmill run's main process"))
     main()
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from mdchunk.jobs import errors
+from chunkmill.jobs import errors
 
 
 def _folder_or_uri(ctx, param, value: str):
@@ -60,7 +60,7 @@ def changes_cmd(out, since, snapshot, fmt, output, updates):
 
     \b
     The consumer pattern (an embedding job that may miss nights or crash):
-      mdchunk changes out/ --since "$(cat applied)" --updates --format parquet --out todo.parquet
+      chunkmill changes out/ --since "$(cat applied)" --updates --format parquet --out todo.parquet
       # embed and upsert the adds, upsert the updates' columns (no embedding: same
       # embed_hash), delete the removes (all idempotent), then store the run they
       # bring you to (footer key mdchunk.until; also printed on stderr):
@@ -71,13 +71,13 @@ def changes_cmd(out, since, snapshot, fmt, output, updates):
     After a crash, ask again since the same run. DIR/ledger.parquet keeps the chunk ids of
     every publication, so this works after the runs you saw were pruned. A new consumer
     starts with --all: every published chunk, and the run to store, in one file. DIR may
-    be an object-store prefix (s3://bucket/prefix) written by `mdchunk run`. The published
+    be an object-store prefix (s3://bucket/prefix) written by `chunkmill run`. The published
     chunks file is checked against its run's manifest first; a damaged one is refused
     (exit 1).
     """
     import pyarrow.parquet as pq
 
-    from mdchunk.pipeline import ledger, runstore
+    from chunkmill.pipeline import ledger, runstore
 
     if (since is None) == (not snapshot):
         raise click.UsageError("give --since RUN_ID (the last run you applied) or --all")
@@ -87,7 +87,7 @@ def changes_cmd(out, since, snapshot, fmt, output, updates):
     except ledger.UnknownRunError as exc:
         raise click.UsageError(f"{exc}; {_start_over(out)}") from exc
     except (ledger.LedgerDamaged, runstore.DamagedRunError) as exc:
-        errors.finish("changes", str(exc), 1)  # exit 1, as `mdchunk check` fails on it
+        errors.finish("changes", str(exc), 1)  # exit 1, as `chunkmill check` fails on it
     except ledger.LedgerError as exc:
         raise click.UsageError(str(exc)) from exc
     if fmt == "parquet" and output is None:
@@ -98,7 +98,7 @@ def changes_cmd(out, since, snapshot, fmt, output, updates):
         else:
             import json
 
-            from mdchunk.pipeline.change_records import records_of
+            from chunkmill.pipeline.change_records import records_of
 
             rows = records_of(table, run[0])
             lines = (json.dumps(row, default=str, ensure_ascii=False) for row in rows)
@@ -114,7 +114,7 @@ def changes_cmd(out, since, snapshot, fmt, output, updates):
     ops = table.column("op").to_pylist()
     until = table.schema.metadata[b"mdchunk.until"].decode()
     click.echo(
-        f"mdchunk changes: {ops.count('add')} to add, "
+        f"chunkmill changes: {ops.count('add')} to add, "
         + (f"{ops.count('update')} to update, " if updates else "")
         + f"{ops.count('remove')} to remove, from {since or 'nothing'} to the published run "
         + until,
@@ -125,9 +125,9 @@ def changes_cmd(out, since, snapshot, fmt, output, updates):
 def _start_over(out) -> str:
     """What a consumer with a run id DIR does not know can do."""
     listing = (
-        f'`mdchunk sql {out} "SELECT run_id FROM runs"`'
+        f'`chunkmill sql {out} "SELECT run_id FROM runs"`'
         if isinstance(out, str)
-        else f"`mdchunk runs {out}`"
+        else f"`chunkmill runs {out}`"
     )
     return f"start from a snapshot with --all, or list the run ids with {listing}"
 
@@ -140,31 +140,31 @@ def publish_cmd(out, run_id):
 
     \b
     Example:
-      mdchunk runs out/                      # the runs, * marks the published one
-      mdchunk publish out/ 20250101T020000Z-1a2b3c
+      chunkmill runs out/                      # the runs, * marks the published one
+      chunkmill publish out/ 20250101T020000Z-1a2b3c
 
     Its changes.parquet is rewritten relative to the run published until now (so
     `SELECT ... FROM changes` undoes what the newer run did) and the ledger records it, so
-    `mdchunk changes --since` stays right. The next `mdchunk run` builds on it. Local
+    `chunkmill changes --since` stays right. The next `chunkmill run` builds on it. Local
     output folders only.
     """
-    from mdchunk.jobs import rollback
-    from mdchunk.pipeline import runstore
+    from chunkmill.jobs import rollback
+    from chunkmill.pipeline import runstore
 
     try:
         counts = rollback.publish(out, run_id, lambda m: errors.emit("publish", f"warning: {m}"))
     except rollback.RollbackError as exc:
         raise click.UsageError(str(exc)) from exc
     except runstore.LockedError as exc:
-        click.echo(f"mdchunk publish: refused: {exc}", err=True)
+        click.echo(f"chunkmill publish: refused: {exc}", err=True)
         sys.exit(3)
     if counts["unchanged"]:
-        click.echo(f"mdchunk publish: {run_id} is already the published run", err=True)
+        click.echo(f"chunkmill publish: {run_id} is already the published run", err=True)
         return
     click.echo(
-        f"mdchunk publish: {run_id} published; changes.parquet: {counts['added']} to add, "
+        f"chunkmill publish: {run_id} published; changes.parquet: {counts['added']} to add, "
         f"{counts['removed']} to remove ({counts['updated']} kept chunks updated: "
-        f"`mdchunk changes --updates`)",
+        f"`chunkmill changes --updates`)",
         err=True,
     )
 

@@ -1,5 +1,5 @@
 """How the command line fails: one line naming the thing and the cause, never a traceback
-(unless --debug or MDCHUNK_DEBUG=1); exit 2 for usage and configuration errors, 1 for
+(unless --debug or CHUNKMILL_DEBUG=1); exit 2 for usage and configuration errors, 1 for
 anything unexpected, 130 after Ctrl-C (143 after SIGTERM). With --log-json every line on
 stderr is a JSON object, errors included, and the last one is the summary."""
 
@@ -29,7 +29,7 @@ class Interrupted(KeyboardInterrupt):
 
 
 def emit(command: str, message: str, **fields) -> None:
-    """One line on stderr: ``mdchunk COMMAND: message``, or a JSON object."""
+    """One line on stderr: ``chunkmill COMMAND: message``, or a JSON object."""
     if STATE["json"]:
         stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
         line = json.dumps(
@@ -43,7 +43,7 @@ def emit(command: str, message: str, **fields) -> None:
             default=str,
         )
     else:
-        line = f"mdchunk: {message}" if command == "mdchunk" else f"mdchunk {command}: {message}"
+        line = f"chunkmill: {message}" if command == "chunkmill" else f"chunkmill {command}: {message}"
     click.echo(line, err=True)
 
 
@@ -62,13 +62,13 @@ def _on_sigterm(signum, frame):
 
 
 class Main(click.Group):
-    """The ``mdchunk`` group: turns what escapes a command into one line and an exit code."""
+    """The ``chunkmill`` group: turns what escapes a command into one line and an exit code."""
 
     def invoke(self, ctx: click.Context):
-        from mdchunk.jobs import worker
+        from chunkmill.jobs import worker
 
         # each invocation starts plain (a process may invoke several: tests, scripts)
-        STATE.update(json=False, debug=bool(os.environ.get("MDCHUNK_DEBUG")))
+        STATE.update(json=False, debug=bool(os.environ.get("CHUNKMILL_DEBUG")))
         saved = worker.STDERR, warnings.showwarning
         previous = signal.signal(signal.SIGTERM, _on_sigterm)
         try:
@@ -76,7 +76,7 @@ class Main(click.Group):
         except click.exceptions.Exit:
             raise
         except BaseException as exc:
-            self.fail(ctx.invoked_subcommand or "mdchunk", exc)
+            self.fail(ctx.invoked_subcommand or "chunkmill", exc)
         finally:
             signal.signal(signal.SIGTERM, previous)
             worker.STDERR, warnings.showwarning = saved
@@ -84,13 +84,13 @@ class Main(click.Group):
     @staticmethod
     def fail(command: str, exc: BaseException):
         """Report ``exc`` in one line and exit, or raise it again (with --debug; SystemExit;
-        `mdchunk` alone, whose help click prints)."""
+        `chunkmill` alone, whose help click prints)."""
         if isinstance(exc, BrokenPipeError):  # the reader of our output left (`| head`):
             # nothing went wrong here; stdout to /dev/null so the exit's flush stays quiet
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             sys.exit(0)
         if isinstance(exc, click.exceptions.NoArgsIsHelpError):
-            raise exc  # `mdchunk` alone: click prints the help
+            raise exc  # `chunkmill` alone: click prints the help
         if isinstance(exc, click.ClickException) and not STATE["debug"]:
             # one line, as every other failure: click's own form is three (usage, a hint,
             # the error). The hint stays, shortened, after click's own parsing errors (ours
@@ -98,7 +98,7 @@ class Main(click.Group):
             parsing = isinstance(exc, click.UsageError) and (
                 type(exc) is not click.UsageError or "No such command" in exc.message
             )
-            where = "mdchunk" if command == "mdchunk" else f"mdchunk {command}"
+            where = "chunkmill" if command == "chunkmill" else f"chunkmill {command}"
             hint = f" (see {where} --help)" if parsing else ""
             finish(command, exc.format_message() + hint, exc.exit_code)
         if isinstance(exc, click.ClickException):

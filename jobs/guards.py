@@ -15,8 +15,8 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from mdchunk.pipeline import columns
-from mdchunk.pipeline.policy import ID_NEUTRAL
+from chunkmill.pipeline import columns
+from chunkmill.pipeline.policy import ID_NEUTRAL
 
 EXIT_NO_DOCUMENTS = 1  # as before the guards: no document could be read
 EXIT_REFUSED = 4  # a guard refused to publish (mass removal, policy change)
@@ -52,7 +52,7 @@ class Baseline:
 
 def baseline(root: Path) -> Baseline:
     """The published run of ``root`` as far as its manifest tells (files are not read)."""
-    from mdchunk.pipeline import runstore
+    from chunkmill.pipeline import runstore
 
     pub = runstore.current(root, verify=False)
     if pub.manifest is None:
@@ -105,7 +105,7 @@ def check_policy(base: Baseline, policy_json: str, chunker_version: str, guards:
         raise Refused(
             f"the policy differs from that of the published run {base.run_id} ({named}): "
             f"{effect}. Nothing was published. Run again with --new-policy to accept that, "
-            "or with the published policy (`mdchunk runs DIR --json` shows it)."
+            "or with the published policy (`chunkmill runs DIR --json` shows it)."
         )
     if warn is not None:
         warn(
@@ -141,7 +141,7 @@ def check_result(
             f"{', '.join(folders)}: could not be listed, and the published run cannot be "
             f"reused to carry what it held there, so this run would remove {lost} published "
             "chunks below it. Nothing was published. Make the folder readable (or repair the "
-            "published run: `mdchunk check DIR`), or run again with --allow-mass-delete."
+            "published run: `chunkmill check DIR`), or run again with --allow-mass-delete."
         )
     published = base.chunks
     rejects, limits = rejects or Counter(), limits or {}

@@ -23,15 +23,15 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
-from mdchunk.jobs.errors import EngineError
-from mdchunk.jobs.worker import (
+from chunkmill.jobs.errors import EngineError
+from chunkmill.jobs.worker import (
     WORKER_START_MB,
     Worker,
     inherited_address_space,
     receive,
     rss_mb,
 )
-from mdchunk.pipeline.limits import DEFAULT_DOC_MEMORY_MB, DEFAULT_DOC_TIMEOUT
+from chunkmill.pipeline.limits import DEFAULT_DOC_MEMORY_MB, DEFAULT_DOC_TIMEOUT
 
 TICK = 0.05  # seconds between two looks of the watchdog
 

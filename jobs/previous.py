@@ -19,9 +19,9 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from mdchunk.pipeline import columns, ledger, runstore, schemas, store
-from mdchunk.pipeline.batch import document_runs
-from mdchunk.pipeline.policy import POSTINGS_VERSION
+from chunkmill.pipeline import columns, ledger, runstore, schemas, store
+from chunkmill.pipeline.batch import document_runs
+from chunkmill.pipeline.policy import POSTINGS_VERSION
 
 OLD_CHUNK_COLUMNS = ["chunk_id", "doc_id", "path"]
 OLD_DOC_COLUMNS = ["doc_id", "path", "source", "content_hash"]
@@ -95,7 +95,7 @@ class Previous:
             return t
         import polars as pl
 
-        from mdchunk.pipeline.block import with_estimates
+        from chunkmill.pipeline.block import with_estimates
 
         return with_estimates(pl.from_arrow(t), bias).to_arrow().cast(schemas.BLOCKS)
 

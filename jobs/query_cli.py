@@ -9,8 +9,8 @@ from pathlib import Path
 
 import click
 
-# polars and duckdb (through mdchunk.pipeline.queries) are imported inside the commands, so
-# that `mdchunk --help` does not pay for them.
+# polars and duckdb (through chunkmill.pipeline.queries) are imported inside the commands, so
+# that `chunkmill --help` does not pay for them.
 
 
 def _out_dir(ctx, param, value: str):
@@ -30,7 +30,7 @@ OUT_DIR = click.argument("out", metavar="DIR", callback=_out_dir)
 def _open(fn, *args, **kwargs):
     """``fn(...)``; a folder that is no output a usage error (2), a damaged published run a
     failure (1, as `check` fails on it)."""
-    from mdchunk.pipeline.runstore import DamagedRunError, RunStoreError
+    from chunkmill.pipeline.runstore import DamagedRunError, RunStoreError
 
     try:
         return fn(*args, **kwargs)
@@ -50,15 +50,15 @@ TOKENIZER = click.option(
 
 def _recount(out, tokenizer: str):
     """Load the tokenizer (one clear line when it cannot be), then recount DIR's chunks."""
-    from mdchunk.pipeline import queries
-    from mdchunk.pipeline.tokens import make_counter
+    from chunkmill.pipeline import queries
+    from chunkmill.pipeline.tokens import make_counter
 
     try:
         counter = make_counter(tokenizer)
     except ImportError as exc:
         raise click.UsageError(
             f"--tokenizer {tokenizer}: {exc}; install the 'tokenizers' extra "
-            "(pip install 'mdchunk[tokenizers]')"
+            "(pip install 'chunkmill[tokenizers]')"
         ) from exc
     except Exception as exc:  # a file that is missing or not a tokenizer: no traceback
         raise click.UsageError(f"--tokenizer {tokenizer}: {exc}") from exc
@@ -108,13 +108,13 @@ def search_cmd(out, query, section, level, chunk_type, path_glob, meta, limit, a
 
     \b
     Example:
-      mdchunk search out/ "configure the compactor" --section config
+      chunkmill search out/ "configure the compactor" --section config
 
     Runs sql/search.sql on the postings table written next to the chunks; no DuckDB
     extension is needed. Both files are checked against the run's manifest first; a
     damaged one is refused (exit 1).
     """
-    from mdchunk import api
+    from chunkmill import api
 
     fm_key, fm_value = (meta.split("=", 1) + [None])[:2] if meta else (None, None)
     if meta and fm_value is None:
@@ -174,12 +174,12 @@ def stats_cmd(out, tokenizer, as_json, bins):
 
     \b
     Example:
-      mdchunk stats out/ --tokenizer tiktoken:cl100k_base
+      chunkmill stats out/ --tokenizer tiktoken:cl100k_base
     """
     import polars as pl
 
-    from mdchunk import api
-    from mdchunk.pipeline import queries
+    from chunkmill import api
+    from chunkmill.pipeline import queries
 
     figures = _open(api.stats, out, bins=bins)
     policy = queries.policy_of(out)
@@ -275,11 +275,11 @@ def check_cmd(out, tokenizer, show):
 
     \b
     Example:
-      mdchunk check out/ --tokenizer tiktoken:cl100k_base
+      chunkmill check out/ --tokenizer tiktoken:cl100k_base
     """
     import polars as pl
 
-    from mdchunk.pipeline import manifest, queries, runstore
+    from chunkmill.pipeline import manifest, queries, runstore
 
     try:
         folder = queries.folder_of(out)
@@ -337,13 +337,13 @@ def sql_cmd(out, query, fmt, output):
 
     \b
     Example:
-      mdchunk sql out/ "SELECT kind, count(*) FROM blocks GROUP BY ALL"
-      mdchunk sql out/ "FROM chunks WHERE n_tokens > 900" --format parquet --output big.parquet
+      chunkmill sql out/ "SELECT kind, count(*) FROM blocks GROUP BY ALL"
+      chunkmill sql out/ "FROM chunks WHERE n_tokens > 900" --format parquet --output big.parquet
     """
     import duckdb
     import polars as pl
 
-    from mdchunk.pipeline import queries
+    from chunkmill.pipeline import queries
 
     con = _open(queries.connect, out, queries.tables_in(query))
     try:

@@ -26,14 +26,14 @@ from collections.abc import Callable, Iterable, Iterator
 
 import pyarrow as pa
 
-from mdchunk.jobs.errors import EngineError
-from mdchunk.pipeline import schemas, sources
-from mdchunk.pipeline.batch import Reused
-from mdchunk.pipeline.document import RawDocument, make_doc_id
+from chunkmill.jobs.errors import EngineError
+from chunkmill.pipeline import schemas, sources
+from chunkmill.pipeline.batch import Reused
+from chunkmill.pipeline.document import RawDocument, make_doc_id
 
 RAW = schemas.RAW_DOCUMENTS
 ENVELOPE = pa.schema([("seq", pa.int64()), ("name", pa.string()), ("ipc", pa.large_binary())])
-INSTALL_HINT = "--engine ray needs Ray: pip install 'mdchunk[ray]'"
+INSTALL_HINT = "--engine ray needs Ray: pip install 'chunkmill[ray]'"
 
 
 def read_raw(table: pa.Table, known: dict[str, str], max_bytes: int) -> pa.Table:

@@ -1,4 +1,4 @@
-"""`mdchunk report`: the chunk-quality report of an output folder as one HTML page."""
+"""`chunkmill report`: the chunk-quality report of an output folder as one HTML page."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from mdchunk.jobs.query_cli import OUT_DIR
+from chunkmill.jobs.query_cli import OUT_DIR
 
 
 @click.command("report")
@@ -22,7 +22,7 @@ from mdchunk.jobs.query_cli import OUT_DIR
 @click.option(
     "--compare",
     metavar="RUN_ID|DIR2",
-    help="Show another run side by side: a run id of DIR (see `mdchunk runs DIR`; only "
+    help="Show another run side by side: a run id of DIR (see `chunkmill runs DIR`; only "
     "kept runs) or another output folder. What did a policy change do?",
 )
 @click.option(
@@ -35,7 +35,7 @@ from mdchunk.jobs.query_cli import OUT_DIR
 @click.option("--sample", default=2000, show_default=True, type=click.IntRange(1, 1_000_000),
               help="Chunks to recount with the tokenizer.")  # fmt: skip
 @click.option("--bins", default=40, show_default=True, type=click.IntRange(1, 1000),
-              help="Histogram bins from 0 to the cap (as `mdchunk stats --bins`).")  # fmt: skip
+              help="Histogram bins from 0 to the cap (as `chunkmill stats --bins`).")  # fmt: skip
 @click.option("--top", default=15, show_default=True, type=click.IntRange(1, 500),
               help="Documents shown in 'the most chunks'.")  # fmt: skip
 @click.option("--json", "as_json", is_flag=True, help="Print what was written as JSON.")
@@ -49,23 +49,23 @@ def report_cmd(out, page, compare, tokenizer, sample, bins, top, as_json):
     whose embed_text names their section; blocks cut into parts per block kind; rejects
     by reason; documents with the most chunks; the estimate against a real tokenizer
     (with --tokenizer, or when the run used one); chunks added and removed per run. The
-    tiles equal `mdchunk stats --json --bins N`.
+    tiles equal `chunkmill stats --json --bins N`.
 
     \b
     Examples:
-      mdchunk report out/                      # -> out/report.html
-      mdchunk report out/ --compare 20250101T020000Z-1a2b3c --out policy-change.html
-      mdchunk report out/ --compare out-small/ --tokenizer tiktoken:cl100k_base
+      chunkmill report out/                      # -> out/report.html
+      chunkmill report out/ --compare 20250101T020000Z-1a2b3c --out policy-change.html
+      chunkmill report out/ --compare out-small/ --tokenizer tiktoken:cl100k_base
 
-    Needs the report extra (plotly): pip install 'mdchunk[report]'.
+    Needs the report extra (plotly): pip install 'chunkmill[report]'.
     """
-    from mdchunk import api
-    from mdchunk.jobs import report_job
-    from mdchunk.pipeline.report import ReportError
-    from mdchunk.pipeline.runstore import DamagedRunError
+    from chunkmill import api
+    from chunkmill.jobs import report_job
+    from chunkmill.pipeline.report import ReportError
+    from chunkmill.pipeline.runstore import DamagedRunError
 
     if not report_job.available():
-        click.echo(f"mdchunk report: {report_job.INSTALL_HINT}", err=True)
+        click.echo(f"chunkmill report: {report_job.INSTALL_HINT}", err=True)
         sys.exit(2)
     _check_tokenizer(tokenizer)
     if page is not None and not page.parent.is_dir():
@@ -75,7 +75,7 @@ def report_cmd(out, page, compare, tokenizer, sample, bins, top, as_json):
                              bins=bins, top=top)  # fmt: skip
     except (ReportError, FileNotFoundError) as exc:
         raise click.UsageError(str(exc)) from exc
-    except DamagedRunError as exc:  # exit 1, as `mdchunk check` fails on it
+    except DamagedRunError as exc:  # exit 1, as `chunkmill check` fails on it
         raise click.ClickException(str(exc)) from exc
     except OSError as exc:
         raise click.ClickException(f"cannot write {page or out / 'report.html'}: {exc}") from exc
@@ -84,7 +84,7 @@ def report_cmd(out, page, compare, tokenizer, sample, bins, top, as_json):
         click.echo(json.dumps(record, indent=1, ensure_ascii=False))
     size = summary.bytes / 1e6
     click.echo(
-        f"mdchunk report: wrote {summary.page} ({size:.1f} MB, {len(summary.charts)} charts"
+        f"chunkmill report: wrote {summary.page} ({size:.1f} MB, {len(summary.charts)} charts"
         f"{', ' + str(len(summary.notes)) + ' with nothing to draw' if summary.notes else ''})"
         f" for run {' vs '.join(summary.runs)}",
         err=True,
@@ -98,7 +98,7 @@ def _check_tokenizer(spec: str | None) -> None:
     if spec == "estimate":
         raise click.BadParameter("give a real tokenizer to compare the estimate with",
                                  param_hint="--tokenizer")  # fmt: skip
-    from mdchunk.pipeline.tokens import make_counter
+    from chunkmill.pipeline.tokens import make_counter
 
     try:
         make_counter(spec)

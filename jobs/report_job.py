@@ -6,11 +6,11 @@ import importlib.util
 from dataclasses import dataclass
 from pathlib import Path
 
-from mdchunk.pipeline import runstore
-from mdchunk.pipeline.report import Options
+from chunkmill.pipeline import runstore
+from chunkmill.pipeline.report import Options
 
 INSTALL_HINT = (
-    "mdchunk report draws with plotly, which is not installed: pip install 'mdchunk[report]'"
+    "chunkmill report draws with plotly, which is not installed: pip install 'chunkmill[report]'"
 )
 
 
@@ -32,7 +32,7 @@ def available() -> bool:
 
 
 def charts(runs):
-    from mdchunk.pipeline import charts, charts_detail, charts_tokens
+    from chunkmill.pipeline import charts, charts_detail, charts_tokens
 
     order = [
         charts.histogram,
@@ -52,14 +52,14 @@ def run(out: Path, page: Path | None, compare: str | None, opts: Options) -> Rep
     (default ``out/report.html``), atomically."""
     from importlib.metadata import version
 
-    from mdchunk.pipeline import page as page_mod
-    from mdchunk.pipeline import report
+    from chunkmill.pipeline import page as page_mod
+    from chunkmill.pipeline import report
 
     if not available():
         raise ReportUnavailable(INSTALL_HINT)
     runs = report.gather_all(Path(out), compare, opts)
     drawn = charts(runs)
-    html = page_mod.render(runs, drawn, str(out), version("mdchunk"))
+    html = page_mod.render(runs, drawn, str(out), version("chunkmill"))
     page = Path(page) if page is not None else Path(out) / "report.html"
     data = html.encode("utf-8")
     runstore.write_atomic(page, data)

@@ -1,9 +1,9 @@
-"""Job: `mdchunk publish DIR RUN_ID`, publish again a run still on disk (a rollback).
+"""Job: `chunkmill publish DIR RUN_ID`, publish again a run still on disk (a rollback).
 
 The run's changes.parquet is rewritten relative to the run published until now (and its
 manifest with it), so a consumer of the published change set undoes exactly what it
-applied; the ledger records the publication, so `mdchunk changes --since` stays right
-across the rollback; the next `mdchunk run` builds on the run published again.
+applied; the ledger records the publication, so `chunkmill changes --since` stays right
+across the rollback; the next `chunkmill run` builds on the run published again.
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from __future__ import annotations
 from functools import partial
 from pathlib import Path
 
-from mdchunk.jobs.previous import open_published
-from mdchunk.pipeline import ledger, manifest, runstore
+from chunkmill.jobs.previous import open_published
+from chunkmill.pipeline import ledger, manifest, runstore
 
 
 class RollbackError(Exception):
@@ -22,7 +22,7 @@ class RollbackError(Exception):
 def publish(root: Path, run_id: str, warn=runstore.quiet) -> dict:
     """Make ``run_id`` the published run of ``root``; returns the change counts. ``warn``:
     told of run folders left by killed runs that cannot be removed."""
-    from mdchunk.jobs import changeset
+    from chunkmill.jobs import changeset
 
     root = Path(root)
     with runstore.Lock(root):

@@ -1,4 +1,4 @@
-"""Job: `mdchunk run`, the nightly run. Incremental by default, published atomically.
+"""Job: `chunkmill run`, the nightly run. Incremental by default, published atomically.
 
 Per document: the same ``content_hash`` under the same parser version reuses the previous
 run's documents and blocks rows (no parsing); if the policy and chunker version are also the
@@ -21,17 +21,17 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
-from mdchunk.jobs import blocks_job, changeset, guards, pool
-from mdchunk.jobs.changeset import ChangeSet
-from mdchunk.jobs.chunks_job import ChunksSummary, run_metadata
-from mdchunk.jobs.previous import OldRun, Previous, open_published
-from mdchunk.jobs.runlog import RunLog, run_seconds
-from mdchunk.pipeline import batch, ledger, manifest, runstore, schemas, sources, stamps, store
-from mdchunk.pipeline.batch import Batch, Reused
-from mdchunk.pipeline.document import content_hash, make_doc_id
-from mdchunk.pipeline.parse import DEFAULT_BACKEND, parser_key
-from mdchunk.pipeline.policy import ASSEMBLY_VERSION, CHUNKER_VERSION, Policy
-from mdchunk.pipeline.tokens import ESTIMATE_VERSION, HF_COUNT_VERSION
+from chunkmill.jobs import blocks_job, changeset, guards, pool
+from chunkmill.jobs.changeset import ChangeSet
+from chunkmill.jobs.chunks_job import ChunksSummary, run_metadata
+from chunkmill.jobs.previous import OldRun, Previous, open_published
+from chunkmill.jobs.runlog import RunLog, run_seconds
+from chunkmill.pipeline import batch, ledger, manifest, runstore, schemas, sources, stamps, store
+from chunkmill.pipeline.batch import Batch, Reused
+from chunkmill.pipeline.document import content_hash, make_doc_id
+from chunkmill.pipeline.parse import DEFAULT_BACKEND, parser_key
+from chunkmill.pipeline.policy import ASSEMBLY_VERSION, CHUNKER_VERSION, Policy
+from chunkmill.pipeline.tokens import ESTIMATE_VERSION, HF_COUNT_VERSION
 
 BATCH_DOCS = blocks_job.BATCH_DOCS
 
@@ -305,7 +305,7 @@ class RunJob:
         """Every document in input order: RawDocuments, and Reused ids for the files whose
         stamp is as ``prev`` recorded it (the Ray engine: whose bytes hash as in ``prev``)."""
         if self.engine == "ray":
-            from mdchunk.jobs import ray_job
+            from chunkmill.jobs import ray_job
 
             known = prev.hashes if prev is not None else {}
             return ray_job.read(
@@ -326,7 +326,7 @@ class RunJob:
             batch.process, policy=self.policy, max_bytes=self.max_bytes, parser=self.parser
         )
         if self.engine == "ray":
-            from mdchunk.jobs import ray_job
+            from chunkmill.jobs import ray_job
 
             return ray_job.ordered_map(step, batches, self.ray_address, self.workers)
         return self.supervisor.map(step, batches, local=batch.settled)

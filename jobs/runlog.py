@@ -27,7 +27,7 @@ class RunLog:
             )
         else:
             parts = [f"{k}={_fmt(v)}" for k, v in fields.items()]
-            line = f"mdchunk [{name}] " + " ".join(parts)
+            line = f"chunkmill [{name}] " + " ".join(parts)
         print(line, file=self.stream, flush=True)
 
     def warn(self, message: str) -> None:
@@ -39,7 +39,7 @@ class RunLog:
                 {"ts": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "warning": message}
             )
         else:
-            line = f"mdchunk run: warning: {message}"
+            line = f"chunkmill run: warning: {message}"
         print(line, file=self.stream, flush=True)
 
 

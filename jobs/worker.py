@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # imported where used: a run that starts no worker never loads it
     from multiprocessing.connection import Connection
 
-WARM_MODULES = ("mdchunk.pipeline.batch",)  # imported by a worker before it says ready
+WARM_MODULES = ("chunkmill.pipeline.batch",)  # imported by a worker before it says ready
 # About the address space a warmed-up worker needs to start (polars, pyarrow, their threads)
 WORKER_START_MB = 1024
 STDERR = subprocess.DEVNULL  # None (inherit) with --debug
@@ -48,7 +48,7 @@ from multiprocessing.connection import Connection
 inbox = Connection(int(sys.argv[1]), writable=False)
 outbox = Connection(int(sys.argv[2]), readable=False)
 sys.path[:] = inbox.recv()
-from mdchunk.jobs.worker import serve
+from chunkmill.jobs.worker import serve
 serve(inbox, outbox, *inbox.recv())
 """
 
@@ -59,7 +59,7 @@ class Absent:
     lists into arrays, only to ask whether they are pandas objects (a quarter of a second of
     CPU per worker at start, more under load), and numpy when pyarrow itself is imported
     (50-140 ms of every run's start-up), for modules that a worker (pandas) or the main
-    process of ``mdchunk run`` (numpy; see ``cli.entry``) never uses."""
+    process of ``chunkmill run`` (numpy; see ``cli.entry``) never uses."""
 
     def __init__(self, *names: str, why: str):
         self.names, self.why = names, why
@@ -75,7 +75,7 @@ def serve(inbox, outbox, parent: int, memory_mb: int, init: Callable | None) -> 
     text) or (seq, "memory", text) (out of address space); None ends it. Ctrl-C is the
     parent's business: the parent stops its workers."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    sys.meta_path.insert(0, Absent("pandas", why="is not used in mdchunk's workers"))
+    sys.meta_path.insert(0, Absent("pandas", why="is not used in chunkmill's workers"))
     _exit_with_parent(parent)
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # a crash leaves no core file behind
     for name in WARM_MODULES:

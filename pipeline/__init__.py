@@ -1,4 +1,4 @@
-"""mdchunk: markdown corpora to retrieval-ready chunks.
+"""chunkmill: markdown corpora to retrieval-ready chunks.
 
 The library is a set of small stages, each a pure function from an Arrow
 table to an Arrow table:

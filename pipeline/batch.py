@@ -17,13 +17,13 @@ from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
-from mdchunk.pipeline import columns, document, schemas
-from mdchunk.pipeline.document import RawDocument, make_doc_id
-from mdchunk.pipeline.parse import DEFAULT_BACKEND
-from mdchunk.pipeline.policy import Policy
+from chunkmill.pipeline import columns, document, schemas
+from chunkmill.pipeline.document import RawDocument, make_doc_id
+from chunkmill.pipeline.parse import DEFAULT_BACKEND
+from chunkmill.pipeline.policy import Policy
 
 if TYPE_CHECKING:
-    from mdchunk.pipeline.chunk import Counting
+    from chunkmill.pipeline.chunk import Counting
 
 # The stages (polars, the parsers) are imported by the functions that run them, so that a
 # run with nothing to parse or pack (an unchanged nightly run) does not load them.
@@ -146,7 +146,7 @@ def documents_and_blocks(
     threads: int = 1,
 ):
     """The documents and blocks stages over raw documents: (documents, blocks, rejects)."""
-    from mdchunk.pipeline import block
+    from chunkmill.pipeline import block
 
     if not raws:  # a batch of reused documents only
         return tuple(schemas.empty(s) for s in (schemas.DOCUMENTS, schemas.BLOCKS, schemas.REJECTS))
@@ -190,7 +190,7 @@ _COUNTING: dict[Policy, Counting] = {}  # one tokenizer per policy and process
 
 def counting_of(policy: Policy) -> Counting:
     """The token counts of ``policy``: one tokenizer per policy and process."""
-    from mdchunk.pipeline import chunk
+    from chunkmill.pipeline import chunk
 
     return _COUNTING.get(policy) or _COUNTING.setdefault(policy, chunk.Counting(policy))
 
@@ -269,7 +269,7 @@ def _postings(chunks: pa.Table, packed: pa.Table, stored: pa.Table | None) -> pa
     order. The rows of one chunk depend on its embed_text alone, so both ways give the rows
     that making them all would (a test compares an incremental run's files with a full
     run's, byte for byte)."""
-    from mdchunk.pipeline.postings import postings
+    from chunkmill.pipeline.postings import postings
 
     if stored is None:
         return postings(chunks)
@@ -315,7 +315,7 @@ def process(
     ``postings`` (the library calls that return chunks only) that table is left empty.
     ``threads``: how many threads the Rust core may use for the batch (a run's workers
     use one each; the library calls use every core)."""
-    from mdchunk.pipeline import chunk
+    from chunkmill.pipeline import chunk
 
     counting = counting_of(policy)
     work: Counter = Counter()

@@ -1,6 +1,6 @@
 """The blocks stage: documents table -> blocks table (one row per top-level block).
 
-The Rust core (mdchunk._core) parses every document of a batch in one call and hands back
+The Rust core (chunkmill._core) parses every document of a batch in one call and hands back
 its columns as Arrow buffers; a document it cannot parse, and every document under the
 reference parser, goes through ``pipeline.parse`` (markdown-it-py). Lengths and token
 estimates are computed for all blocks at once.
@@ -14,10 +14,10 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from mdchunk.pipeline import bulk_estimate, schemas
-from mdchunk.pipeline.columns import utf8_views
-from mdchunk.pipeline.kinds import CODE_LIKE
-from mdchunk.pipeline.parse import DEFAULT_BACKEND, REFERENCE_BACKEND, check_backend, parse
+from chunkmill.pipeline import bulk_estimate, schemas
+from chunkmill.pipeline.columns import utf8_views
+from chunkmill.pipeline.kinds import CODE_LIKE
+from chunkmill.pipeline.parse import DEFAULT_BACKEND, REFERENCE_BACKEND, check_backend, parse
 
 _FIELDS = [f.name for f in schemas.BLOCKS if f.name not in ("n_chars", "est_tokens")]
 # What the reference parser is asked to fix, and what is a document's own failure (a reject).
@@ -68,7 +68,7 @@ def _core_blocks(docs: list[tuple], rejects: list[dict], threads: int = 1) -> pa
 def _core_table(docs: list[tuple], threads: int = 1) -> tuple[pa.Table, pa.Array, list[int]]:
     """The Rust core's blocks of ``docs`` as a BLOCKS table (estimates null), each block's
     document (an index into ``docs``), and the documents left to the reference parser."""
-    from mdchunk import _core  # here: run_job's parser key needs no extension loaded
+    from chunkmill import _core  # here: run_job's parser key needs no extension loaded
 
     texts = [doc[4] for doc in docs]
     markdown, mdx = [doc[2] == "markdown" for doc in docs], [doc[3] for doc in docs]
@@ -124,7 +124,7 @@ def document_columns(text: bytes, markdown: bool, is_mdx: bool, bias: str) -> di
     alt, item_starts and tokens as lists, ``text`` as an Arrow array, ``english`` (does the
     document read as English). The same core calls as ``blocks`` and the chunks stage make
     for a batch of one. None when the core leaves the document to the reference parser."""
-    from mdchunk import _core
+    from chunkmill import _core
 
     out = _core.blocks([text], [markdown], [is_mdx], 1)
     if out["fallback"]:

@@ -1,6 +1,6 @@
 """The token estimate of a whole table of texts at once (the blocks stage's est_tokens).
 
-The Rust core (``mdchunk._core.estimates``) counts every character class of every text in
+The Rust core (``chunkmill._core.estimates``) counts every character class of every text in
 one pass over its UTF-8 bytes, judges each document's language over all its texts of the
 table, and adds the weighted counts in the float operations and order of
 ``tokens._weighted``: the numbers of ``tokens.estimate_expr`` and ``tokens.estimate`` to the
@@ -14,7 +14,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from mdchunk.pipeline.kinds import CODE_LIKE
+from chunkmill.pipeline.kinds import CODE_LIKE
 
 
 def estimates(
@@ -22,7 +22,7 @@ def estimates(
 ) -> tuple[np.ndarray, np.ndarray]:
     """(characters, estimated tokens) of every row as int32: ``tokens.estimate_expr`` with
     the same arguments, to the bit."""
-    from mdchunk import _core  # here: run_job's parser key needs no extension loaded
+    from chunkmill import _core  # here: run_job's parser key needs no extension loaded
 
     data, offsets = _utf8(texts)
     code = pc.fill_null(pc.is_in(kinds, value_set=pa.array(sorted(CODE_LIKE))), False)
@@ -38,7 +38,7 @@ def estimates(
 def english_documents(texts: pa.Array, documents: pa.Array) -> list[bool]:
     """Per row: whether its document reads as English over all its rows of the table
     (``tokens.english_document_expr``, to the bit)."""
-    from mdchunk import _core
+    from chunkmill import _core
 
     data, offsets = _utf8(texts)
     group = pc.dictionary_encode(_one_chunk(documents)).indices.to_numpy(zero_copy_only=False)

@@ -1,4 +1,4 @@
-"""The change set as JSON records (``mdchunk changes --format jsonl``, ``change_records``).
+"""The change set as JSON records (``chunkmill changes --format jsonl``, ``change_records``).
 
 A record is a row of the change set (schemas.CHANGES) with two differences:
 
@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from mdchunk.pipeline import frontmatter, ledger, manifest, runstore
+from chunkmill.pipeline import frontmatter, ledger, manifest, runstore
 
 NEXT = "next_since"
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from mdchunk.pipeline.report import RunFigures
+from chunkmill.pipeline.report import RunFigures
 
 FONT = "Inter, 'Segoe UI', Roboto, 'Helvetica Neue', Arial, sans-serif"
 INK = "#1f2937"

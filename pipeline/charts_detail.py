@@ -5,7 +5,7 @@ from __future__ import annotations
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from mdchunk.pipeline.charts import (
+from chunkmill.pipeline.charts import (
     CAP_COLOR,
     MUTED,
     ROW,
@@ -15,7 +15,7 @@ from mdchunk.pipeline.charts import (
     name_of,
     style,
 )
-from mdchunk.pipeline.report import RunFigures
+from chunkmill.pipeline.report import RunFigures
 
 FOLDER_COLORS = [
     "#2563eb", "#f97316", "#16a34a", "#db2777", "#7c3aed", "#0d9488",
@@ -69,7 +69,7 @@ def splits(runs: list[RunFigures]) -> Chart:
 def rejects(runs: list[RunFigures]) -> Chart:
     caption = (
         "Rejected documents are missing from search: fix the longest bar first "
-        '(hover for an example path; `mdchunk sql DIR "FROM rejects"` lists them all).'
+        '(hover for an example path; `chunkmill sql DIR "FROM rejects"` lists them all).'
     )
     chart = Chart("rejects", "Rejected documents by reason", caption)
     labels = []

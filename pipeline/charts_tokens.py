@@ -5,9 +5,9 @@ from __future__ import annotations
 import plotly.graph_objects as go
 import polars as pl
 
-from mdchunk.pipeline.charts import CAP_COLOR, MUTED, RUN_COLORS, Chart, name_of, style
-from mdchunk.pipeline.charts_detail import FOLDER_COLORS
-from mdchunk.pipeline.report import RunFigures
+from chunkmill.pipeline.charts import CAP_COLOR, MUTED, RUN_COLORS, Chart, name_of, style
+from chunkmill.pipeline.charts_detail import FOLDER_COLORS
+from chunkmill.pipeline.report import RunFigures
 
 
 def summary(sample: pl.DataFrame, cap: int) -> dict:
@@ -35,7 +35,7 @@ def tokenizer(runs: list[RunFigures]) -> Chart:
     if not counted:
         chart.note = (
             "This run counted with the estimate. Give a tokenizer to see how the estimate "
-            "compares: mdchunk report DIR --tokenizer tiktoken:cl100k_base"
+            "compares: chunkmill report DIR --tokenizer tiktoken:cl100k_base"
         )
         return chart
     fig = go.Figure()

@@ -17,11 +17,11 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from mdchunk.pipeline import block, bulk_estimate, context, heading, schemas
-from mdchunk.pipeline.block import with_estimates
-from mdchunk.pipeline.columns import one_array, utf8_buffers, utf8_column, utf8_views
-from mdchunk.pipeline.policy import CHUNKER_VERSION, Policy
-from mdchunk.pipeline.tokens import EstimateCounter, TokenCounter, make_counter
+from chunkmill.pipeline import block, bulk_estimate, context, heading, schemas
+from chunkmill.pipeline.block import with_estimates
+from chunkmill.pipeline.columns import one_array, utf8_buffers, utf8_column, utf8_views
+from chunkmill.pipeline.policy import CHUNKER_VERSION, Policy
+from chunkmill.pipeline.tokens import EstimateCounter, TokenCounter, make_counter
 
 _BLOCK_COLS = [
     "doc_id",
@@ -119,7 +119,7 @@ def _in_core(docs, texts, english, cols, runs, policy, counting, threads=1) -> d
     that need markdown-it-py (heading texts with markup, image sources) are made here first,
     per block that needs them. A real tokenizer's ``count`` is called back. The core's
     columns out."""
-    from mdchunk import _core
+    from chunkmill import _core
 
     kinds = cols["kind"]
     prepared = _prepared(docs, runs, kinds, cols["text"])
@@ -178,7 +178,7 @@ def _picked(texts: pa.Array, rows: list[int]) -> list[str]:
 def _prepared(docs, runs, kinds, texts: pa.Array):
     """(rows, plain texts) of heading blocks whose text keeps inline markup, and (rows,
     sources) of image blocks, each with its document's link reference definitions."""
-    from mdchunk import _core
+    from chunkmill import _core
 
     heads = [i for i, k in enumerate(kinds) if k == "heading"]
     head_texts = _picked(texts, heads)

@@ -14,9 +14,9 @@ from __future__ import annotations
 import json
 import string
 
-from mdchunk import _core
-from mdchunk.pipeline.heading import INLINE_MD, clean
-from mdchunk.pipeline.parse import TITLE_SOURCE_CHARS
+from chunkmill import _core
+from chunkmill.pipeline.heading import INLINE_MD, clean
+from chunkmill.pipeline.parse import TITLE_SOURCE_CHARS
 
 SEP = " > "
 MAX_ELEMENT_CHARS = 120  # one title or heading in a header

@@ -21,8 +21,8 @@ from itertools import accumulate
 
 import pyarrow as pa
 
-from mdchunk.pipeline import schemas
-from mdchunk.pipeline.limits import DEFAULT_MAX_BYTES
+from chunkmill.pipeline import schemas
+from chunkmill.pipeline.limits import DEFAULT_MAX_BYTES
 
 MARKDOWN_SUFFIXES = frozenset({".md", ".mdx", ".markdown"})
 TEXT_SUFFIXES = frozenset({".txt"})
@@ -133,7 +133,7 @@ def decode(raw: RawDocument, mdx: str = "auto", max_bytes: int = DEFAULT_MAX_BYT
     is_mdx = fmt == "markdown" and (
         mdx == "on" or (mdx == "auto" and raw.path.lower().endswith(".mdx"))
     )
-    from mdchunk.pipeline import frontmatter  # here: a run that decodes nothing needs no YAML
+    from chunkmill.pipeline import frontmatter  # here: a run that decodes nothing needs no YAML
 
     fm = frontmatter.detect(text) if fmt == "markdown" else None
     endings = _endings(text)

@@ -14,7 +14,7 @@ from datetime import date, time
 
 import yaml
 
-from mdchunk.pipeline.safe_yaml import LOADER, refusal
+from chunkmill.pipeline.safe_yaml import LOADER, refusal
 
 _OPEN = re.compile(r"(---|\+\+\+)[ \t]*(\r\n|\r|\n)")
 _LINE = re.compile(r"[^\r\n]*(\r\n|\r|\n|$)")

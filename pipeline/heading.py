@@ -3,7 +3,7 @@
 ``clean`` turns the source of an ATX or setext heading into plain text: heading-id
 attributes (``{#id}``, ``{: #id .class}``, MDX ``{/*id*/}``), template tags (Hugo
 ``{{< >}}``/``{{% %}}``, Liquid/Jinja ``{% %}``/``{{ }}``) and closing ``#``s are removed,
-inline markup is reduced to its text (by the Rust core, mdchunk._core; text with markup
+inline markup is reduced to its text (by the Rust core, chunkmill._core; text with markup
 by markdown-it-py's inline parser). ``Anchors`` gives each heading of a document its
 anchor: the explicit id when the heading has one, else GitHub's slug of the text, with
 ``-1``, ``-2``... for repeats, as GitHub numbers them.
@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from markdown_it import MarkdownIt
 
-from mdchunk import _core
+from chunkmill import _core
 
 INLINE_MD = MarkdownIt("commonmark")
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mdchunk.pipeline.store import upgrade, write_atomic
+from chunkmill.pipeline.store import upgrade, write_atomic
 
 HISTORY = "runs.parquet"
 
@@ -19,7 +19,7 @@ def read_history(path: Path) -> list[dict] | None:
     it cannot be read (damaged)."""
     import pyarrow.parquet as pq
 
-    from mdchunk.pipeline import schemas
+    from chunkmill.pipeline import schemas
 
     if not Path(path).exists():
         return []
@@ -54,8 +54,8 @@ def write_history(folder: Path, records: list[dict], durable: bool = True) -> No
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from mdchunk.pipeline import columns, schemas
-    from mdchunk.pipeline.store import WRITE_OPTIONS
+    from chunkmill.pipeline import columns, schemas
+    from chunkmill.pipeline.store import WRITE_OPTIONS
 
     # columns.table, not pa.Table.from_pylist: that one imports pandas (start-up time)
     rows = {f.name: [r.get(f.name) for r in records] for f in schemas.RUNS}
@@ -69,7 +69,7 @@ def write_history(folder: Path, records: list[dict], durable: bool = True) -> No
 def new_record(run_id: str, plan, full: bool, policy, parser_version: str) -> dict:
     from datetime import UTC, datetime
 
-    from mdchunk.pipeline.policy import CHUNKER_VERSION
+    from chunkmill.pipeline.policy import CHUNKER_VERSION
 
     inputs = sorted({s.uri if s.is_table else s.root_uri for s in plan})
     return {

@@ -1,7 +1,7 @@
 """Input labels: with several INPUTs, every document's path (and so its doc_id) starts with
 its input's label, so two inputs holding the same relative path never collide.
 
-A single INPUT keeps plain relative paths, as mdchunk always did: labelling it would change
+A single INPUT keeps plain relative paths, as chunkmill always did: labelling it would change
 every doc_id and chunk id of every existing output folder. Adding a second INPUT later does
 change them all; the publish guard refuses that run (most chunks removed) and says so.
 Files named one by one from the same folder share that folder's label without conflict
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path, PurePosixPath
 
-from mdchunk.pipeline.sources import TABLE_SUFFIXES, InputError
+from chunkmill.pipeline.sources import TABLE_SUFFIXES, InputError
 
 
 def input_labels(inputs: list[str], names: dict[str, str] | None = None) -> dict[str, str | None]:

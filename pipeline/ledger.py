@@ -20,9 +20,9 @@ come from the published run, which holds every chunk it adds. A ledger written b
 The checksum file is replaced first, then the ledger, each atomically; a ledger matching
 either entry is sound, so a write stopped between the two leaves the old ledger, which is
 right (it is written before CURRENT names the new run). Every read checks the ledger
-against it (``LedgerDamaged``); a ledger without one (older mdchunk) is read unchecked and
+against it (``LedgerDamaged``); a ledger without one (older chunkmill) is read unchecked and
 gets one when next written. A damaged ledger can only be replaced: ``record(fresh=True)``
-(`mdchunk run --full`) starts a new one from the published run.
+(`chunkmill run --full`) starts a new one from the published run.
 """
 
 from __future__ import annotations
@@ -36,8 +36,8 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from mdchunk.pipeline import columns, schemas
-from mdchunk.pipeline.store import conform, upgrade, write_atomic
+from chunkmill.pipeline import columns, schemas
+from chunkmill.pipeline.store import conform, upgrade, write_atomic
 
 if TYPE_CHECKING:  # polars is imported where it is used: an unchanged run never loads it
     import polars as pl
@@ -46,8 +46,8 @@ LEDGER = "ledger.parquet"
 CHECKSUM = "ledger.sha256"
 _KEY = b"mdchunk.publications"
 RECOVERY = (
-    "`mdchunk run INPUT --out DIR --full` starts a new ledger from the published run "
-    "(consumers of older runs then start again with `mdchunk changes --all`)"
+    "`chunkmill run INPUT --out DIR --full` starts a new ledger from the published run "
+    "(consumers of older runs then start again with `chunkmill changes --all`)"
 )
 
 
@@ -146,7 +146,7 @@ def record(
     ledger's last publication is the published run only a publication is added.
     ``fresh``: the ledger is damaged; a new one starts from the published run.
     LedgerDamaged when the ledger is damaged and not ``fresh``."""
-    from mdchunk.pipeline import runstore
+    from chunkmill.pipeline import runstore
 
     root = Path(root)
     if fresh:
@@ -332,7 +332,7 @@ def snapshot(chunks: Path, current: str) -> pa.Table:
 def published_run(out: str | Path) -> tuple[Path, Path]:
     """(the folder of the published run of ``out``, its ledger file); for an object-store
     prefix, local copies of both, fetched anew."""
-    from mdchunk.pipeline import objectstore, runstore
+    from chunkmill.pipeline import objectstore, runstore
 
     if objectstore.is_uri(out):
         return objectstore.published_with_ledger(str(out))

@@ -20,7 +20,7 @@ import json
 import time
 from pathlib import Path
 
-from mdchunk.pipeline.store import write_atomic
+from chunkmill.pipeline.store import write_atomic
 
 MANIFEST = "manifest.json"
 FORMAT = "mdchunk.manifest/1"
@@ -80,11 +80,11 @@ def load(folder: Path) -> dict:
     try:
         found = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise ManifestError(f"{path} is missing (an incomplete run, or older mdchunk)") from None
+        raise ManifestError(f"{path} is missing (an incomplete run, or older chunkmill)") from None
     except (OSError, ValueError) as exc:
         raise ManifestError(f"{path} is unreadable: {exc}") from None
     if not isinstance(found, dict) or found.get("format") != FORMAT or "files" not in found:
-        raise ManifestError(f"{path} is not an mdchunk manifest ({FORMAT})")
+        raise ManifestError(f"{path} is not an chunkmill manifest ({FORMAT})")
     return found
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 
-from mdchunk.pipeline.fence import closes_fence, opens_fence
+from chunkmill.pipeline.fence import closes_fence, opens_fence
 
 _ESM = re.compile(r"(import|export)[\s{*]")
 _JSX_OPEN = re.compile(r" {0,3}<([A-Z][\w.:-]*|>)")

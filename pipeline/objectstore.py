@@ -134,7 +134,7 @@ def fetch_run(prefix: Prefix, run_id: str, into: Path) -> Path:
 def pull(prefix: Prefix, staging: Path) -> str | None:
     """Make ``staging`` a local output folder holding the prefix's published run and runs
     table; returns the published run id (None when nothing is published yet)."""
-    from mdchunk.pipeline.store import write_atomic
+    from chunkmill.pipeline.store import write_atomic
 
     staging.mkdir(parents=True, exist_ok=True)
     history = prefix.read(HISTORY)
@@ -171,7 +171,7 @@ def push(prefix: Prefix, staging: Path, run_id: str, started_from: str | None, k
     prefix.write(json.dumps({"run": run_id}).encode(), POINTER)
     if (staging / HISTORY).exists():
         prefix.upload(staging / HISTORY, HISTORY)
-    from mdchunk.pipeline import runstore
+    from chunkmill.pipeline import runstore
 
     prune(prefix, run_id, keep, runstore.history(staging))
 
@@ -180,7 +180,7 @@ def prune(prefix: Prefix, published: str, keep: int, records: list[dict]) -> Non
     """Delete the run prefixes (named by a run id) that ``--keep`` does not keep (see
     runstore.kept: the ``keep`` most recent runs of ``records`` that changed something,
     and the published one)."""
-    from mdchunk.pipeline import runstore
+    from chunkmill.pipeline import runstore
 
     keep_ids = runstore.kept(records, keep, published)
     for old in prefix.run_ids():
@@ -191,7 +191,7 @@ def prune(prefix: Prefix, published: str, keep: int, records: list[dict]) -> Non
 def run_staged(uri: str, one_run, keep: int):
     """``one_run(staging_folder)`` (a local run) between a pull and a push of ``uri``."""
     prefix = Prefix(uri)
-    staging = Path(tempfile.mkdtemp(prefix="mdchunk-staging-"))
+    staging = Path(tempfile.mkdtemp(prefix="chunkmill-staging-"))
     try:
         started_from = pull(prefix, staging)
         summary = one_run(staging)
@@ -214,7 +214,7 @@ def published_copy(uri: str) -> Path:
         raise FileNotFoundError(f"{uri}: no published run ({POINTER} is missing)")
     key = (prefix.uri, run_id)
     if key not in _CACHE:
-        root = Path(tempfile.mkdtemp(prefix="mdchunk-read-"))
+        root = Path(tempfile.mkdtemp(prefix="chunkmill-read-"))
         folder = fetch_run(prefix, run_id, root)
         history = prefix.read(HISTORY)
         if history is not None and not (folder / HISTORY).exists():
@@ -225,7 +225,7 @@ def published_copy(uri: str) -> Path:
 
 def published_with_ledger(uri: str) -> tuple[Path, Path]:
     """(the local copy of the published run of ``uri``, a local copy of its ledger) for
-    `mdchunk changes` on an object store; the ledger is fetched anew on every call."""
+    `chunkmill changes` on an object store; the ledger is fetched anew on every call."""
     folder, prefix = published_copy(uri), Prefix(uri)
     for name in (LEDGER, LEDGER_CHECKSUM):
         data, local = prefix.read(name), folder.parent.parent / name

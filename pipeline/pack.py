@@ -30,7 +30,7 @@ Rules (README "Packing rules" states them for users):
    last section joins it up to the cap, not only the target: a section is not left
    without its small subsection.
 
-The Rust core packs (rust/core/src/pack.rs, through ``mdchunk._core.pack``); this module
+The Rust core packs (rust/core/src/pack.rs, through ``chunkmill._core.pack``); this module
 keeps the arrays and groups the rest of the pipeline speaks.
 """
 
@@ -101,7 +101,7 @@ def _packed(
 ) -> list[Group]:
     """The Rust packer's groups: flat arrays (offsets into one list of units) made Groups.
     ``cap`` goes per section number, None where a number has no cap."""
-    from mdchunk import _core  # here: importing the pipeline needs no extension loaded
+    from chunkmill import _core  # here: importing the pipeline needs no extension loaded
 
     caps = [cap.get(s) for s in range(max(units.section, default=-1) + 1)]
     starts, flat, section, lap, image, tokens = _core.pack(

@@ -2,7 +2,7 @@
 
 Every chart's figure is a JSON island (``<script type="application/json">``) drawn by a few
 lines of script once the page loads; the headline figures are tiles whose ``data-value``
-holds the exact number that `mdchunk stats --json` prints.
+holds the exact number that `chunkmill stats --json` prints.
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import json
 from datetime import UTC, datetime
 from html import escape
 
-from mdchunk.pipeline.charts import Chart
-from mdchunk.pipeline.report import RunFigures
+from chunkmill.pipeline.charts import Chart
+from chunkmill.pipeline.report import RunFigures
 
 # (stats table, column, label, format): the headline figures, all from sql/stats/
 TILES = [
@@ -132,7 +132,7 @@ def _island(chart: Chart) -> str:
 def render(runs: list[RunFigures], charts: list[Chart], source: str, version: str) -> str:
     from plotly.offline import get_plotlyjs
 
-    from mdchunk.pipeline.page_style import CSS
+    from chunkmill.pipeline.page_style import CSS
 
     first = runs[0]
     compared = (
@@ -148,7 +148,7 @@ def render(runs: list[RunFigures], charts: list[Chart], source: str, version: st
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>mdchunk report · {escape(first.label)}</title><style>{CSS}</style></head>
+<title>chunkmill report · {escape(first.label)}</title><style>{CSS}</style></head>
 <body><header><div class="wrap">
 <h1>Chunk-quality report</h1>
 <p class="sub"><code>{escape(source)}</code> · run <b>{escape(first.label)}</b> ·
@@ -160,8 +160,8 @@ def render(runs: list[RunFigures], charts: list[Chart], source: str, version: st
 <summary>Policy{" (changed fields highlighted)" if len(runs) > 1 else ""}</summary>
 {_policy_table(runs)}</details>
 <div class="grid">{cards}</div>
-<footer>Made {made} by mdchunk {escape(version)} from the SQL in <code>sql/stats/</code> and
-<code>sql/report/</code>; the tiles equal <code>mdchunk stats --json</code>. Charts are
+<footer>Made {made} by chunkmill {escape(version)} from the SQL in <code>sql/stats/</code> and
+<code>sql/report/</code>; the tiles equal <code>chunkmill stats --json</code>. Charts are
 interactive: hover for figures, click a legend entry to hide it, drag to zoom.</footer>
 </main>
 {islands}

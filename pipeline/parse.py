@@ -2,7 +2,7 @@
 level, spans), in Python with markdown-it-py.
 
 It knows nothing about tokens or chunks. The product's parser is the Rust core
-(mdchunk._core, pulldown-cmark), called by the blocks stage (pipeline/block.py) for a whole
+(chunkmill._core, pulldown-cmark), called by the blocks stage (pipeline/block.py) for a whole
 batch; this module is what it falls back to for a document it cannot parse, what
 ``--parser markdown-it`` selects, and the oracle the tests hold the Rust core to
 (tests/test_backends.py). It cuts front matter and MDX segments first, fills any text no
@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from itertools import accumulate
 
-from mdchunk.pipeline import fence, mdx
+from chunkmill.pipeline import fence, mdx
 
 # Bumped whenever the blocks of the same document may change (documents too: front matter).
 PARSER_VERSION = "blocks-1"
@@ -89,7 +89,7 @@ def parser_key(backend: str) -> str:
     how, what = BACKENDS[backend]
     if how == "label":
         return f"{PARSER_VERSION}|{what}"
-    from mdchunk.pipeline.installed import version  # importlib.metadata's answer, sooner
+    from chunkmill.pipeline.installed import version  # importlib.metadata's answer, sooner
 
     return f"{PARSER_VERSION}|{backend}-{version(what)}"
 
@@ -118,7 +118,7 @@ def _blocks(text: str, lines: Lines, markdown: bool, is_mdx: bool) -> list[Block
         return []
     blocks: list[Block] = []
     start = 0
-    from mdchunk.pipeline import frontmatter  # here: parser_key needs no YAML
+    from chunkmill.pipeline import frontmatter  # here: parser_key needs no YAML
 
     fm = frontmatter.locate(text)
     if fm is not None:
@@ -138,7 +138,7 @@ def _parse_md(text: str, lines: Lines, a: int, b: int) -> list[Block]:
     to TITLE_CHARS (a title is a breadcrumb element, not a place for 50 kB of base64)."""
     if a >= b:
         return []
-    from mdchunk.pipeline import parse_markdown_it  # here: it imports this module
+    from chunkmill.pipeline import parse_markdown_it  # here: it imports this module
 
     blocks = parse_markdown_it.parse_lines(text, lines, a, b)
     for block in blocks:

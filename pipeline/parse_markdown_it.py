@@ -10,8 +10,8 @@ from __future__ import annotations
 from markdown_it import MarkdownIt
 from markdown_it.common.utils import unescapeAll
 
-from mdchunk.pipeline.heading import inline_text
-from mdchunk.pipeline.parse import TITLE_SOURCE_CHARS, Block, Lines
+from chunkmill.pipeline.heading import inline_text
+from chunkmill.pipeline.parse import TITLE_SOURCE_CHARS, Block, Lines
 
 _BLOCK_MD = MarkdownIt("commonmark").enable("table").disable(["inline", "text_join"])
 _INLINE_MD = MarkdownIt("commonmark")

@@ -41,7 +41,7 @@ CHUNKER_VERSION = "mdchunk-6"
 # Bumped when chunk rows change for the same input and policy while every chunk id keeps its
 # meaning: a run does not reuse the chunks of a published run assembled otherwise, it packs
 # that run's stored blocks again once (nothing is parsed), the ids whose boundaries stay are
-# kept and their changed rows reach consumers as updates (`mdchunk changes --updates`).
+# kept and their changed rows reach consumers as updates (`chunkmill changes --updates`).
 # 2: embed_text writes heading lines cleaned as breadcrumbs are (ids, attribute lists and
 #    template tags removed) and leaves out MkDocs include lines ({* file *}); code indented
 #    with no-break spaces is split at line starts, so re-opened fences stay balanced.
@@ -145,7 +145,7 @@ class Policy:
         if not isinstance(self.link_template, str):
             out.append(f"link_template must be text, got {self.link_template!r}")
         elif self.link_template:
-            from mdchunk.pipeline.context import check_template
+            from chunkmill.pipeline.context import check_template
 
             out += check_template(self.link_template)
         return out
@@ -204,7 +204,7 @@ def _read_yaml(path: str | Path) -> object:
     alias bomb would grow to gigabytes when a field is checked)."""
     import yaml
 
-    from mdchunk.pipeline.safe_yaml import LOADER, refusal
+    from chunkmill.pipeline.safe_yaml import LOADER, refusal
 
     try:
         text = Path(path).read_text(encoding="utf-8")

@@ -7,7 +7,7 @@ one character stays one term), as Lucene's CJK analyzer does. ``sql/search.sql``
 queries with the same classes, so documents and queries meet (a test checks that both give
 the same terms). No stemming, no stop words: BM25's IDF already discounts common words.
 
-The Rust core (``mdchunk._core``, rust/core/src/postings.rs) finds the terms: it reads the
+The Rust core (``chunkmill._core``, rust/core/src/postings.rs) finds the terms: it reads the
 texts' Arrow buffers in place and hands back the rows as Arrow buffers, one chunk at a time,
 so memory beyond the output is one chunk's terms.
 """
@@ -18,8 +18,8 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from mdchunk.pipeline import schemas
-from mdchunk.pipeline.columns import utf8_buffers, utf8_column
+from chunkmill.pipeline import schemas
+from chunkmill.pipeline.columns import utf8_buffers, utf8_column
 
 
 def postings(chunks: pa.Table) -> pa.Table:
@@ -39,7 +39,7 @@ def postings(chunks: pa.Table) -> pa.Table:
 
 def _postings(texts: pa.Array, base: int) -> tuple[pa.Array, ...]:
     """(term, row, tf, doc_len) of one array of texts, row counted from ``base``."""
-    from mdchunk import _core  # here: run_job's parser key needs no extension loaded
+    from chunkmill import _core  # here: run_job's parser key needs no extension loaded
 
     term, offsets, row, tf, doc_len = _core.postings(*utf8_buffers(texts))
     n = len(tf) // 4
@@ -57,7 +57,7 @@ def _postings(texts: pa.Array, base: int) -> tuple[pa.Array, ...]:
 def terms(frame: pl.DataFrame, text: str = "text", key: str = "key") -> pl.DataFrame:
     """(key, term) rows, in order: every term of every row's ``text`` (a query's terms are
     these of its text)."""
-    from mdchunk import _core
+    from chunkmill import _core
 
     texts = frame[text].to_arrow()
     term, offsets, row = _core.terms(*utf8_buffers(texts))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import re
 
-from mdchunk.pipeline.fence import LINE_END, split_lines, unbalanced
+from chunkmill.pipeline.fence import LINE_END, split_lines, unbalanced
 
 _HEADING = re.compile(r" {0,3}#{1,6}(?:[ \t]|$)")
 _SETEXT = re.compile(r" {0,3}(?:=+|-+)[ \t]*$")
@@ -64,7 +64,7 @@ def section_sizes(blocks, depth: int) -> list[list[int]]:
     """Each document's section sizes in tokens (its blocks' estimates plus one per block
     separator), from a blocks table (polars) of one or more documents; front matter is not
     part of any section. The input of ``best_possible_share``."""
-    from mdchunk.pipeline.section import sections_of
+    from chunkmill.pipeline.section import sections_of
 
     sizes = []
     for part in blocks.partition_by("doc_id", maintain_order=True):

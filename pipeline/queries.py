@@ -13,8 +13,8 @@ from pathlib import Path
 import duckdb
 import polars as pl
 
-from mdchunk.pipeline import objectstore, runstore, store
-from mdchunk.pipeline.policy import Policy
+from chunkmill.pipeline import objectstore, runstore, store
+from chunkmill.pipeline.policy import Policy
 
 _HERE = Path(__file__).resolve().parent
 _PARAM = re.compile(r"\$([A-Za-z_]\w*)")
@@ -24,7 +24,7 @@ _VIEW = re.compile(r"\b(" + "|".join(VIEWS) + r")\b", re.IGNORECASE)
 
 
 def sql_dir() -> Path:
-    """sql/ beside pipeline/: in a source checkout, and as mdchunk/sql/ in a wheel."""
+    """sql/ beside pipeline/: in a source checkout, and as chunkmill/sql/ in a wheel."""
     for candidate in (_HERE.parent / "sql",):
         if (candidate / "views.sql").exists():
             return candidate
@@ -39,7 +39,7 @@ def folder_of(out: str | Path) -> Path:
     """The local folder readers read for ``out``: the published run of an output folder, a
     local copy of the published run of an object-store prefix (``s3://...``: fetched
     through pyarrow, checked against its manifest), or ``out`` itself (the plain folders of
-    `mdchunk blocks` and `mdchunk chunks`)."""
+    `chunkmill blocks` and `chunkmill chunks`)."""
     if objectstore.is_uri(out):
         return objectstore.published_copy(str(out))
     return runstore.resolve(Path(out))
@@ -65,23 +65,23 @@ def connect(
         statuses = Counter(r["status"] for r in runstore.history(out))
         runs = ", ".join(f"{n} {status}" for status, n in sorted(statuses.items()))
         raise FileNotFoundError(
-            f"{out}: no published run yet ({runs or 'no run recorded'}); see `mdchunk runs {out}`"
+            f"{out}: no published run yet ({runs or 'no run recorded'}); see `chunkmill runs {out}`"
         )
     if missing:
         raise FileNotFoundError(
             f"{out}: no {', '.join(m + '.parquet' for m in missing)}; "
-            "is this the --out folder of `mdchunk run`?"
+            "is this the --out folder of `chunkmill run`?"
         )
     served = [f"{t}.parquet" for t in tables if (out / f"{t}.parquet").exists()]
     if served and not objectstore.is_uri(uri):  # an object store's copy was checked
         runstore.check_served(out, served)
     con = duckdb.connect()
-    con.execute("SET VARIABLE mdchunk_out = ?", [str(out.resolve())])
+    con.execute("SET VARIABLE chunkmill_out = ?", [str(out.resolve())])
     con.execute(load("views.sql"))
     if (out / "changes.parquet").exists():
         con.execute(
             "CREATE VIEW changes AS "
-            "SELECT * FROM read_parquet(getvariable('mdchunk_out') || '/changes.parquet')"
+            "SELECT * FROM read_parquet(getvariable('chunkmill_out') || '/changes.parquet')"
         )
     return con
 
@@ -174,8 +174,8 @@ def check_names() -> list[str]:
 def checksums(folder: Path) -> pl.DataFrame | None:
     """Files of a run folder that do not match its manifest (file, problem), one ``error``
     row when its manifest is missing or unreadable, or None for a plain folder without a
-    manifest (`mdchunk blocks`, `mdchunk chunks`)."""
-    from mdchunk.pipeline import manifest
+    manifest (`chunkmill blocks`, `chunkmill chunks`)."""
+    from chunkmill.pipeline import manifest
 
     if not runstore.is_run_path(folder) and not (folder / manifest.MANIFEST).exists():
         return None
@@ -194,7 +194,7 @@ def ledger_check(out: str | Path) -> dict[str, pl.DataFrame]:
     """The ledger of a run folder against its checksum (``ledger``: no rows when it holds,
     else one ``error`` row naming the file and the problem); nothing for a folder without a
     ledger (a plain folder)."""
-    from mdchunk.pipeline import ledger, objectstore
+    from chunkmill.pipeline import ledger, objectstore
 
     if objectstore.is_uri(out):
         root = objectstore.published_with_ledger(str(out))[1].parent
@@ -236,7 +236,7 @@ def recount(out: str | Path, counter) -> dict[str, pl.DataFrame]:
     ``tokens.make_counter("tiktoken:cl100k_base")``): the chunks over the cap (``over_cap``)
     and real tokens against n_tokens per top folder (``by_folder``), from sql/recount/.
     A chunk counts what the model reads: with the tokens it adds ([CLS], [SEP])."""
-    from mdchunk.pipeline.tokens import input_tokens
+    from chunkmill.pipeline.tokens import input_tokens
 
     with connect(out, tables_in(load("recount/embed_texts.sql"))) as con:
         policy = policy_of(out)

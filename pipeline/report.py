@@ -1,7 +1,7 @@
-"""The figures of a chunk-quality report: the SQL files of ``sql/stats/`` (what `mdchunk
+"""The figures of a chunk-quality report: the SQL files of ``sql/stats/`` (what `chunkmill
 stats` prints) and ``sql/report/`` over one run, plus a recount of a sample of ``embed_text``
 with a real tokenizer. Python only chooses the run, binds parameters and counts tokens; the
-charts are drawn by ``mdchunk.pipeline.charts``.
+charts are drawn by ``chunkmill.pipeline.charts``.
 """
 
 from __future__ import annotations
@@ -12,17 +12,17 @@ from pathlib import Path
 
 import polars as pl
 
-from mdchunk.pipeline import queries, runstore
-from mdchunk.pipeline.policy import Policy
+from chunkmill.pipeline import queries, runstore
+from chunkmill.pipeline.policy import Policy
 
 REPORT = ["histogram_by_strategy", "by_folder", "split_blocks", "top_documents", "runs"]
 
 
 @dataclass(frozen=True)
 class Options:
-    """What the page shows; none of it changes a figure that `mdchunk stats` prints."""
+    """What the page shows; none of it changes a figure that `chunkmill stats` prints."""
 
-    bins: int = 40  # histogram bins from 0 to the cap (as `mdchunk stats --bins`)
+    bins: int = 40  # histogram bins from 0 to the cap (as `chunkmill stats --bins`)
     top: int = 15  # documents with the most chunks
     sample: int = 2000  # chunks recounted with a real tokenizer
     tiny_tokens: int = 50  # "tiny": under this many tokens (the README's benchmark measure)
@@ -105,7 +105,7 @@ def _label(folder: Path) -> str:
 def _recount(con, figures: RunFigures, opts: Options) -> None:
     """The sample of embed_text counted by the estimate and by a real tokenizer: the one
     given, else the one the run used. With neither there is nothing to compare."""
-    from mdchunk.pipeline.tokens import make_counter
+    from chunkmill.pipeline.tokens import make_counter
 
     used = figures.policy.tokenizer
     spec = opts.tokenizer or (used if used != "estimate" else None)
@@ -127,7 +127,7 @@ def _recount(con, figures: RunFigures, opts: Options) -> None:
 
 
 def _counts(counter, texts: list[str]) -> list[int]:
-    from mdchunk.pipeline.tokens import input_tokens
+    from chunkmill.pipeline.tokens import input_tokens
 
     return counter if isinstance(counter, list) else input_tokens(counter, texts)
 

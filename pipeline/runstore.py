@@ -29,10 +29,10 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from mdchunk.pipeline import manifest
-from mdchunk.pipeline.history import HISTORY, new_record, read_history, write_history  # noqa: F401
-from mdchunk.pipeline.lock import LOCK, Lock, LockedError  # noqa: F401 - re-exported
-from mdchunk.pipeline.store import fsync_dir, write_atomic
+from chunkmill.pipeline import manifest
+from chunkmill.pipeline.history import HISTORY, new_record, read_history, write_history  # noqa: F401
+from chunkmill.pipeline.lock import LOCK, Lock, LockedError  # noqa: F401 - re-exported
+from chunkmill.pipeline.store import fsync_dir, write_atomic
 
 POINTER = "CURRENT"
 LINK = "published"
@@ -159,7 +159,7 @@ def published(root: Path) -> Path | None:
 
 def resolve(out: Path) -> Path:
     """What readers read: the published run of a run folder, or ``out`` itself (the plain
-    folders written by `mdchunk blocks` and `mdchunk chunks`)."""
+    folders written by `chunkmill blocks` and `chunkmill chunks`)."""
     return published(out) or Path(out)
 
 
@@ -173,7 +173,7 @@ def check_served(folder: Path, names: list[str]) -> None:
     """Before a reader serves the files ``names`` of ``folder``: each checked against the
     run's manifest (size, then sha256 over its bytes). DamagedRunError when one does not
     match, or when a run folder has no readable manifest. A folder that is no run and has
-    no manifest (`mdchunk blocks`, `mdchunk chunks`) has nothing to check against."""
+    no manifest (`chunkmill blocks`, `chunkmill chunks`) has nothing to check against."""
     folder = Path(folder)
     if not is_run_path(folder) and not (folder / manifest.MANIFEST).exists():
         return
@@ -184,8 +184,8 @@ def check_served(folder: Path, names: list[str]) -> None:
     if problems:
         root = folder.parent.parent if is_run_path(folder) else folder
         raise DamagedRunError(
-            f"{'; '.join(problems)}; not served: a new `mdchunk run` into {root} recomputes "
-            f"the run (`mdchunk check {root}` lists what is damaged)"
+            f"{'; '.join(problems)}; not served: a new `chunkmill run` into {root} recomputes "
+            f"the run (`chunkmill check {root}` lists what is damaged)"
         )
 
 
@@ -381,7 +381,7 @@ def prune(root: Path, records: list[dict], keep: int, warn=quiet) -> None:
 
 
 def record_plain(out: Path, record: dict) -> None:
-    """The runs table of a plain output folder (`mdchunk chunks`): this one run."""
+    """The runs table of a plain output folder (`chunkmill chunks`): this one run."""
     from datetime import UTC, datetime
 
     record.update(status="published", ended_at=datetime.now(UTC))

@@ -1,4 +1,4 @@
-"""Arrow schemas of every table mdchunk writes. Declared once; writers cast to them.
+"""Arrow schemas of every table chunkmill writes. Declared once; writers cast to them.
 
 Offsets convention (all tables): ``char_start``/``char_end`` are 0-based, end-exclusive
 indices into ``documents.text`` counted in Unicode code points (Python ``str`` indices);

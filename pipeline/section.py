@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from mdchunk import _core
+from chunkmill import _core
 
 
 @dataclass(frozen=True)

@@ -26,9 +26,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePath, PurePosixPath
 
-from mdchunk.pipeline.document import RawDocument, doc_format
-from mdchunk.pipeline.limits import DEFAULT_MAX_BYTES
-from mdchunk.pipeline.reading import (  # noqa: F401 - re-exported for callers
+from chunkmill.pipeline.document import RawDocument, doc_format
+from chunkmill.pipeline.limits import DEFAULT_MAX_BYTES
+from chunkmill.pipeline.reading import (  # noqa: F401 - re-exported for callers
     BAD_NAME,
     OUTSIDE_ROOT,
     UNLISTABLE,
@@ -37,7 +37,7 @@ from mdchunk.pipeline.reading import (  # noqa: F401 - re-exported for callers
     inside,
     printable,
 )
-from mdchunk.pipeline.tables import jsonl_documents, table_documents  # noqa: F401
+from chunkmill.pipeline.tables import jsonl_documents, table_documents  # noqa: F401
 
 TABLE_SUFFIXES = {".parquet", ".jsonl", ".ndjson"}
 

@@ -13,7 +13,7 @@ whitespace. Two shapes come back:
   within the budget. Fenced code inside them (a fence in a list item or a JSX block) is one
   piece, or, when it alone is too big, split as code with its fence re-opened.
 
-The work is done by the Rust core (``mdchunk._core``, rust/core/src/split). The estimate
+The work is done by the Rust core (``chunkmill._core``, rust/core/src/split). The estimate
 is counted there without calling back; any other counter (a real tokenizer) is called with
 the same batches of texts as a Python implementation would make, since a tokenizer's count
 of joined text is not the sum of its parts.
@@ -24,8 +24,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from mdchunk import _core
-from mdchunk.pipeline.tokens import EstimateCounter
+from chunkmill import _core
+from chunkmill.pipeline.tokens import EstimateCounter
 
 Count = Callable[[list[str]], list[int]]
 

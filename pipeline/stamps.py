@@ -66,7 +66,7 @@ def load(folder: Path) -> dict[str, tuple[str, Stamp]]:
 
 def write(folder: Path, rows: list[tuple[str, str, Stamp]]) -> None:
     """inputs.parquet of a run: one (path, doc_id, stamp) per file read or trusted."""
-    from mdchunk.pipeline import columns, schemas, store
+    from chunkmill.pipeline import columns, schemas, store
 
     uris, doc_ids, found = zip(*rows) if rows else ((), (), ())
     size, mtime, ctime, inode = zip(*found) if rows else ((), (), (), ())

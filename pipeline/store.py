@@ -14,7 +14,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from mdchunk.pipeline import schemas
+from chunkmill.pipeline import schemas
 
 COMPRESSION = "zstd"
 WRITE_OPTIONS = {"compression": COMPRESSION, "write_page_checksum": True}

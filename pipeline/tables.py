@@ -11,8 +11,8 @@ import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from mdchunk.pipeline.document import RawDocument
-from mdchunk.pipeline.reading import BAD_ROW, DUPLICATE, InputError
+from chunkmill.pipeline.document import RawDocument
+from chunkmill.pipeline.reading import BAD_ROW, DUPLICATE, InputError
 
 TEXT_COLUMNS = ("text", "content", "body", "markdown")
 ID_COLUMNS = ("path", "id", "doc_id", "url", "name")

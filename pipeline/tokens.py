@@ -17,8 +17,8 @@ import re
 from functools import cache
 from typing import TYPE_CHECKING, Protocol
 
-from mdchunk.pipeline.han_rare import HAN_BYTES, HAN_RARE, HANGUL_BYTES, HANGUL_RARE
-from mdchunk.pipeline.kinds import CODE_LIKE
+from chunkmill.pipeline.han_rare import HAN_BYTES, HAN_RARE, HANGUL_BYTES, HANGUL_RARE
+from chunkmill.pipeline.kinds import CODE_LIKE
 
 if TYPE_CHECKING:  # polars is imported where it is used: a run with nothing to count
     import polars as pl  # (an unchanged nightly run) reads ESTIMATE_VERSION only
@@ -577,7 +577,7 @@ def _tiktoken_encoding(spec: str):
         return tiktoken.get_encoding(f"{spec}_offline")
     if spec in names and spec.endswith("_offline"):
         return tiktoken.get_encoding(spec)
-    from mdchunk.pipeline import bundled
+    from chunkmill.pipeline import bundled
 
     enc = bundled.encoding(spec)
     if enc is not None:

@@ -1,15 +1,15 @@
 -- Views over one published run. Set its folder first (DIR/runs/RUN_ID, named in DIR/CURRENT),
 -- then read this file:
---   duckdb -c "SET VARIABLE mdchunk_out = 'out/sample/runs/RUN_ID'" -c ".read sql/views.sql"
+--   duckdb -c "SET VARIABLE chunkmill_out = 'out/sample/runs/RUN_ID'" -c ".read sql/views.sql"
 CREATE OR REPLACE VIEW documents AS
-    SELECT * FROM read_parquet(getvariable('mdchunk_out') || '/documents.parquet');
+    SELECT * FROM read_parquet(getvariable('chunkmill_out') || '/documents.parquet');
 CREATE OR REPLACE VIEW blocks AS
-    SELECT * FROM read_parquet(getvariable('mdchunk_out') || '/blocks.parquet');
+    SELECT * FROM read_parquet(getvariable('chunkmill_out') || '/blocks.parquet');
 CREATE OR REPLACE VIEW chunks AS
-    SELECT * FROM read_parquet(getvariable('mdchunk_out') || '/chunks.parquet');
+    SELECT * FROM read_parquet(getvariable('chunkmill_out') || '/chunks.parquet');
 CREATE OR REPLACE VIEW rejects AS
-    SELECT * FROM read_parquet(getvariable('mdchunk_out') || '/rejects.parquet');
+    SELECT * FROM read_parquet(getvariable('chunkmill_out') || '/rejects.parquet');
 CREATE OR REPLACE VIEW postings AS
-    SELECT * FROM read_parquet(getvariable('mdchunk_out') || '/postings.parquet');
+    SELECT * FROM read_parquet(getvariable('chunkmill_out') || '/postings.parquet');
 CREATE OR REPLACE VIEW runs AS
-    SELECT * FROM read_parquet(getvariable('mdchunk_out') || '/runs.parquet');
+    SELECT * FROM read_parquet(getvariable('chunkmill_out') || '/runs.parquet');

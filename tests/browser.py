@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-CHROMIUM = Path(os.environ.get("MDCHUNK_CHROMIUM", "/usr/bin/chromium"))
+CHROMIUM = Path(os.environ.get("CHUNKMILL_CHROMIUM", "/usr/bin/chromium"))
 # No background traffic: on a closed network Chromium's own requests fail noisily.
 FLAGS = [
     "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",

@@ -26,8 +26,8 @@ def corpus_dir(name: str | None = None) -> Path:
 @pytest.fixture(scope="session")
 def corpora_blocks(tmp_path_factory):
     """documents/blocks/rejects of every shared corpus, written once per test session."""
-    from mdchunk.jobs import blocks_job
-    from mdchunk.pipeline import sources
+    from chunkmill.jobs import blocks_job
+    from chunkmill.pipeline import sources
 
     root = corpus_dir()
     out = tmp_path_factory.mktemp("corpora_blocks")

@@ -44,11 +44,11 @@ def sets() -> dict[str, Path | None]:
 
 def fingerprints(name: str, folder: Path | None, policy: str, **run) -> pa.Table:
     """The fingerprint rows of one set at one policy, in path order; ``run``: more keywords
-    of ``mdchunk.api.run`` (workers, engine, ray_address)."""
-    from mdchunk import api
-    from mdchunk.jobs.runlog import RunLog
-    from mdchunk.pipeline import runstore
-    from mdchunk.pipeline.policy import Policy
+    of ``chunkmill.api.run`` (workers, engine, ray_address)."""
+    from chunkmill import api
+    from chunkmill.jobs.runlog import RunLog
+    from chunkmill.pipeline import runstore
+    from chunkmill.pipeline.policy import Policy
 
     with tempfile.TemporaryDirectory() as tmp:
         if folder is None:

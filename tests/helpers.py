@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
-from mdchunk.pipeline import block, chunk, document
-from mdchunk.pipeline.document import RawDocument
-from mdchunk.pipeline.policy import Policy
+from chunkmill.pipeline import block, chunk, document
+from chunkmill.pipeline.document import RawDocument
+from chunkmill.pipeline.policy import Policy
 
 # A small policy, so that the little sample corpus gets split sections and overlap.
 SMALL_FLAGS = ["--target-tokens", "60", "--max-tokens", "100", "--min-tokens", "20",

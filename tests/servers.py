@@ -24,8 +24,8 @@ def _require(module: str, extra: str):
         return __import__(module)
     except ImportError:
         if os.environ.get("CI") == "true":
-            pytest.fail(f"{module} is missing in CI: install mdchunk[{extra}]")
-        pytest.skip(f"{module} is not installed (pip install 'mdchunk[{extra}]')")
+            pytest.fail(f"{module} is missing in CI: install chunkmill[{extra}]")
+        pytest.skip(f"{module} is not installed (pip install 'chunkmill[{extra}]')")
 
 
 def _free_port() -> int:
@@ -67,7 +67,7 @@ def s3_bucket(s3_server, monkeypatch):
         monkeypatch.setenv(key, value)
     import boto3
 
-    name = f"mdchunk-{uuid.uuid4().hex[:12]}"
+    name = f"chunkmill-{uuid.uuid4().hex[:12]}"
     boto3.client("s3", endpoint_url=endpoint).create_bucket(Bucket=name)
     yield f"s3://{name}"
 

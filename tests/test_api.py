@@ -15,9 +15,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-import mdchunk
-from mdchunk import Chunk, Policy, PolicyError, RejectedError, chunk_table, chunk_text, chunk_texts
-from mdchunk.pipeline import schemas
+import chunkmill
+from chunkmill import Chunk, Policy, PolicyError, RejectedError, chunk_table, chunk_text, chunk_texts
+from chunkmill.pipeline import schemas
 from tests.helpers import fresh_python
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -25,7 +25,7 @@ SAMPLE = ROOT / "sample_data"
 
 
 def _run_chunks(inputs: list[str], out: Path) -> pa.Table:
-    summary = mdchunk.run(inputs, out, workers=1)
+    summary = chunkmill.run(inputs, out, workers=1)
     return pq.read_table(summary.folder / "chunks.parquet")
 
 
@@ -155,7 +155,7 @@ def test_readme_python_examples_run_as_written(tmp_path):
 
 def test_command_line_imports_no_heavy_module():
     code = (
-        "import sys; from mdchunk.jobs import cli; import mdchunk; "
+        "import sys; from chunkmill.jobs import cli; import chunkmill; "
         "heavy = [m for m in ('polars', 'pyarrow', 'duckdb', 'markdown_it', 'ray', "
         "'tiktoken', 'tokenizers', 'yaml') if m in sys.modules]; print(heavy)"
     )
@@ -166,37 +166,37 @@ def test_help_and_version_work_without_heavy_imports():
     env = {**os.environ, "PYTHONWARNINGS": "error"}
     for args in (["--help"], ["--version"], ["run", "--help"]):
         done = subprocess.run(
-            [sys.executable, "-m", "mdchunk.jobs.cli", *args],
+            [sys.executable, "-m", "chunkmill.jobs.cli", *args],
             capture_output=True,
             text=True,
             env=env,
         )
         assert done.returncode == 0, done.stderr
-    assert "mdchunk" in done.stdout
+    assert "chunkmill" in done.stdout
 
 
 def test_api_errors_can_be_caught_by_name(tmp_path):
-    with pytest.raises(mdchunk.InputError, match=r"^table: no column 'body'"):
-        mdchunk.chunk_table(pl.DataFrame({"text": ["# A"]}), text_column="body")
-    from mdchunk.jobs.runlog import RunLog
+    with pytest.raises(chunkmill.InputError, match=r"^table: no column 'body'"):
+        chunkmill.chunk_table(pl.DataFrame({"text": ["# A"]}), text_column="body")
+    from chunkmill.jobs.runlog import RunLog
 
     out = tmp_path / "out"
-    mdchunk.run([str(SAMPLE)], out, workers=1, log=RunLog(quiet=True))
-    with pytest.raises(mdchunk.LedgerError):
-        mdchunk.changes(out, "no-such-run")
+    chunkmill.run([str(SAMPLE)], out, workers=1, log=RunLog(quiet=True))
+    with pytest.raises(chunkmill.LedgerError):
+        chunkmill.changes(out, "no-such-run")
     # since None: every published chunk as an add, and the run it brings a consumer to
-    everything = mdchunk.changes(out, None)
-    published = pl.read_parquet(mdchunk.pipeline.runstore.resolve(out) / "chunks.parquet")
+    everything = chunkmill.changes(out, None)
+    published = pl.read_parquet(chunkmill.pipeline.runstore.resolve(out) / "chunks.parquet")
     assert set(everything["op"].to_pylist()) == {"add"}
     assert everything["chunk_id"].to_pylist() == published["chunk_id"].to_list()
     until = everything.schema.metadata[b"mdchunk.until"].decode()
-    assert until == mdchunk.pipeline.runstore.published(out).name
+    assert until == chunkmill.pipeline.runstore.published(out).name
 
 
 def test_chunk_table_takes_a_lazy_frame_and_names_what_it_does_not_take():
     import polars as pl
 
-    from mdchunk import chunk_table
+    from chunkmill import chunk_table
 
     lazy = pl.LazyFrame({"path": ["a.md"], "text": ["# A\n\nhello"]})
     assert chunk_table(lazy)["path"].to_list() == ["a.md"]
@@ -205,7 +205,7 @@ def test_chunk_table_takes_a_lazy_frame_and_names_what_it_does_not_take():
 
 
 def test_a_loop_of_calls_resolves_its_policy_once(tmp_path):
-    from mdchunk.api import resolve_policy
+    from chunkmill.api import resolve_policy
 
     first = resolve_policy(None, target_tokens=300, max_tokens=400)
     assert resolve_policy(None, max_tokens=400, target_tokens=300) is first

@@ -12,9 +12,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mdchunk.pipeline import bulk_estimate, tokens
-from mdchunk.pipeline.block import with_estimates
-from mdchunk.pipeline.kinds import CODE_LIKE
+from chunkmill.pipeline import bulk_estimate, tokens
+from chunkmill.pipeline.block import with_estimates
+from chunkmill.pipeline.kinds import CODE_LIKE
 from tests.conftest import REPO
 
 

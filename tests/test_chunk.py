@@ -6,8 +6,8 @@ import re
 
 import pytest
 
-from mdchunk.pipeline.policy import Policy
-from mdchunk.pipeline.quality import unbalanced_fence
+from chunkmill.pipeline.policy import Policy
+from chunkmill.pipeline.quality import unbalanced_fence
 from tests.helpers import chunk_text, sentences, words
 
 SMALL = Policy(target_tokens=100, max_tokens=150, min_tokens=20, overlap_tokens=20)
@@ -115,7 +115,7 @@ def test_target_steers_sizes():
 
 
 def test_image_only_block_is_its_own_chunk_counted_by_its_alt_text():
-    from mdchunk.pipeline.tokens import estimate
+    from chunkmill.pipeline.tokens import estimate
 
     chunks = chunk_text("# Pics\n\nSome words here.\n\n![A diagram of the log](d.png)\n\nMore.\n")
     images = [c for c in chunks if c["chunk_type"] == "image"]
@@ -273,7 +273,7 @@ def test_spans_and_lines_point_into_the_source():
 
 def test_indentation_counts_toward_split_parts():
     """Deeply indented code: the whitespace between lines is part of every part's size."""
-    from mdchunk.pipeline import split
+    from chunkmill.pipeline import split
 
     body = "\n".join("            " + f"call_{i}(value);" for i in range(400))
     code = f"```cpp title='x.cc'\n{body}\n```"
@@ -291,8 +291,8 @@ def test_blocks_of_documents_interleaved_give_the_same_chunks():
     documents mixed together must still give each document its own blocks, in order."""
     import pyarrow as pa
 
-    from mdchunk.pipeline import batch, chunk
-    from mdchunk.pipeline.document import RawDocument
+    from chunkmill.pipeline import batch, chunk
+    from chunkmill.pipeline.document import RawDocument
 
     raws = [
         RawDocument(f"d{i}.md", "", f"# Doc {i}\n\nIntro {i}.\n\n## Part\n\nBody {i}.\n".encode())
@@ -311,7 +311,7 @@ def test_blocks_of_documents_interleaved_give_the_same_chunks():
 
 
 def test_estimate_counter_remembers_without_changing_counts():
-    from mdchunk.pipeline import tokens
+    from chunkmill.pipeline import tokens
 
     counter = tokens.EstimateCounter("balanced")
     texts = ["Title > Guide", "x" * (tokens.MEMO_CHARS + 1), "Title > Guide", ""]
@@ -325,7 +325,7 @@ def test_estimate_counter_remembers_without_changing_counts():
 
 
 def test_an_alt_text_over_the_cap_is_cut_to_fit():
-    from mdchunk.pipeline.tokens import make_counter
+    from chunkmill.pipeline.tokens import make_counter
 
     alt = "a very long alt text " * 400
     doc = f"# Doc\n\nIntro.\n\n![{alt}](img.png)\n"

@@ -5,13 +5,13 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
-from mdchunk.jobs import run_job
-from mdchunk.jobs.runlog import RunLog
-from mdchunk.pipeline import runstore, sources
-from mdchunk.pipeline.context import MAX_ELEMENT_CHARS, SEP, clip
-from mdchunk.pipeline.document import DEFAULT_MAX_BYTES
-from mdchunk.pipeline.policy import Policy
-from mdchunk.pipeline.quality import (
+from chunkmill.jobs import run_job
+from chunkmill.jobs.runlog import RunLog
+from chunkmill.pipeline import runstore, sources
+from chunkmill.pipeline.context import MAX_ELEMENT_CHARS, SEP, clip
+from chunkmill.pipeline.document import DEFAULT_MAX_BYTES
+from chunkmill.pipeline.policy import Policy
+from chunkmill.pipeline.quality import (
     best_possible_share,
     context_prefix,
     names_its_section,
@@ -168,7 +168,7 @@ def test_sibling_packing_adds_no_chunk_without_a_heading_start(runs):
 
 @pytest.mark.parametrize("name", sorted(POLICIES))
 def test_data_checks_hold_on_every_corpus(runs, name):
-    from mdchunk.pipeline import queries
+    from chunkmill.pipeline import queries
 
     _, out = runs(name)
     offending = {check: rows.height for check, rows in queries.checks(out).items()}

@@ -5,8 +5,8 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mdchunk.pipeline.policy import Policy
-from mdchunk.pipeline.quality import unbalanced_fence
+from chunkmill.pipeline.policy import Policy
+from chunkmill.pipeline.quality import unbalanced_fence
 from tests.helpers import chunk_text, sentences
 from tests.test_rebuild import documents
 
@@ -38,7 +38,7 @@ def long_documents(draw):
 def test_chunks_cover_the_body_and_fit(text, mode):
     policy = POLICY.replace(front_matter=mode)
     chunks = chunk_text(text, policy)
-    from mdchunk.pipeline import frontmatter
+    from chunkmill.pipeline import frontmatter
 
     fm = frontmatter.locate(text)
     start = fm[3] if fm and mode != "include" else 0

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from mdchunk import api
-from mdchunk.pipeline import chunk
-from mdchunk.pipeline.document import RawDocument
+from chunkmill import api
+from chunkmill.pipeline import chunk
+from chunkmill.pipeline.document import RawDocument
 from tests.conftest import corpus_dir
 
 SAMPLE = Path(__file__).resolve().parent.parent / "sample_data"

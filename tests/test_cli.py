@@ -10,8 +10,8 @@ import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
 
-from mdchunk.jobs.cli import main
-from mdchunk.pipeline import runstore, schemas
+from chunkmill.jobs.cli import main
+from chunkmill.pipeline import runstore, schemas
 from tests.conftest import SAMPLE
 from tests.helpers import document_metadata
 
@@ -59,7 +59,7 @@ def test_an_include_that_matches_nothing_is_named(tmp_path):
     result = CliRunner().invoke(main, [*run, "--out", str(tmp_path / "o1")])
     assert result.exit_code == 0, result.output
     warned = [line for line in result.output.splitlines() if "matched no path" in line]
-    assert warned == ["mdchunk run: warning: --include 'gudes/*' matched no path"]
+    assert warned == ["chunkmill run: warning: --include 'gudes/*' matched no path"]
     # every include matched nothing: the warning, then the guard of a run that read nothing
     result = CliRunner().invoke(
         main, ["run", str(src), "--include", "*.mdx", "--out", str(tmp_path / "o2")]
@@ -74,7 +74,7 @@ def test_an_include_that_matches_nothing_is_named(tmp_path):
 
 
 def test_globs_read_as_in_gitignore():
-    from mdchunk.pipeline.sources import Selection
+    from chunkmill.pipeline.sources import Selection
 
     paths = ["top.md", "guides/a.md", "guides/deep/b.md", "notes.txt"]
 
@@ -209,7 +209,7 @@ def test_input_given_as_a_uri_reads_through_pyarrow(tmp_path):
 def test_chunk_stage_rejects_are_recorded(tmp_path, monkeypatch, same_folder):
     """A document the chunks stage rejects leaves documents/blocks and lands in rejects,
     next to the rejects of the blocks stage, also when --out is the blocks folder."""
-    from mdchunk import _core
+    from chunkmill import _core
 
     src = tmp_path / "src"
     shutil.copytree(SAMPLE, src)
@@ -249,14 +249,14 @@ def test_chunk_stage_rejects_are_recorded(tmp_path, monkeypatch, same_folder):
 
 
 def test_a_reader_that_stops_early_is_no_error(tmp_path):
-    # `mdchunk stats DIR | head -1`: the pipe closes under us; exit 0, nothing on stderr
+    # `chunkmill stats DIR | head -1`: the pipe closes under us; exit 0, nothing on stderr
     import subprocess
     import sys
 
     out = tmp_path / "out"
     assert CliRunner().invoke(main, ["run", str(SAMPLE), "--out", str(out)]).exit_code == 0
     for command in ("stats", "search"):
-        args = [sys.executable, "-m", "mdchunk.jobs.cli", command, str(out)]
+        args = [sys.executable, "-m", "chunkmill.jobs.cli", command, str(out)]
         args += ["pebble store"] if command == "search" else []
         proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         proc.stdout.readline()
@@ -282,12 +282,12 @@ def test_no_progress_label_lines_off_a_terminal(tmp_path):
 
 
 def test_policy_errors_say_what_to_do(tmp_path, monkeypatch):
-    from mdchunk.pipeline import tokens
+    from chunkmill.pipeline import tokens
 
     out = str(tmp_path / "out")
     result = CliRunner().invoke(main, ["run", str(SAMPLE), "--out", out, "--max-tokens", "512"])
     assert result.exit_code == 2
-    assert "mdchunk run: invalid policy: target_tokens (750) > max_tokens (512)" in result.output
+    assert "chunkmill run: invalid policy: target_tokens (750) > max_tokens (512)" in result.output
     assert len(result.output.strip().splitlines()) == 1  # one line, not click's three
     assert "--target-tokens 384" in result.output and "Invalid value" not in result.output
 
@@ -298,7 +298,7 @@ def test_policy_errors_say_what_to_do(tmp_path, monkeypatch):
     args = ["run", str(SAMPLE), "--out", out, "--tokenizer", "tiktoken:cl100k_base"]
     result = CliRunner().invoke(main, args)
     assert result.exit_code == 2
-    assert "pip install 'mdchunk[tokenizers]'" in result.output
+    assert "pip install 'chunkmill[tokenizers]'" in result.output
 
 
 def test_out_may_not_be_the_input_folder_itself(tmp_path):
@@ -315,8 +315,8 @@ def test_a_run_on_the_estimate_ends_with_a_hint_to_count_for_real(tmp_path):
     result = CliRunner().invoke(main, ["run", str(SAMPLE), "--out", str(out)])
     assert result.exit_code == 0, result.output
     last = result.output.strip().splitlines()[-1]
-    assert last.startswith("mdchunk run: hint: n_tokens is the estimate")
-    assert f"mdchunk stats {out} --tokenizer tiktoken:cl100k_base" in last
+    assert last.startswith("chunkmill run: hint: n_tokens is the estimate")
+    assert f"chunkmill stats {out} --tokenizer tiktoken:cl100k_base" in last
     again = CliRunner().invoke(main, ["run", str(SAMPLE), "--out", str(out)])
     assert "hint:" not in again.output  # nothing packed: nothing to say
     pytest.importorskip("tiktoken")

@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta, timezone
 import pyarrow as pa
 import pytest
 
-from mdchunk.pipeline import columns, schemas
+from chunkmill.pipeline import columns, schemas
 from tests.helpers import fresh_python
 
 CASES = {
@@ -74,7 +74,7 @@ def test_no_pandas_is_imported():
     code = (
         "import sys\n"
         "import pyarrow as pa\n"
-        "from mdchunk.pipeline import columns, schemas\n"
+        "from chunkmill.pipeline import columns, schemas\n"
         "columns.table({n: [] for n in schemas.INPUTS.names}, schemas.INPUTS)\n"
         "columns.column([['a']], pa.list_(pa.string()))\n"
         "print('pandas' in sys.modules)\n"

@@ -12,7 +12,7 @@ from html.parser import HTMLParser
 
 import pytest
 
-from mdchunk.pipeline.block import document_blocks
+from chunkmill.pipeline.block import document_blocks
 from tests.conftest import corpus_dir
 
 pytestmark = pytest.mark.corpus

@@ -1,4 +1,4 @@
-"""Acceptance 3 of issue 13: an embedding job that follows `mdchunk changes --since` after
+"""Acceptance 3 of issue 13: an embedding job that follows `chunkmill changes --since` after
 irregular gaps (nights skipped, a crash mid-apply and a retry, a rollback) always ends with
 exactly the published run's chunks, also after --keep 2 pruned the runs it last saw; with
 `--updates`, with exactly their rows (every column), not only their ids and texts."""
@@ -14,9 +14,9 @@ import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
 
-from mdchunk.jobs.cli import main
-from mdchunk.pipeline import runstore
-from mdchunk.pipeline.history import read_history
+from chunkmill.jobs.cli import main
+from chunkmill.pipeline import runstore
+from chunkmill.pipeline.history import read_history
 from tests.conftest import SAMPLE
 from tests.helpers import SMALL_FLAGS, sentences
 
@@ -193,7 +193,7 @@ def test_changes_since_an_unknown_run_is_a_clear_error(tmp_path):
     assert len(result.output.strip().splitlines()) == 1
     assert "--since nope: unknown run id" in result.output
     # what to do instead: start from a snapshot, or find the run ids; no SQL
-    assert "--all" in result.output and f"mdchunk runs {tmp_path / 'out'}" in result.output
+    assert "--all" in result.output and f"chunkmill runs {tmp_path / 'out'}" in result.output
     assert "FROM" not in result.output
     run = runstore.published(tmp_path / "out").name
     for fmt in ("parquet", "jsonl"):
@@ -363,9 +363,9 @@ def test_jsonl_front_matter_is_an_object_of_the_values_written(tmp_path):
     }
     assert {r["next_since"] for r in rows} == {run}
     # the Python API gives the same records
-    import mdchunk
+    import chunkmill
 
-    assert mdchunk.change_records(out, None) == rows
+    assert chunkmill.change_records(out, None) == rows
 
 
 def test_a_jsonl_consumer_takes_the_run_to_store_from_the_output_alone(tmp_path):

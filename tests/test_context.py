@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from mdchunk.pipeline.context import header_line, title_of, url
-from mdchunk.pipeline.heading import Anchors, clean, slug, source
-from mdchunk.pipeline.policy import Policy, PolicyError
-from mdchunk.pipeline.section import is_filler
+from chunkmill.pipeline.context import header_line, title_of, url
+from chunkmill.pipeline.heading import Anchors, clean, slug, source
+from chunkmill.pipeline.policy import Policy, PolicyError
+from chunkmill.pipeline.section import is_filler
 from tests.helpers import chunk_text, sentences
 
 
@@ -171,7 +171,7 @@ def test_context_header_in_embed_text():
 def test_embed_hash_is_equal_for_equal_embed_text():
     import polars as pl
 
-    from mdchunk.api import chunk_table
+    from chunkmill.api import chunk_table
 
     text = "# Cmdlet\n\n## Inputs\n\nNone.\n\n## Outputs\n\nNone.\n"
     docs = pl.DataFrame({"path": ["a/get-item.md", "b/get-item.md"], "text": [text, text]})
@@ -238,7 +238,7 @@ def test_sibling_sections_share_a_chunk_under_their_parent():
 
 
 def test_sc001_on_embed_text_counts_a_header_that_names_the_section_anywhere():
-    from mdchunk.pipeline.quality import names_its_section
+    from chunkmill.pipeline.quality import names_its_section
 
     body = "Some text of the Linux part."
     # the chunk starts under a deeper heading inside its section: the section is named
@@ -254,7 +254,7 @@ def test_sc001_on_embed_text_counts_a_header_that_names_the_section_anywhere():
 def test_slug_of_ascii_keeps_what_the_unicode_rule_keeps():
     """slug's ASCII fast path must keep exactly the characters the per-character rule
     (Unicode categories) keeps, for every ASCII character."""
-    from mdchunk.pipeline import heading
+    from chunkmill.pipeline import heading
 
     for i in range(128):
         text = f"Ab {chr(i)}9_-"

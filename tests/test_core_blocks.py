@@ -1,4 +1,4 @@
-"""The blocks stage as the product runs it (the Rust core, mdchunk._core.blocks, called once
+"""The blocks stage as the product runs it (the Rust core, chunkmill._core.blocks, called once
 per batch; block.blocks) against the reference parser (markdown-it-py, one document at a
 time): the same columns, value for value, on sample_data, every shared corpus document as
 plain text and as MDX (tests/test_backends.py takes them as read), the spec examples as MDX,
@@ -18,10 +18,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mdchunk import _core
-from mdchunk.pipeline import block, parse_markdown_it
-from mdchunk.pipeline.block import document_blocks
-from mdchunk.pipeline.document import MARKDOWN_SUFFIXES, TEXT_SUFFIXES
+from chunkmill import _core
+from chunkmill.pipeline import block, parse_markdown_it
+from chunkmill.pipeline.block import document_blocks
+from chunkmill.pipeline.document import MARKDOWN_SUFFIXES, TEXT_SUFFIXES
 from tests.conftest import REPO, SAMPLE, corpus_dir
 
 COLUMNS = [f.name for f in block.schemas.BLOCKS if f.name not in ("n_chars", "est_tokens")]

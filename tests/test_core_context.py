@@ -1,4 +1,4 @@
-"""The Rust core's heading and context text functions (mdchunk._core) against Python's
+"""The Rust core's heading and context text functions (chunkmill._core) against Python's
 own: str.lower (Final_Sigma, U+0130), str.casefold and unicodedata.category of this
 interpreter, over every code point; and the one call that cleans a document's headings."""
 
@@ -9,8 +9,8 @@ import unicodedata
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mdchunk import _core
-from mdchunk.pipeline import heading
+from chunkmill import _core
+from chunkmill.pipeline import heading
 
 EVERY = "".join(chr(cp) for cp in range(0x110000) if not 0xD800 <= cp <= 0xDFFF)
 SIGMA_CONTEXTS = ["ΑΣ ΣΑΣ.", "AΣ\u0301", "AΣ\u0301B", "Σ", "a\u00adΣ", "Σa", "ΣΣΣ", "ἈΣ\u0345"]

@@ -8,9 +8,9 @@ import polars as pl
 import pytest
 from click.testing import CliRunner
 
-from mdchunk.jobs.cli import main
-from mdchunk.pipeline import runstore
-from mdchunk.pipeline.policy import CHUNKER_VERSION, Policy
+from chunkmill.jobs.cli import main
+from chunkmill.pipeline import runstore
+from chunkmill.pipeline.policy import CHUNKER_VERSION, Policy
 from tests.conftest import SAMPLE
 
 
@@ -69,9 +69,9 @@ def test_batch_results_do_not_depend_on_batch_boundaries():
     """process over one batch equals the same documents cut into three batches."""
     import pyarrow as pa
 
-    from mdchunk.pipeline import batch
-    from mdchunk.pipeline.document import RawDocument
-    from mdchunk.pipeline.policy import Policy
+    from chunkmill.pipeline import batch
+    from chunkmill.pipeline.document import RawDocument
+    from chunkmill.pipeline.policy import Policy
 
     files = sorted(p for p in SAMPLE.rglob("*") if p.suffix in (".md", ".mdx", ".txt"))
     raws = [RawDocument(p.relative_to(SAMPLE).as_posix(), "s", p.read_bytes()) for p in files]
@@ -86,7 +86,7 @@ def test_batch_results_do_not_depend_on_batch_boundaries():
 def test_doc_rows_takes_runs_and_refuses_scattered_rows():
     import pyarrow as pa
 
-    from mdchunk.pipeline.batch import DocRows
+    from chunkmill.pipeline.batch import DocRows
 
     table = pa.table({"doc_id": ["a", "a", "b", "c", "c", "c"], "i": [0, 1, 2, 3, 4, 5]})
     rows = DocRows(table)
@@ -101,7 +101,7 @@ def test_document_runs_of_a_dictionary_column_span_its_parts():
     a key's rows may go on from one part into the next."""
     import pyarrow as pa
 
-    from mdchunk.pipeline.batch import document_runs
+    from chunkmill.pipeline.batch import document_runs
 
     parts = [
         pa.array(["a", "a", "b"]).dictionary_encode(),

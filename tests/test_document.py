@@ -6,8 +6,8 @@ import hashlib
 
 import pytest
 
-from mdchunk.pipeline import frontmatter
-from mdchunk.pipeline.document import RawDocument, decode, make_doc_id
+from chunkmill.pipeline import frontmatter
+from chunkmill.pipeline.document import RawDocument, decode, make_doc_id
 
 
 def _doc(data: bytes, path: str = "a/b.md"):

@@ -9,9 +9,9 @@ import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
 
-from mdchunk.jobs import run_job
-from mdchunk.jobs.cli import main
-from mdchunk.pipeline import runstore
+from chunkmill.jobs import run_job
+from chunkmill.jobs.cli import main
+from chunkmill.pipeline import runstore
 from tests.conftest import SAMPLE
 from tests.helpers import SMALL_FLAGS
 
@@ -135,10 +135,10 @@ def test_a_policy_change_is_refused_naming_the_fields(published):
 def test_a_new_chunker_version_is_a_policy_change(published, monkeypatch):
     src, out, before = published
     published_version = run_job.CHUNKER_VERSION
-    monkeypatch.setattr(run_job, "CHUNKER_VERSION", "mdchunk-next")
+    monkeypatch.setattr(run_job, "CHUNKER_VERSION", "chunkmill-next")
     result = cli(src, out)
     assert result.exit_code == 4
-    assert f"chunker_version '{published_version}' -> 'mdchunk-next'" in result.output
+    assert f"chunker_version '{published_version}' -> 'chunkmill-next'" in result.output
     assert state(out) == (before, [before])
 
 
@@ -172,23 +172,23 @@ def test_a_policy_change_over_no_chunk_is_not_refused(tmp_path):
 
 
 def test_the_python_api_has_the_same_guards(published, tmp_path):
-    import mdchunk
-    from mdchunk.jobs.runlog import RunLog
+    import chunkmill
+    from chunkmill.jobs.runlog import RunLog
 
     src, out, before = published
     quiet = dict(workers=1, log=RunLog(quiet=True))
-    small = mdchunk.Policy(target_tokens=60, max_tokens=100, min_tokens=20, overlap_tokens=10)
-    with pytest.raises(mdchunk.Refused) as refused:
-        mdchunk.run(src, out, **quiet)  # the default policy is not the published one
+    small = chunkmill.Policy(target_tokens=60, max_tokens=100, min_tokens=20, overlap_tokens=10)
+    with pytest.raises(chunkmill.Refused) as refused:
+        chunkmill.run(src, out, **quiet)  # the default policy is not the published one
     assert refused.value.code == 4 and "max_tokens 100 -> 1000" in str(refused.value)
-    with pytest.raises(mdchunk.Refused) as refused:
-        mdchunk.run(src, out, policy=small, include=["*.nothing"], **quiet)
+    with pytest.raises(chunkmill.Refused) as refused:
+        chunkmill.run(src, out, policy=small, include=["*.nothing"], **quiet)
     assert refused.value.code == 1
     (src / "index.md").write_text("# Changed\n\nAll new text.\n")
-    summary = mdchunk.run(src, out, policy=small, dry_run=True, **quiet)
+    summary = chunkmill.run(src, out, policy=small, dry_run=True, **quiet)
     assert summary.dry_run and summary.record["documents_changed"] == 1
     assert state(out) == (before, [before])
-    summary = mdchunk.run(src, out, policy=small.replace(max_tokens=120), new_policy=True, **quiet)
+    summary = chunkmill.run(src, out, policy=small.replace(max_tokens=120), new_policy=True, **quiet)
     assert runstore.published(out).name == summary.run_id != before
     assert [r["status"] for r in runstore.history(out)][-3:] == ["refused", "refused", "published"]
 

@@ -10,10 +10,10 @@ import pytest
 import regex
 from click.testing import CliRunner
 
-from mdchunk.jobs.cli import main
-from mdchunk.pipeline import split
-from mdchunk.pipeline.policy import Policy
-from mdchunk.pipeline.tokens import make_counter
+from chunkmill.jobs.cli import main
+from chunkmill.pipeline import split
+from chunkmill.pipeline.policy import Policy
+from chunkmill.pipeline.tokens import make_counter
 from tests.conftest import corpus_dir
 from tests.helpers import chunk_text, sentences
 

@@ -7,7 +7,7 @@ from importlib.metadata import version as metadata_version
 
 import pytest
 
-from mdchunk.pipeline import installed
+from chunkmill.pipeline import installed
 from tests.helpers import fresh_python
 
 
@@ -34,7 +34,7 @@ def test_two_versions_side_by_side_ask_importlib_metadata(tmp_path, monkeypatch)
 def test_the_parser_key_loads_no_importlib_metadata():
     code = (
         "import sys\n"
-        "from mdchunk.pipeline.parse import parser_key\n"
+        "from chunkmill.pipeline.parse import parser_key\n"
         "print(parser_key('markdown-it'), 'importlib.metadata' in sys.modules)\n"
     )
     key, loaded = fresh_python(code).split()
@@ -43,6 +43,6 @@ def test_the_parser_key_loads_no_importlib_metadata():
 
 def test_the_default_parser_keeps_its_key():
     """The Rust core gives the blocks the pyromark backend gave: stored blocks stay reused."""
-    from mdchunk.pipeline.parse import DEFAULT_BACKEND, parser_key
+    from chunkmill.pipeline.parse import DEFAULT_BACKEND, parser_key
 
     assert parser_key(DEFAULT_BACKEND) == "blocks-1|pyromark-0.10.3"

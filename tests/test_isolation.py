@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from mdchunk.jobs import pool
+from chunkmill.jobs import pool
 from tests.conftest import REPO, SAMPLE
 from tests.helpers import misbehave
 
@@ -67,14 +67,14 @@ def test_crash_detail_names_the_signal_and_errors_name_the_place():
 
 
 def _run_under_address_limit(tmp_path, limit: int) -> subprocess.CompletedProcess:
-    """`mdchunk run` on the sample corpus, started with RLIMIT_AS at ``limit`` (as
+    """`chunkmill run` on the sample corpus, started with RLIMIT_AS at ``limit`` (as
     `ulimit -v`, a batch scheduler or systemd's LimitAS leave it)."""
 
     def lower() -> None:
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 
     out = tmp_path / f"out-{limit}"
-    cmd = [sys.executable, "-m", "mdchunk.jobs.cli", "run", str(SAMPLE), "--out", str(out)]
+    cmd = [sys.executable, "-m", "chunkmill.jobs.cli", "run", str(SAMPLE), "--out", str(out)]
     return subprocess.run(
         cmd, cwd=REPO, preexec_fn=lower, capture_output=True, text=True, timeout=300
     )

@@ -1,6 +1,6 @@
 """The ledger of an output folder is checked against the checksum written beside it: a
-damaged ledger fails `mdchunk check`, is refused by a run (which says how to recover) and by
-`mdchunk changes`, and `mdchunk run --full` starts a new one. When the published run cannot
+damaged ledger fails `chunkmill check`, is refused by a run (which says how to recover) and by
+`chunkmill changes`, and `chunkmill run --full` starts a new one. When the published run cannot
 be read, its chunk ids come from the ledger, so changes.parquet removes what the ledger
 removes."""
 
@@ -14,11 +14,11 @@ import polars as pl
 import pytest
 from click.testing import CliRunner
 
-from mdchunk import Policy
-from mdchunk import run as api_run
-from mdchunk.jobs.cli import main
-from mdchunk.jobs.runlog import RunLog
-from mdchunk.pipeline import ledger, queries, runstore
+from chunkmill import Policy
+from chunkmill import run as api_run
+from chunkmill.jobs.cli import main
+from chunkmill.jobs.runlog import RunLog
+from chunkmill.pipeline import ledger, queries, runstore
 from tests.conftest import SAMPLE
 from tests.helpers import SMALL_FLAGS
 

@@ -13,7 +13,7 @@ import sys
 
 import pytest
 
-from mdchunk.pipeline.section import is_filler
+from chunkmill.pipeline.section import is_filler
 from tests.conftest import REPO
 from tests.helpers import chunk_text
 
@@ -77,7 +77,7 @@ def test_adversarial_megabyte_chunks_in_linear_time(name):
 def test_unclosed_comments_are_no_filler_in_linear_time():
     """is_filler on one long unit (the chunk path hands it pieces of a bounded size)."""
     code = (
-        "from mdchunk.pipeline.section import is_filler; "
+        "from chunkmill.pipeline.section import is_filler; "
         "assert not is_filler('html', '<!--' * 250_000 + '{/*' * 250_000)"
     )
     try:

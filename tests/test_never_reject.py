@@ -9,10 +9,10 @@ import random
 
 import pytest
 
-from mdchunk.pipeline import mdx
-from mdchunk.pipeline.parse import TITLE_CHARS, parse
-from mdchunk.pipeline.policy import Policy
-from mdchunk.pipeline.quality import unbalanced_fence
+from chunkmill.pipeline import mdx
+from chunkmill.pipeline.parse import TITLE_CHARS, parse
+from chunkmill.pipeline.policy import Policy
+from chunkmill.pipeline.quality import unbalanced_fence
 from tests.helpers import chunk_text, sentences
 
 DEFAULT = Policy()

@@ -20,8 +20,8 @@ import pytest
 from click.testing import CliRunner
 from pyarrow import fs
 
-from mdchunk.jobs.cli import main
-from mdchunk.pipeline import objectstore, runstore
+from chunkmill.jobs.cli import main
+from chunkmill.pipeline import objectstore, runstore
 from tests.conftest import SAMPLE
 
 TABLES = ("documents", "blocks", "chunks", "postings", "rejects")
@@ -115,7 +115,7 @@ def test_killed_runs_leave_the_published_s3_run_readable(s3_bucket, tmp_path):
     out = f"{s3_bucket}/out"
     _invoke("run", src, "--out", out)
     rng = random.Random(16)
-    command = [sys.executable, "-m", "mdchunk.jobs.cli", "run", str(src), "--out", out,
+    command = [sys.executable, "-m", "chunkmill.jobs.cli", "run", str(src), "--out", out,
                "--workers", "1"]  # fmt: skip
     for i in range(10):
         (src / f"edit-{i}.md").write_text(f"# Edit {i}\n\n{'word ' * rng.randint(5, 500)}\n")

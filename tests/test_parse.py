@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from mdchunk.pipeline.block import document_blocks
+from chunkmill.pipeline.block import document_blocks
 
 
 def blocks(text: str, mdx: bool = False, markdown: bool = True) -> list[dict]:

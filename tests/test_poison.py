@@ -14,7 +14,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from mdchunk.pipeline import runstore
+from chunkmill.pipeline import runstore
 from tests.conftest import REPO
 from tests.poison import ordinary, poison
 
@@ -45,9 +45,9 @@ def tree_rss_mb(pid: int) -> float:
 
 
 def run_measured(src: Path, out: Path, *flags: str, limit: float | None = 300):
-    """(seconds, peak MB over the process tree) of `mdchunk run`, which must succeed
+    """(seconds, peak MB over the process tree) of `chunkmill run`, which must succeed
     within ``limit`` seconds (killed and failed otherwise)."""
-    cmd = [sys.executable, "-m", "mdchunk.jobs.cli", "run", str(src), "--out", str(out), *flags]
+    cmd = [sys.executable, "-m", "chunkmill.jobs.cli", "run", str(src), "--out", str(out), *flags]
     started = time.monotonic()
     proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     peak = 0.0

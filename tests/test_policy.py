@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from mdchunk.pipeline.policy import Policy, PolicyError, load
+from chunkmill.pipeline.policy import Policy, PolicyError, load
 from tests.conftest import REPO, SAMPLE
 
 
@@ -102,7 +102,7 @@ def _capped(*args: str) -> subprocess.CompletedProcess:
     def cap():
         resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
 
-    cmd = [sys.executable, "-m", "mdchunk.jobs.cli", *args]
+    cmd = [sys.executable, "-m", "chunkmill.jobs.cli", *args]
     return subprocess.run(
         cmd, cwd=REPO, capture_output=True, text=True, timeout=120, preexec_fn=cap
     )

@@ -14,9 +14,9 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mdchunk.jobs.cli import main
-from mdchunk.pipeline import queries, runstore
-from mdchunk.pipeline.fence import unbalanced
+from chunkmill.jobs.cli import main
+from chunkmill.pipeline import queries, runstore
+from chunkmill.pipeline.fence import unbalanced
 from tests.conftest import SAMPLE
 from tests.helpers import SMALL_FLAGS
 
@@ -131,7 +131,7 @@ def test_statistics_match_polars(sample_out):
     assert t["share_under_min"] == pytest.approx((tok < 20).mean())
     assert t["share_at_cap"] == pytest.approx((tok == 100).mean())
     assert t["share_over_cap"] == 0
-    from mdchunk.pipeline.quality import starts_with_heading
+    from chunkmill.pipeline.quality import starts_with_heading
 
     assert t["share_starting_with_heading"] == pytest.approx(
         sum(map(starts_with_heading, text["text"])) / text.height
@@ -268,7 +268,7 @@ def test_sql_fence_check_agrees_with_python(texts):
 
 
 def test_the_quick_start_commands_work_as_written(tmp_path):
-    # the README's Quick start, on `make run`'s output (the default policy): every mdchunk
+    # the README's Quick start, on `make run`'s output (the default policy): every chunkmill
     # command succeeds, and its search finds the page it names
     import shlex
 
@@ -279,7 +279,7 @@ def test_the_quick_start_commands_work_as_written(tmp_path):
     commands = [
         shlex.split(line)[1:]
         for line in block.splitlines()
-        if line.startswith(".venv/bin/mdchunk ")
+        if line.startswith(".venv/bin/chunkmill ")
     ]
     assert [c[0] for c in commands] == ["stats", "stats", "search", "sql"]
     assert ["--tokenizer", "tiktoken:cl100k_base"] == commands[1][-2:]  # real counts shown

@@ -13,9 +13,9 @@ import polars as pl
 import pytest
 from click.testing import CliRunner
 
-from mdchunk.jobs import ray_job
-from mdchunk.jobs.cli import main
-from mdchunk.pipeline import runstore
+from chunkmill.jobs import ray_job
+from chunkmill.jobs.cli import main
+from chunkmill.pipeline import runstore
 from tests.conftest import SAMPLE, corpus_dir
 
 TABLES = ("documents", "blocks", "chunks", "postings", "rejects")
@@ -98,12 +98,12 @@ def test_rejects_land_the_same_way(ray_cluster, tmp_path):
 
 def test_without_ray_the_message_says_how_to_install(monkeypatch, tmp_path):
     monkeypatch.setitem(sys.modules, "ray", None)  # import ray -> ImportError
-    with pytest.raises(ray_job.EngineError, match=r"pip install 'mdchunk\[ray\]'"):
+    with pytest.raises(ray_job.EngineError, match=r"pip install 'chunkmill\[ray\]'"):
         ray_job.start(None, 1)
     result = CliRunner().invoke(
         main, ["run", str(SAMPLE), "--out", str(tmp_path / "o"), "--engine", "ray"]
     )
-    assert result.exit_code == 2 and "pip install 'mdchunk[ray]'" in result.output
+    assert result.exit_code == 2 and "pip install 'chunkmill[ray]'" in result.output
 
 
 def test_ray_reads_uri_inputs(ray_cluster, tmp_path):

@@ -1,4 +1,4 @@
-"""mdchunk check/stats --tokenizer: every embed_text counted again (issue 12)."""
+"""chunkmill check/stats --tokenizer: every embed_text counted again (issue 12)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import polars as pl
 import pytest
 from click.testing import CliRunner
 
-from mdchunk.jobs.cli import main
-from mdchunk.pipeline import runstore
+from chunkmill.jobs.cli import main
+from chunkmill.pipeline import runstore
 from tests.conftest import SAMPLE
 from tests.helpers import SMALL_FLAGS, bert_like, words
 
@@ -105,7 +105,7 @@ def test_check_counts_the_tokens_the_model_adds(tmp_path):
 def test_a_new_way_of_counting_re_packs_hf_runs_once_and_keeps_their_ids(tmp_path, monkeypatch):
     # stored chunks packed under another count are not reused; the ids of the chunks whose
     # boundaries stay are the same (no --new-policy, no full re-embed)
-    from mdchunk.jobs import run_job
+    from chunkmill.jobs import run_job
 
     src, out = tmp_path / "src", tmp_path / "out"
     shutil.copytree(SAMPLE, src)

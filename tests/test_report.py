@@ -1,5 +1,5 @@
-"""`mdchunk report` (issue 17): one offline HTML page of charts whose figures equal
-`mdchunk stats --json`, opened in headless Chromium; `mdchunk stats --bins`."""
+"""`chunkmill report` (issue 17): one offline HTML page of charts whose figures equal
+`chunkmill stats --json`, opened in headless Chromium; `chunkmill stats --bins`."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ import polars as pl
 import pytest
 from click.testing import CliRunner
 
-from mdchunk.jobs.cli import main
-from mdchunk.pipeline import runstore
+from chunkmill.jobs.cli import main
+from chunkmill.pipeline import runstore
 from tests import browser
 from tests.conftest import SAMPLE
 from tests.helpers import SMALL_FLAGS
@@ -78,7 +78,7 @@ class Page(HTMLParser):
 
 @pytest.fixture(scope="module")
 def sample_page(tmp_path_factory):
-    """`make run` then `mdchunk report out/sample`: the default policy, the default page."""
+    """`make run` then `chunkmill report out/sample`: the default policy, the default page."""
     out = tmp_path_factory.mktemp("report") / "sample"
     ok("run", SAMPLE, "--out", out)
     result = ok("report", out, "--json")
@@ -117,7 +117,7 @@ def bar_sums(figure: dict, kind: str) -> list[int]:
     return [sum(v) for v in zip(*(t["y"] for t in traces))]
 
 
-# --- the figures on the page equal `mdchunk stats --json` --------------------------------
+# --- the figures on the page equal `chunkmill stats --json` --------------------------------
 
 
 def test_tiles_equal_stats_json(sample_page):
@@ -291,7 +291,7 @@ def test_tokenizer_chart_recounts_embed_text(compare_page):
 
 def test_a_run_with_a_real_tokenizer_is_charted_without_asking(tmp_path):
     """n_tokens is then the real count, and the estimate is computed from embed_text."""
-    from mdchunk.pipeline.tokens import EstimateCounter
+    from chunkmill.pipeline.tokens import EstimateCounter
 
     out = tmp_path / "out"
     ok("run", SAMPLE, "--out", out, "--tokenizer", "tiktoken:cl100k_base")
@@ -360,7 +360,7 @@ def test_without_plotly_it_says_how_to_install(sample_page, monkeypatch):
     monkeypatch.setitem(sys.modules, "plotly", None)  # as if the extra were not installed
     result = invoke("report", out, "--out", out / "never.html")
     assert result.exit_code == 2
-    assert "pip install 'mdchunk[report]'" in result.output
+    assert "pip install 'chunkmill[report]'" in result.output
     assert not (out / "never.html").exists()
 
 
@@ -374,7 +374,7 @@ def test_bad_arguments_exit_2_with_the_reason(sample_page, tmp_path):
     result = invoke("report", out, "--tokenizer", f"hf:{tmp_path}/missing.json")
     assert result.exit_code == 2 and "missing.json" in result.output
     result = invoke("report", tmp_path)
-    assert result.exit_code == 2 and "mdchunk run" in result.output
+    assert result.exit_code == 2 and "chunkmill run" in result.output
     result = invoke("report", out, "--out", tmp_path / "no" / "page.html")
     assert result.exit_code == 2 and "does not exist" in result.output
 

@@ -15,9 +15,9 @@ import polars as pl
 import pytest
 from click.testing import CliRunner
 
-from mdchunk import api
-from mdchunk.jobs.cli import main
-from mdchunk.pipeline import runstore
+from chunkmill import api
+from chunkmill.jobs.cli import main
+from chunkmill.pipeline import runstore
 from tests.conftest import REPO, SAMPLE
 
 
@@ -102,7 +102,7 @@ def test_log_json_is_all_json_and_ends_with_a_summary(sample, tmp_path):
     cmd = [
         sys.executable,
         "-m",
-        "mdchunk.jobs.cli",
+        "chunkmill.jobs.cli",
         "run",
         str(sample),
         "--out",
@@ -219,7 +219,7 @@ def test_an_unexpected_error_is_one_line_unless_debug(sample, tmp_path, monkeypa
     result = cli("run", str(sample), "--out", str(tmp_path / "o"))
     assert result.exit_code == 1
     assert result.output.strip() == (
-        "mdchunk run: error: RuntimeError: something broke over two lines (--debug shows where)"
+        "chunkmill run: error: RuntimeError: something broke over two lines (--debug shows where)"
     )
     result = cli("--debug", "run", str(sample), "--out", str(tmp_path / "o"))
     assert isinstance(result.exception, RuntimeError)
@@ -233,7 +233,7 @@ def test_ctrl_c_stops_within_two_seconds_with_exit_130(tmp_path):
         body = "\n\n".join(f"## Part {j}\n\n{para}" for j in range(8))
         (src / f"doc{i:04d}.md").write_text(f"# Document {i}\n\n{body}\n")
     out = tmp_path / "out"
-    cmd = [sys.executable, "-m", "mdchunk.jobs.cli", "run", str(src), "--out", str(out)]
+    cmd = [sys.executable, "-m", "chunkmill.jobs.cli", "run", str(src), "--out", str(out)]
     assert subprocess.run(cmd, cwd=REPO, capture_output=True).returncode == 0
     published = runstore.published(out).name
     (src / "doc0000.md").write_text("# Changed\n\nNew text.\n")
@@ -258,7 +258,7 @@ def test_ctrl_c_stops_within_two_seconds_with_exit_130(tmp_path):
 
 def test_few_large_files_still_use_the_workers(tmp_path, monkeypatch):
     # batches end at 1 MB too: three files of 600 kB are three batches, not one
-    from mdchunk.jobs import run_job
+    from chunkmill.jobs import run_job
     from tests.helpers import sentences
 
     src = tmp_path / "src"

@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from mdchunk import Policy
-from mdchunk import run as api_run
-from mdchunk.jobs.cli import main
-from mdchunk.jobs.runlog import RunLog
-from mdchunk.pipeline import runstore
+from chunkmill import Policy
+from chunkmill import run as api_run
+from chunkmill.jobs.cli import main
+from chunkmill.jobs.runlog import RunLog
+from chunkmill.pipeline import runstore
 from tests.conftest import SAMPLE
 from tests.helpers import SMALL_FLAGS
 

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from mdchunk import api
-from mdchunk.jobs import pool, run_job
-from mdchunk.jobs.blocks_job import batched
-from mdchunk.pipeline.batch import Reused
-from mdchunk.pipeline.document import RawDocument
+from chunkmill import api
+from chunkmill.jobs import pool, run_job
+from chunkmill.jobs.blocks_job import batched
+from chunkmill.pipeline.batch import Reused
+from chunkmill.pipeline.document import RawDocument
 from tests.helpers import fresh_python
 
 SAMPLE = Path(__file__).resolve().parent.parent / "sample_data"
@@ -92,7 +92,7 @@ def test_the_main_process_of_a_cold_run_a_repack_and_a_nightly_run_loads_no_pola
     gone = next(p for p in sorted(corpus.rglob("*.md")) if p.name != "index.md")
     code = (
         "import sys, os\n"
-        "from mdchunk import api\n"
+        "from chunkmill import api\n"
         f"first = api.run({str(corpus)!r}, {str(out)!r}, workers=1).record\n"
         "policy = api.resolve_policy(None, target_tokens=300)\n"
         f"again = api.run({str(corpus)!r}, {str(out)!r}, policy=policy, workers=1,\n"
@@ -119,7 +119,7 @@ def test_stored_rows_are_taken_from_the_row_groups_that_hold_them(tmp_path):
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from mdchunk.jobs.previous import StoredRows
+    from chunkmill.jobs.previous import StoredRows
 
     schema = pa.schema([("doc_id", pa.string()), ("n", pa.int32())])
     ids = ["a", "a", "a", "b", "c", "c", "d", "e", "e", "e", "e"]
@@ -138,7 +138,7 @@ def test_stored_rows_are_taken_from_the_row_groups_that_hold_them(tmp_path):
 def test_a_batch_table_comes_out_in_document_order_then_by_index():
     import pyarrow as pa
 
-    from mdchunk.pipeline.batch import ordered
+    from chunkmill.pipeline.batch import ordered
 
     order = {"b": 0, "a": 1, "c": 2}  # the batch's input order
     mixed = pa.table({"doc_id": ["a", "c", "b", "a", "b"], "i": [1, 0, 1, 0, 0]})
@@ -158,7 +158,7 @@ def test_a_batch_table_comes_out_in_document_order_then_by_index():
 
 
 def test_the_run_command_keeps_numpy_out_of_its_main_process(tmp_path):
-    """`mdchunk run` (local engine) declares numpy absent before pyarrow loads it: a cold
+    """`chunkmill run` (local engine) declares numpy absent before pyarrow loads it: a cold
     run and a nightly run after an edit still publish, and numpy never enters the main
     process (its workers load it)."""
     corpus, out = tmp_path / "src", tmp_path / "out"
@@ -166,9 +166,9 @@ def test_the_run_command_keeps_numpy_out_of_its_main_process(tmp_path):
     edited = corpus / "index.md"
     code = (
         "import sys\n"
-        "from mdchunk.jobs import cli\n"
+        "from chunkmill.jobs import cli\n"
         "def run():\n"
-        f"    sys.argv = ['mdchunk', 'run', {str(corpus)!r}, '--out', {str(out)!r}]\n"
+        f"    sys.argv = ['chunkmill', 'run', {str(corpus)!r}, '--out', {str(out)!r}]\n"
         "    try:\n"
         "        cli.entry()\n"
         "    except SystemExit as stop:\n"
@@ -177,7 +177,7 @@ def test_the_run_command_keeps_numpy_out_of_its_main_process(tmp_path):
         f"open({str(edited)!r}, 'a').write('\\nOne more paragraph.\\n')\n"
         "run()\n"
         "loaded = 'numpy' in sys.modules\n"
-        "from mdchunk.pipeline import runstore  # pyarrow, and so numpy, from here on\n"
+        "from chunkmill.pipeline import runstore  # pyarrow, and so numpy, from here on\n"
         f"last = runstore.history({str(out)!r})[-1]\n"
         "assert last['status'] == 'published' and last['documents_changed'] == 1, last\n"
         "print(loaded)\n"
@@ -186,7 +186,7 @@ def test_the_run_command_keeps_numpy_out_of_its_main_process(tmp_path):
 
 
 def test_the_engine_a_command_line_asks_for():
-    from mdchunk.jobs.cli import _engine
+    from chunkmill.jobs.cli import _engine
 
     assert _engine(["run", "docs", "--out", "o"]) == "local"
     assert _engine(["run", "docs", "--engine", "ray"]) == "ray"
@@ -198,8 +198,8 @@ def test_an_incremental_run_reads_its_inputs_as_its_batches_go(tmp_path, monkeyp
     """An edit of every file: the run writes its first batches while it still reads, as a
     --full run does, instead of holding every changed document's bytes until the last one
     is read and hashed."""
-    from mdchunk.jobs.changeset import ChangeSet
-    from mdchunk.pipeline import sources
+    from chunkmill.jobs.changeset import ChangeSet
+    from chunkmill.pipeline import sources
 
     corpus, out = tmp_path / "src", tmp_path / "out"
     shutil.copytree(SAMPLE, corpus)

@@ -16,8 +16,8 @@ import polars as pl
 import pytest
 from click.testing import CliRunner
 
-from mdchunk.jobs.cli import main
-from mdchunk.pipeline import queries, runstore
+from chunkmill.jobs.cli import main
+from chunkmill.pipeline import queries, runstore
 from tests.conftest import REPO, SAMPLE
 from tests.helpers import SMALL_FLAGS, document_metadata
 
@@ -175,7 +175,7 @@ def test_a_new_assembly_packs_stored_blocks_once_and_keeps_the_ids(corpus, tmp_p
     """Chunks assembled by another version (embed_text, splits) are not reused: the stored
     blocks are packed again, nothing is parsed, ids whose boundaries stay are kept, and the
     run after it reuses everything again."""
-    from mdchunk.jobs import run_job
+    from chunkmill.jobs import run_job
 
     out = tmp_path / "out"
     run(corpus, out)
@@ -266,7 +266,7 @@ def test_log_json_one_line_per_stage(corpus, tmp_path):
         [
             sys.executable,
             "-m",
-            "mdchunk.jobs.cli",
+            "chunkmill.jobs.cli",
             "run",
             str(corpus),
             "--out",
@@ -348,7 +348,7 @@ def _assert_gone(pids: list[int], seconds: float = 5.0) -> None:
 
 
 def _cli(*args: str) -> list[str]:
-    return [sys.executable, "-m", "mdchunk.jobs.cli", *args]
+    return [sys.executable, "-m", "chunkmill.jobs.cli", *args]
 
 
 def test_second_concurrent_run_is_refused(tmp_path):
@@ -432,9 +432,9 @@ def test_killed_runs_leave_the_published_run_intact(tmp_path):
 
 
 def _two_documents():
-    from mdchunk.pipeline import batch
-    from mdchunk.pipeline.document import RawDocument, make_doc_id
-    from mdchunk.pipeline.policy import Policy
+    from chunkmill.pipeline import batch
+    from chunkmill.pipeline.document import RawDocument, make_doc_id
+    from chunkmill.pipeline.policy import Policy
 
     raws = [
         RawDocument("a.md", "s", b"# Alpha\n\nThe first page, about alpha terms.\n"),
@@ -499,9 +499,9 @@ def test_stored_postings_are_reused_only_when_made_with_the_same_terms(tmp_path)
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from mdchunk.jobs.previous import Previous
-    from mdchunk.pipeline import schemas
-    from mdchunk.pipeline.policy import POSTINGS_VERSION
+    from chunkmill.jobs.previous import Previous
+    from chunkmill.pipeline import schemas
+    from chunkmill.pipeline.policy import POSTINGS_VERSION
 
     def footer_says(version):
         folder = tmp_path / str(version)
@@ -516,7 +516,7 @@ def test_stored_postings_are_reused_only_when_made_with_the_same_terms(tmp_path)
 
     assert footer_says(POSTINGS_VERSION)
     assert not footer_says("postings-0")
-    assert not footer_says(None)  # a run of an mdchunk before postings had a version
+    assert not footer_says(None)  # a run of an chunkmill before postings had a version
 
 
 def test_a_batch_of_reused_documents_only_is_settled_without_a_worker():
@@ -547,7 +547,7 @@ def test_a_nightly_run_sends_only_batches_with_changes_to_workers(corpus, tmp_pa
     """Batches whose documents are all unchanged are written from the published run's rows
     without a worker; the files are byte for byte a full run's, and a run that only deleted
     a document starts no worker at all."""
-    from mdchunk.jobs import pool, run_job
+    from chunkmill.jobs import pool, run_job
 
     monkeypatch.setattr(run_job, "BATCH_DOCS", 2)  # many batches from a small corpus
     out, full = tmp_path / "out", tmp_path / "full"

@@ -17,10 +17,10 @@ import polars as pl
 import pytest
 from click.testing import CliRunner
 
-from mdchunk import Policy
-from mdchunk import run as api_run
-from mdchunk.jobs.cli import main
-from mdchunk.pipeline import lock, manifest, queries, runstore, store
+from chunkmill import Policy
+from chunkmill import run as api_run
+from chunkmill.jobs.cli import main
+from chunkmill.pipeline import lock, manifest, queries, runstore, store
 from tests.conftest import REPO, SAMPLE
 
 POLICY_A = Policy(target_tokens=60, max_tokens=100, min_tokens=20, overlap_tokens=10)
@@ -30,8 +30,8 @@ CONTENT = ["documents", "blocks", "chunks", "postings", "rejects"]
 # A run in a child process that SIGKILLs itself right after one step of runstore.commit.
 KILLED_RUN = """
 import os, signal, sys
-from mdchunk import Policy, run
-from mdchunk.pipeline import runstore
+from chunkmill import Policy, run
+from chunkmill.pipeline import runstore
 
 step, src, out = sys.argv[1:4]
 def checkpoint(name):
@@ -48,7 +48,7 @@ def _policy_kwargs(policy: Policy) -> str:
 
 
 def _quiet_run(src: Path, out: Path, policy: Policy, **options):
-    from mdchunk.jobs.runlog import RunLog
+    from chunkmill.jobs.runlog import RunLog
 
     return api_run([str(src)], out, policy=policy, workers=1, log=RunLog(quiet=True), **options)
 
@@ -133,7 +133,7 @@ def test_a_kill_at_each_step_of_publishing_leaves_one_run_published(published_a,
 HOLDER = """
 import json, sys, time
 from pathlib import Path
-from mdchunk.pipeline.lock import Lock, LockedError
+from chunkmill.pipeline.lock import Lock, LockedError
 
 root, start_at = Path(sys.argv[1]), float(sys.argv[2])
 while time.time() < start_at:
@@ -191,7 +191,7 @@ def test_fifty_simultaneous_pairs_never_both_proceed(tmp_path):
 LOCK_AND_WAIT = """
 import sys, time
 from pathlib import Path
-from mdchunk.pipeline.lock import Lock
+from chunkmill.pipeline.lock import Lock
 
 Lock(Path(sys.argv[1])).__enter__()
 print("locked", flush=True)
@@ -243,7 +243,7 @@ def test_a_lock_naming_a_live_unrelated_pid_is_taken_over(tmp_path):
         for content in (
             json.dumps({"pid": unrelated.pid, "host": socket.gethostname(), "since": "?"}),
             json.dumps({"pid": 1, "host": "another-host", "since": "?"}),
-            str(unrelated.pid),  # the bare PID an older mdchunk wrote
+            str(unrelated.pid),  # the bare PID an older chunkmill wrote
             "",  # a starter killed before it wrote anything
         ):
             (out / lock.LOCK).write_text(content)

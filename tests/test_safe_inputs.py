@@ -16,10 +16,10 @@ import pyarrow as pa
 import pytest
 from click.testing import CliRunner
 
-from mdchunk.jobs.cli import main
-from mdchunk.pipeline import runstore, sources
-from mdchunk.pipeline.sources import Selection
-from mdchunk.pipeline.tables import table_documents
+from chunkmill.jobs.cli import main
+from chunkmill.pipeline import runstore, sources
+from chunkmill.pipeline.sources import Selection
+from chunkmill.pipeline.tables import table_documents
 from tests.conftest import REPO, SAMPLE
 from tests.helpers import document_metadata, sentences
 
@@ -28,7 +28,7 @@ from tests.helpers import document_metadata, sentences
 # the test process it was forked from).
 MEASURED_RUN = """
 import json, re, sys
-from mdchunk.jobs.cli import main
+from chunkmill.jobs.cli import main
 try:
     main(sys.argv[1:])
 except SystemExit as exc:
@@ -119,7 +119,7 @@ def test_hostile_inputs_reject_the_same_way_through_blocks(tmp_path):
 
 
 def test_a_file_grown_past_the_limit_after_stat_is_not_read_whole(tmp_path):
-    from mdchunk.pipeline.reading import read_local
+    from chunkmill.pipeline.reading import read_local
 
     path = tmp_path / "grows.md"
     path.write_bytes(b"x" * 100)
@@ -136,7 +136,7 @@ def _incapable(cmd: list[str]) -> list[str]:
 
 
 def _cli_run(src: Path, out: Path, *flags: str) -> subprocess.CompletedProcess:
-    cmd = [sys.executable, "-m", "mdchunk.jobs.cli", "run", str(src), "--out", str(out)]
+    cmd = [sys.executable, "-m", "chunkmill.jobs.cli", "run", str(src), "--out", str(out)]
     return subprocess.run(
         _incapable([*cmd, "--workers", "1", *flags]),
         cwd=REPO,
@@ -221,8 +221,8 @@ def test_an_unlistable_folder_is_a_reject_and_never_a_deletion(tmp_path):
 
 def test_an_unlistable_root_keeps_everything(tmp_path, monkeypatch):
     """The same through the listing function, for any user: the whole input unlistable."""
-    from mdchunk import run
-    from mdchunk.jobs.runlog import RunLog
+    from chunkmill import run
+    from chunkmill.jobs.runlog import RunLog
 
     src = tmp_path / "src"
     shutil.copytree(SAMPLE, src)

@@ -9,8 +9,8 @@ import pyarrow as pa
 import pytest
 from click.testing import CliRunner
 
-from mdchunk.jobs.cli import main
-from mdchunk.pipeline import postings, queries, runstore
+from chunkmill.jobs.cli import main
+from chunkmill.pipeline import postings, queries, runstore
 from tests.conftest import SAMPLE, corpus_dir
 from tests.helpers import SMALL_FLAGS
 

@@ -12,9 +12,9 @@ import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
 
-from mdchunk import api
-from mdchunk.jobs.cli import main
-from mdchunk.pipeline import manifest, runstore
+from chunkmill import api
+from chunkmill.jobs.cli import main
+from chunkmill.pipeline import manifest, runstore
 from tests.conftest import SAMPLE
 from tests.helpers import SMALL_FLAGS, sentences
 
@@ -57,7 +57,7 @@ def _refused(result, name: str) -> None:
     assert result.exit_code == 1, result.output
     lines = result.output.strip().splitlines()
     assert len(lines) == 1, result.output
-    assert f"{name}: damaged" in lines[0] and "mdchunk run" in lines[0]
+    assert f"{name}: damaged" in lines[0] and "chunkmill run" in lines[0]
 
 
 def test_undamaged_runs_are_served(out):

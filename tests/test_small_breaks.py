@@ -6,9 +6,9 @@ import polars as pl
 import pytest
 from click.testing import CliRunner
 
-from mdchunk import chunk_text
-from mdchunk.jobs.cli import main
-from mdchunk.pipeline import fence, queries, runstore
+from chunkmill import chunk_text
+from chunkmill.jobs.cli import main
+from chunkmill.pipeline import fence, queries, runstore
 from tests.helpers import sentences
 
 # Characters that str.splitlines() takes for line breaks but CommonMark (and our parser)

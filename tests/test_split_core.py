@@ -12,8 +12,8 @@ import unicodedata
 import pytest
 import regex
 
-from mdchunk.pipeline import split
-from mdchunk.pipeline.tokens import EstimateCounter
+from chunkmill.pipeline import split
+from chunkmill.pipeline.tokens import EstimateCounter
 from tests.conftest import REPO
 
 BLOCKS = [

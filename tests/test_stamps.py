@@ -9,8 +9,8 @@ import shutil
 import pyarrow.parquet as pq
 import pytest
 
-from mdchunk import api
-from mdchunk.pipeline import manifest, runstore, sources, stamps
+from chunkmill import api
+from chunkmill.pipeline import manifest, runstore, sources, stamps
 from tests.conftest import SAMPLE
 from tests.helpers import SMALL_FLAGS, fresh_python
 
@@ -195,13 +195,13 @@ def test_unchanged_run_loads_no_parser_or_polars(corpus, tmp_path):
     run(corpus, out)
     code = (
         "import sys\n"
-        "from mdchunk import api\n"
-        "from mdchunk.pipeline import stamps\n"
+        "from chunkmill import api\n"
+        "from chunkmill.pipeline import stamps\n"
         "stamps.RACY_NS = 0\n"
         f"policy = api.resolve_policy(None, **{_small_policy()!r})\n"
         f"record = api.run({str(corpus)!r}, {str(out)!r}, policy=policy, workers=1).record\n"
         "assert record['chunks_added'] == 0 and record['documents_unchanged'] == 11, record\n"
-        "heavy = ('polars', 'mdchunk._core', 'markdown_it', 'pandas', 'pyarrow.dataset')\n"
+        "heavy = ('polars', 'chunkmill._core', 'markdown_it', 'pandas', 'pyarrow.dataset')\n"
         "print(sorted(m for m in heavy if m in sys.modules))\n"
     )
     assert fresh_python(code) == "[]"

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from mdchunk.pipeline.chunk import Counting
-from mdchunk.pipeline.policy import Policy
+from chunkmill.pipeline.chunk import Counting
+from chunkmill.pipeline.policy import Policy
 from tests.helpers import bert_like, chunk_text, sentences
 
 tiktoken = pytest.importorskip("tiktoken", reason="tokenizers extra not installed")

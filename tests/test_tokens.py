@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mdchunk.pipeline import tokens
-from mdchunk.pipeline.tokens import class_counts, estimate, estimate_expr, make_counter
+from chunkmill.pipeline import tokens
+from chunkmill.pipeline.tokens import class_counts, estimate, estimate_expr, make_counter
 
 W = tokens.WEIGHTS
 
@@ -141,7 +141,7 @@ def test_tiktoken_counts_a_few_texts_and_many_alike():
     """A short list is encoded text by text, a long one by tiktoken's thread pool: the same
     counts either way, in order."""
     pytest.importorskip("tiktoken")
-    from mdchunk.pipeline.tokens import THREADED_TEXTS
+    from chunkmill.pipeline.tokens import THREADED_TEXTS
 
     counter = make_counter("tiktoken:cl100k_base")
     texts = [f"Guide > Install step {i}: run `make {i}` 日本語" * (i % 5 + 1) for i in range(300)]
@@ -207,7 +207,7 @@ def test_expression_and_python_judge_the_language_alike(texts):
 
 
 def test_blocks_read_as_another_language_only_with_their_document():
-    from mdchunk.pipeline.block import with_estimates
+    from chunkmill.pipeline.block import with_estimates
 
     links = " ".join(f"[Reference guide part {i}](https://example.org/guide/{i})" for i in range(6))
     english_doc = [ENGLISH, links]  # the link list alone has no English function word
@@ -248,7 +248,7 @@ def test_two_byte_scripts_a_vocabulary_barely_holds_are_not_under_counted(script
 
 
 def test_split_pieces_are_judged_with_their_document():
-    from mdchunk.pipeline.policy import Policy
+    from chunkmill.pipeline.policy import Policy
     from tests.helpers import chunk_text
 
     policy = Policy(target_tokens=60, max_tokens=80, min_tokens=10, overlap_tokens=0)
@@ -374,7 +374,7 @@ def test_traditional_chinese_is_not_under_counted(name):
 def test_random_han_characters_a_vocabulary_splits_are_not_under_counted():
     import random
 
-    from mdchunk.pipeline.han_rare import HAN_BYTES, HAN_RARE
+    from chunkmill.pipeline.han_rare import HAN_BYTES, HAN_RARE
 
     rng = random.Random(11)
     three = {c for lo, hi in HAN_BYTES for c in range(lo, hi + 1)}
@@ -389,7 +389,7 @@ def test_random_han_characters_a_vocabulary_splits_are_not_under_counted():
 def test_the_han_sets_are_the_vocabularies():
     # pipeline/han_rare.py is what benchmarks/han_rare.py reads off the bundled tokenizers
     from benchmarks import han_rare
-    from mdchunk.pipeline.han_rare import HAN_BYTES, HAN_RARE
+    from chunkmill.pipeline.han_rare import HAN_BYTES, HAN_RARE
 
     cost = han_rare.costs()
     assert han_rare.rare_ranges(cost, 2) == list(HAN_RARE)
@@ -440,7 +440,7 @@ def test_everyday_korean_is_not_priced_like_rare_syllables():
 
 def test_the_hangul_sets_are_the_vocabularies():
     from benchmarks import han_rare
-    from mdchunk.pipeline.han_rare import HANGUL_BYTES, HANGUL_RARE
+    from chunkmill.pipeline.han_rare import HANGUL_BYTES, HANGUL_RARE
 
     cost = han_rare.costs(han_rare.HANGUL_SYLLABLES)
     assert han_rare.rare_ranges(cost, 2) == list(HANGUL_RARE)

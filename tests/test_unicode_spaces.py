@@ -7,11 +7,11 @@ import shutil
 
 import pytest
 
-from mdchunk.jobs import run_job
-from mdchunk.jobs.runlog import RunLog
-from mdchunk.pipeline import fence, queries, runstore, sources
-from mdchunk.pipeline.document import DEFAULT_MAX_BYTES
-from mdchunk.pipeline.policy import Policy
+from chunkmill.jobs import run_job
+from chunkmill.jobs.runlog import RunLog
+from chunkmill.pipeline import fence, queries, runstore, sources
+from chunkmill.pipeline.document import DEFAULT_MAX_BYTES
+from chunkmill.pipeline.policy import Policy
 from tests.conftest import corpus_dir
 from tests.helpers import chunk_text, words
 

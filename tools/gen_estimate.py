@@ -21,7 +21,7 @@ LOWER, UPPER = 32, 64  # the halves of the case break [a-z][A-Z]
 
 def _tokens():
     sys.path.insert(0, str(ROOT))
-    from mdchunk.pipeline import tokens
+    from chunkmill.pipeline import tokens
 
     return tokens
 

@@ -7,17 +7,17 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use mdchunk_core::assemble::{self, IdParts};
-use mdchunk_core::blocks::{blocks, Document};
-use mdchunk_core::context;
-use mdchunk_core::counter::Estimate;
-use mdchunk_core::estimate::estimates;
-use mdchunk_core::heading;
-use mdchunk_core::kind::Kind;
-use mdchunk_core::pack::{self, Limits};
-use mdchunk_core::postings;
-use mdchunk_core::section;
-use mdchunk_core::split::{byte_offsets, split_block};
+use chunkmill_core::assemble::{self, IdParts};
+use chunkmill_core::blocks::{blocks, Document};
+use chunkmill_core::context;
+use chunkmill_core::counter::Estimate;
+use chunkmill_core::estimate::estimates;
+use chunkmill_core::heading;
+use chunkmill_core::kind::Kind;
+use chunkmill_core::pack::{self, Limits};
+use chunkmill_core::postings;
+use chunkmill_core::section;
+use chunkmill_core::split::{byte_offsets, split_block};
 
 fuzz_target!(|data: &[u8]| {
     let Some((&mode, rest)) = data.split_first() else {

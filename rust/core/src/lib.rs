@@ -1,4 +1,4 @@
-//! mdchunk's pipeline from decoded text to block, chunk and posting columns, without Python.
+//! chunkmill's pipeline from decoded text to block, chunk and posting columns, without Python.
 
 pub mod assemble;
 pub mod blocks;

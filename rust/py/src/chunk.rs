@@ -1,15 +1,15 @@
-//! mdchunk._core.chunk_documents: the chunks stage of a batch of documents in one call,
-//! columns in and columns out (mdchunk_core::chunk).
+//! chunkmill._core.chunk_documents: the chunks stage of a batch of documents in one call,
+//! columns in and columns out (chunkmill_core::chunk).
 
 use std::borrow::Cow;
 use std::convert::Infallible;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use mdchunk_core::chunk::{chunk_document, Block, Counting, Doc, DocChunks, Failure, Policy};
-use mdchunk_core::estimate::{estimate, weights, EnglishDocument};
-use mdchunk_core::heading::clean_blocks;
-use mdchunk_core::kind::Kind;
-use mdchunk_core::threads;
+use chunkmill_core::chunk::{chunk_document, Block, Counting, Doc, DocChunks, Failure, Policy};
+use chunkmill_core::estimate::{estimate, weights, EnglishDocument};
+use chunkmill_core::heading::clean_blocks;
+use chunkmill_core::kind::Kind;
+use chunkmill_core::threads;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedStr;
@@ -357,7 +357,7 @@ impl Outcome {
     fn add(&mut self, d: usize, r: Result1) {
         let done = match r {
             None => {
-                let why = "RuntimeError: the Rust core failed (a bug in mdchunk)".to_owned();
+                let why = "RuntimeError: the Rust core failed (a bug in chunkmill)".to_owned();
                 self.rejects.push((d, "internal_error", why));
                 return;
             }
@@ -368,7 +368,7 @@ impl Outcome {
                 return self.rejects.push((
                     d,
                     "internal_error",
-                    format!("{why} (a bug in mdchunk)"),
+                    format!("{why} (a bug in chunkmill)"),
                 ))
             }
             Some(Ok(done)) => done,
@@ -479,7 +479,7 @@ fn heading_markup(py: Python<'_>, texts: Vec<PyBackedStr>) -> PyResult<Vec<Optio
     })
     .ok_or_else(|| {
         pyo3::exceptions::PyRuntimeError::new_err(
-            "heading_markup: the Rust core failed (a bug in mdchunk)",
+            "heading_markup: the Rust core failed (a bug in chunkmill)",
         )
     })
 }

@@ -5,9 +5,9 @@
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use mdchunk_core::context as core_context;
-use mdchunk_core::heading::{self as core_heading, Anchors};
-use mdchunk_core::pyunicode;
+use chunkmill_core::context as core_context;
+use chunkmill_core::heading::{self as core_heading, Anchors};
+use chunkmill_core::pyunicode;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedStr;
@@ -15,7 +15,7 @@ use pyo3::pybacked::PyBackedStr;
 /// `f()`, a panic raised as RuntimeError.
 fn guarded<T>(name: &str, f: impl FnOnce() -> T) -> PyResult<T> {
     catch_unwind(AssertUnwindSafe(f)).map_err(|_| {
-        PyRuntimeError::new_err(format!("{name}: the Rust core failed (a bug in mdchunk)"))
+        PyRuntimeError::new_err(format!("{name}: the Rust core failed (a bug in chunkmill)"))
     })
 }
 
@@ -65,7 +65,7 @@ fn str_casefold(text: &str) -> PyResult<String> {
 
 /// The anchors of one document's headings, in document order: call with each heading's
 /// text and explicit id.
-#[pyclass(module = "mdchunk._core")]
+#[pyclass(module = "chunkmill._core")]
 #[derive(Default)]
 struct HeadingAnchors {
     anchors: Anchors,

@@ -1,4 +1,4 @@
-//! mdchunk._core: the Python face of mdchunk-core. Inputs are converted in bulk, the work
+//! chunkmill._core: the Python face of chunkmill-core. Inputs are converted in bulk, the work
 //! runs without holding the interpreter, outputs come back as Arrow-ready buffers (native
 //! byte order) or, for the mostly empty columns, lists. A panic never crosses into Python:
 //! it is caught here and raised as RuntimeError.
@@ -13,9 +13,9 @@ mod strings;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use mdchunk_core::blocks::{blocks_in_threads, Columns, Document};
-use mdchunk_core::estimate::{english_documents as core_english, estimates as core_estimates};
-use mdchunk_core::kind::Kind;
+use chunkmill_core::blocks::{blocks_in_threads, Columns, Document};
+use chunkmill_core::estimate::{english_documents as core_english, estimates as core_estimates};
+use chunkmill_core::kind::Kind;
 use pyo3::buffer::PyUntypedBuffer;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
@@ -67,7 +67,7 @@ fn blocks<'py>(
         .collect();
     let cols = py
         .detach(|| catch_unwind(AssertUnwindSafe(|| blocks_in_threads(&docs, threads))))
-        .map_err(|_| PyRuntimeError::new_err("blocks: the Rust core failed (a bug in mdchunk)"))?;
+        .map_err(|_| PyRuntimeError::new_err("blocks: the Rust core failed (a bug in chunkmill)"))?;
     let (text, offsets) = block_texts(py, &docs, &cols)?;
     columns_dict(py, cols, text, &offsets)
 }
@@ -198,7 +198,7 @@ fn estimates<'py>(
             }))
         })
         .map_err(|_| {
-            PyRuntimeError::new_err("estimates: the Rust core failed (a bug in mdchunk)")
+            PyRuntimeError::new_err("estimates: the Rust core failed (a bug in chunkmill)")
         })?;
     let (n_chars, est) =
         out.ok_or_else(|| PyValueError::new_err(format!("estimates: unknown bias {bias:?}")))?;
@@ -229,7 +229,7 @@ fn english_documents<'py>(
     let out = py
         .detach(|| catch_unwind(AssertUnwindSafe(|| core_english(&texts, &group))))
         .map_err(|_| {
-            PyRuntimeError::new_err("english_documents: the Rust core failed (a bug in mdchunk)")
+            PyRuntimeError::new_err("english_documents: the Rust core failed (a bug in chunkmill)")
         })?;
     Ok(buffer(py, &out, |b: bool| [b as u8]))
 }

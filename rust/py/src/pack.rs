@@ -1,8 +1,8 @@
-//! mdchunk._core.pack: the packer over a document's unit arrays.
+//! chunkmill._core.pack: the packer over a document's unit arrays.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use mdchunk_core::pack::{check, pack as core_pack, pack_full, Group, Limits, Parent, UnitArrays};
+use chunkmill_core::pack::{check, pack as core_pack, pack_full, Group, Limits, Parent, UnitArrays};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 
@@ -59,7 +59,7 @@ fn pack(
     let groups = units
         .py()
         .detach(|| catch_unwind(AssertUnwindSafe(|| run(&u, &lim, parents))))
-        .map_err(|_| PyRuntimeError::new_err("pack: the Rust core failed (a bug in mdchunk)"))?;
+        .map_err(|_| PyRuntimeError::new_err("pack: the Rust core failed (a bug in chunkmill)"))?;
     Ok(flat(groups))
 }
 

@@ -4,7 +4,7 @@
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use mdchunk_core::postings::{postings as core_postings, terms as core_terms, Terms};
+use chunkmill_core::postings::{postings as core_postings, terms as core_terms, Terms};
 use pyo3::buffer::PyUntypedBuffer;
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
@@ -27,7 +27,7 @@ fn run<T: Send>(
     let texts = texts(name, bytes_of(&data)?, bytes_of(&offsets)?, wide, n)?;
     py.detach(|| catch_unwind(AssertUnwindSafe(|| work(&texts))))
         .map_err(|_| {
-            PyRuntimeError::new_err(format!("{name}: the Rust core failed (a bug in mdchunk)"))
+            PyRuntimeError::new_err(format!("{name}: the Rust core failed (a bug in chunkmill)"))
         })
 }
 

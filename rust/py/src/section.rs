@@ -1,8 +1,8 @@
-//! Sections and filler blocks of one document (mdchunk_core::section).
+//! Sections and filler blocks of one document (chunkmill_core::section).
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use mdchunk_core::section;
+use chunkmill_core::section;
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedStr;
@@ -31,7 +31,7 @@ fn fillers(py: Python<'_>, paragraph: Vec<bool>, texts: Vec<PyBackedStr>) -> PyR
                 .collect()
         }))
     })
-    .map_err(|_| PyRuntimeError::new_err("fillers: the Rust core failed (a bug in mdchunk)"))
+    .map_err(|_| PyRuntimeError::new_err("fillers: the Rust core failed (a bug in chunkmill)"))
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

@@ -1,4 +1,4 @@
-//! The splitting of oversized blocks (mdchunk-core's `split`) for pipeline/split.py.
+//! The splitting of oversized blocks (chunkmill-core's `split`) for pipeline/split.py.
 //! Offsets cross in code points (Python str indices). A counter is either the estimate's
 //! parameters `(bias, code, english_document)`, counted natively without the interpreter,
 //! or a Python callable `count(list[str]) -> list[int]` (a real tokenizer), called with the
@@ -6,8 +6,8 @@
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use mdchunk_core::counter::{Counter, Estimate};
-use mdchunk_core::split::{self as core, byte_offsets, char_offsets, Piece};
+use chunkmill_core::counter::{Counter, Estimate};
+use chunkmill_core::split::{self as core, byte_offsets, char_offsets, Piece};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedStr;
@@ -51,7 +51,7 @@ fn counted<T: Send>(
     work: impl Fn(&mut Counting) -> PyResult<T> + Sync,
 ) -> PyResult<T> {
     let failed =
-        || PyRuntimeError::new_err(format!("{name}: the Rust core failed (a bug in mdchunk)"));
+        || PyRuntimeError::new_err(format!("{name}: the Rust core failed (a bug in chunkmill)"));
     if let Ok((bias, code, english)) = counter.extract::<(String, bool, Option<bool>)>() {
         let mut estimate = Estimate::new(&bias, code, english)
             .ok_or_else(|| PyValueError::new_err(format!("{name}: unknown bias {bias:?}")))?;

@@ -89,7 +89,7 @@ pub struct Block<'a> {
 pub enum Failure<E> {
     /// Some chunk stays over max_tokens after every repack (the detail for people).
     OverCap(String),
-    /// A value no chunk can be made with (a bug in mdchunk).
+    /// A value no chunk can be made with (a bug in chunkmill).
     Internal(String),
     /// The counter failed.
     Count(E),

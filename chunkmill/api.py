@@ -1,13 +1,13 @@
-"""The Python API. Every function here is what a ``mdchunk`` command does, callable in-process.
+"""The Python API. Every function here is what a ``chunkmill`` command does, callable in-process.
 
 - ``chunk_text``: one document (a str) in memory -> a list of ``Chunk``; no files, no pool.
 - ``chunk_table``: a table of documents (pyarrow or polars) -> the chunks table, same library.
-- ``run``: the nightly run, exactly as ``mdchunk run`` (incremental, published atomically).
+- ``run``: the nightly run, exactly as ``chunkmill run`` (incremental, published atomically).
 - ``connect`` / ``search`` / ``stats``: read an output folder through DuckDB.
 - ``report``: the chunk-quality report of an output folder, one HTML page (``report`` extra).
 
 Chunk rows are the same whichever entry point makes them: ``chunk_text`` and ``chunk_table``
-call the per-batch stages (``mdchunk.pipeline.batch.process``) that a run calls.
+call the per-batch stages (``chunkmill.pipeline.batch.process``) that a run calls.
 """
 
 from __future__ import annotations
@@ -18,18 +18,18 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from mdchunk.pipeline.limits import DEFAULT_DOC_MEMORY_MB, DEFAULT_DOC_TIMEOUT, DEFAULT_MAX_BYTES
-from mdchunk.pipeline.policy import Policy, PolicyError
-from mdchunk.pipeline.policy import load as load_policy
+from chunkmill.pipeline.limits import DEFAULT_DOC_MEMORY_MB, DEFAULT_DOC_TIMEOUT, DEFAULT_MAX_BYTES
+from chunkmill.pipeline.policy import Policy, PolicyError
+from chunkmill.pipeline.policy import load as load_policy
 
 if TYPE_CHECKING:  # pragma: no cover
     import duckdb
     import polars as pl
     import pyarrow as pa
 
-    from mdchunk.jobs.report_job import ReportSummary
-    from mdchunk.jobs.run_job import RunSummary
-    from mdchunk.jobs.runlog import RunLog
+    from chunkmill.jobs.report_job import ReportSummary
+    from chunkmill.jobs.run_job import RunSummary
+    from chunkmill.jobs.runlog import RunLog
 
 PolicyLike = Policy | str | Path | None
 
@@ -140,14 +140,14 @@ def _resolve(policy: PolicyLike = None, **overrides) -> Policy:
         resolved = policy.replace(**overrides)
     else:
         resolved = load_policy(policy, **overrides)
-    from mdchunk.pipeline.tokens import make_counter
+    from chunkmill.pipeline.tokens import make_counter
 
     try:
         make_counter(resolved.tokenizer, resolved.bias)
     except ImportError as exc:
         raise PolicyError(
             f"tokenizer {resolved.tokenizer!r}: {exc}; install the 'tokenizers' extra "
-            "(pip install 'mdchunk[tokenizers]')"
+            "(pip install 'chunkmill[tokenizers]')"
         ) from exc
     except Exception as exc:  # noqa: BLE001 - tokenizers raise plain Exception on a bad file
         raise PolicyError(
@@ -171,7 +171,7 @@ def chunk_text(
     """
     if not isinstance(text, str):
         raise TypeError(f"chunk_text takes a str, got {type(text).__name__}")
-    from mdchunk.pipeline import batch, chunk, document
+    from chunkmill.pipeline import batch, chunk, document
 
     resolved = resolve_policy(policy, **overrides)
     raw = document.RawDocument(path, "<memory>", text.encode("utf-8", "surrogatepass"))
@@ -192,7 +192,7 @@ def chunk_text(
 def _chunk_one(raw, policy: Policy) -> list[Chunk]:
     """``chunk_text`` by the batch stages, for a batch of one (a real tokenizer; a document
     the core leaves to the reference parser)."""
-    from mdchunk.pipeline.batch import Batch, process
+    from chunkmill.pipeline.batch import Batch, process
 
     tables, _ = process(Batch([raw]), policy, DEFAULT_MAX_BYTES, postings=False)
     for reject in tables["rejects"].to_pylist():
@@ -209,9 +209,9 @@ def chunk_table(
     threads: int | None = None,
 ) -> pa.Table | pl.DataFrame:
     """Chunk a table of documents, one per row: a pyarrow Table in gives a pyarrow Table of
-    chunks (schema ``mdchunk.pipeline.schemas.CHUNKS``), a polars DataFrame a DataFrame.
+    chunks (schema ``chunkmill.pipeline.schemas.CHUNKS``), a polars DataFrame a DataFrame.
 
-    Rows are read as ``mdchunk run`` reads a Parquet/JSONL table: ``text_column`` holds the
+    Rows are read as ``chunkmill run`` reads a Parquet/JSONL table: ``text_column`` holds the
     text, ``id_column`` names each document (its ``path``; default: the first of path, id,
     doc_id, url, name that exists, else ``row-N``), other columns become metadata. Rows that
     a run would reject (a null text, NUL bytes) give no chunks; a warning counts them.
@@ -222,10 +222,10 @@ def chunk_table(
 
     import pyarrow as pa
 
-    from mdchunk.jobs.blocks_job import BATCH_DOCS, batched
-    from mdchunk.pipeline import schemas
-    from mdchunk.pipeline.batch import Batch, process
-    from mdchunk.pipeline.sources import Selection, table_documents
+    from chunkmill.jobs.blocks_job import BATCH_DOCS, batched
+    from chunkmill.pipeline import schemas
+    from chunkmill.pipeline.batch import Batch, process
+    from chunkmill.pipeline.sources import Selection, table_documents
 
     resolved = resolve_policy(policy)
     n_threads = _threads(threads)
@@ -271,7 +271,7 @@ def chunk_texts(
     **overrides,
 ) -> pa.Table:
     """Chunk many documents held in memory at once, on every core: one row of chunks
-    (schema ``mdchunk.pipeline.schemas.CHUNKS``) per chunk, documents in the order given.
+    (schema ``chunkmill.pipeline.schemas.CHUNKS``) per chunk, documents in the order given.
 
     ``paths`` name the documents as ``chunk_text``'s ``path`` does (default ``doc-N.md``,
     N from 0); ``policy`` and ``overrides`` as in ``chunk_text``; ``threads`` as in
@@ -335,10 +335,10 @@ def run(
     names: dict[str, str] | None = None,
 ) -> RunSummary:
     """One nightly run of ``inputs`` into the output folder ``out``, exactly as
-    ``mdchunk run``: incremental against the published run, published atomically.
+    ``chunkmill run``: incremental against the published run, published atomically.
 
     ``inputs``: folders, files, Parquet/JSONL tables or URIs; ``out`` a folder or an object-
-    store prefix (``s3://bucket/prefix``: see mdchunk.pipeline.objectstore). ``workers``
+    store prefix (``s3://bucket/prefix``: see chunkmill.pipeline.objectstore). ``workers``
     defaults to the CPU count (the output is the same for any number). ``parser``: the block
     parser, ``pyromark`` (the Rust core) or ``markdown-it`` (the same blocks; see README,
     Method).
@@ -347,19 +347,19 @@ def run(
     ``progress(done, total)`` is called as documents finish. ``max_bytes``: larger files are
     rejected unread (too_large); ``follow_symlinks``: read file links that point outside
     their input folder (else rejected, outside_root). Raises
-    ``mdchunk.pipeline.sources.InputError`` for an unusable input,
-    ``mdchunk.pipeline.runstore.LockedError`` when another run holds
+    ``chunkmill.pipeline.sources.InputError`` for an unusable input,
+    ``chunkmill.pipeline.runstore.LockedError`` when another run holds
     ``out``.
     Documents are parsed and chunked in worker processes (also with one worker): one whose
     worker works on it longer than ``doc_timeout`` seconds, grows past ``doc_memory`` MB or
     dies becomes a reject (timeout, too_much_memory, crashed). Idle workers stay for the
-    next run of this process (``mdchunk.jobs.pool.shutdown()`` ends them).
+    next run of this process (``chunkmill.jobs.pool.shutdown()`` ends them).
 
-    Guards (``mdchunk.jobs.guards``), as on the command line: a run that reads no document,
+    Guards (``chunkmill.jobs.guards``), as on the command line: a run that reads no document,
     or would remove more than ``max_removed`` of the published chunks, publishes nothing
     unless ``allow_mass_delete``; a policy (or chunker version) other than the published
-    one is refused unless ``new_policy``; both raise ``mdchunk.Refused`` (its ``code`` is
-    the exit code of `mdchunk run`). ``dry_run`` does the work, reports it
+    one is refused unless ``new_policy``; both raise ``chunkmill.Refused`` (its ``code`` is
+    the exit code of `chunkmill run`). ``dry_run`` does the work, reports it
     (``summary.dry_run``) and publishes and records nothing.
 
     With several inputs, document paths (and so doc ids) start with each input's label:
@@ -368,11 +368,11 @@ def run(
     """
     import os
 
-    from mdchunk.jobs import pool, run_job
-    from mdchunk.jobs.guards import Guards
-    from mdchunk.jobs.runlog import RunLog
-    from mdchunk.pipeline import objectstore, sources
-    from mdchunk.pipeline.labels import input_labels
+    from chunkmill.jobs import pool, run_job
+    from chunkmill.jobs.guards import Guards
+    from chunkmill.jobs.runlog import RunLog
+    from chunkmill.pipeline import objectstore, sources
+    from chunkmill.pipeline.labels import input_labels
 
     resolved = resolve_policy(policy)
     if isinstance(inputs, str | Path):
@@ -427,24 +427,24 @@ def run(
 
 def changes(out: str | Path, since: str | None, updates: bool = False) -> pa.Table:
     """The change set from run ``since`` to the published run of ``out`` (a folder or an
-    object-store prefix), as ``mdchunk changes``: op add (whole chunk rows) and op remove
+    object-store prefix), as ``chunkmill changes``: op add (whole chunk rows) and op remove
     (ids), and with ``updates`` op update (whole new rows of kept ids whose other columns
     changed), schema ``schemas.CHANGES``; ``table.schema.metadata[b"mdchunk.until"]`` is the
     run it brings you to. Works after the runs in between were pruned (DIR/ledger.parquet).
-    ``since`` None: every published chunk as an add (``mdchunk changes --all``).
-    Raises ``mdchunk.pipeline.ledger.LedgerError`` for a run the ledger never saw, and
-    ``mdchunk.pipeline.runstore.DamagedRunError`` when the published chunks file does not
+    ``since`` None: every published chunk as an add (``chunkmill changes --all``).
+    Raises ``chunkmill.pipeline.ledger.LedgerError`` for a run the ledger never saw, and
+    ``chunkmill.pipeline.runstore.DamagedRunError`` when the published chunks file does not
     match its run's manifest (it is checked first)."""
-    from mdchunk.pipeline import ledger
+    from chunkmill.pipeline import ledger
 
     return ledger.changes_since(out, since, updates)
 
 
 def change_records(out: str | Path, since: str | None, updates: bool = False) -> list[dict]:
-    """``changes`` as JSON records, as ``mdchunk changes --format jsonl`` prints them:
+    """``changes`` as JSON records, as ``chunkmill changes --format jsonl`` prints them:
     ``front_matter`` a dict of the values as written (strings stay strings; see
-    ``mdchunk.pipeline.change_records``) and ``next_since``, the run to store, in each."""
-    from mdchunk.pipeline import change_records
+    ``chunkmill.pipeline.change_records``) and ``next_since``, the run to store, in each."""
+    from chunkmill.pipeline import change_records
 
     return change_records.records(out, since, updates)
 
@@ -453,27 +453,27 @@ def connect(out: str | Path) -> duckdb.DuckDBPyConnection:
     """An in-memory DuckDB connection with the views of ``sql/views.sql`` (documents, blocks,
     chunks, rejects, postings, runs; plus changes) over the published run of ``out``. Their
     files are checked against the run's manifest first: ``DamagedRunError`` (from
-    ``mdchunk.pipeline.runstore``) names a damaged one."""
-    from mdchunk.pipeline import queries
+    ``chunkmill.pipeline.runstore``) names a damaged one."""
+    from chunkmill.pipeline import queries
 
     return queries.connect(out)
 
 
 def search(out: str | Path, query: str, *, limit: int = 10, **filters) -> pl.DataFrame:
     """BM25 keyword search over the published run of ``out`` (``sql/search.sql``), as
-    ``mdchunk search``. Filters: section, level, chunk_type, path (GLOB), fm_key/fm_value.
+    ``chunkmill search``. Filters: section, level, chunk_type, path (GLOB), fm_key/fm_value.
     A row per hit: rank, score, path, breadcrumb, line_start, line_end, chunk_type,
     header_level, chunk_id, preview, url, anchor, text. The files it reads are checked
     first, as for ``connect``."""
-    from mdchunk.pipeline import queries
+    from chunkmill.pipeline import queries
 
     return queries.search(out, query, limit=limit, **filters)
 
 
 def stats(out: str | Path, *, bins: int = 20) -> dict[str, pl.DataFrame]:
-    """The chunk-quality figures of ``mdchunk stats``: one polars frame per ``sql/stats``
+    """The chunk-quality figures of ``chunkmill stats``: one polars frame per ``sql/stats``
     file (overview, tokens, histogram, per_document, mix, ...)."""
-    from mdchunk.pipeline import queries
+    from chunkmill.pipeline import queries
 
     return queries.stats(out, bins=bins)
 
@@ -488,13 +488,13 @@ def report(
     bins: int = 40,
     top: int = 15,
 ) -> ReportSummary:
-    """Write the chunk-quality report of ``out``, as ``mdchunk report``: one self-contained
+    """Write the chunk-quality report of ``out``, as ``chunkmill report``: one self-contained
     HTML page (default ``out/report.html``) with a chart per question. ``compare`` is a run
     id of ``out`` or another output folder, shown side by side; ``tokenizer`` recounts a
     sample of ``sample`` chunks to chart the estimate against it. Needs the ``report``
     extra (plotly); without it raises ``ReportUnavailable`` (an ImportError)."""
-    from mdchunk.jobs import report_job
-    from mdchunk.pipeline.report import Options
+    from chunkmill.jobs import report_job
+    from chunkmill.pipeline.report import Options
 
     opts = Options(bins=bins, top=top, sample=sample, tokenizer=tokenizer)
     return report_job.run(Path(out), None if page is None else Path(page), compare, opts)

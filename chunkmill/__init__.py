@@ -1,0 +1,90 @@
+"""chunkmill: markdown corpora to retrieval-ready chunks.
+
+The public API (the ``chunkmill`` command is a thin layer over it)::
+
+    from chunkmill import Policy, chunk_text, chunk_texts, chunk_table, run, connect, search, stats
+
+    chunks = chunk_text("# Install\\n\\nRun the installer.", max_tokens=512)
+    table = chunk_texts(texts, max_tokens=512)  # many documents on every core: a table
+    summary = run(["docs/"], "out/")          # the nightly run, as `chunkmill run`
+    hits = search("out/", "install linux")    # BM25 over the published run
+
+The pipeline's stages live in ``chunkmill.pipeline`` (pure table -> table functions), the jobs
+that read, dispatch and write in ``chunkmill.jobs``, the SQL in ``chunkmill.sql``.
+
+Names are imported on first use, so ``import chunkmill`` (and ``chunkmill --help``) stays fast:
+polars, pyarrow and duckdb load only when a function needs them.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+__all__ = [
+    "Chunk",
+    "InputError",
+    "LedgerError",
+    "Policy",
+    "PolicyError",
+    "Refused",
+    "RejectedError",
+    "RunSummary",
+    "change_records",
+    "changes",
+    "chunk_table",
+    "chunk_text",
+    "chunk_texts",
+    "connect",
+    "report",
+    "run",
+    "search",
+    "stats",
+]
+
+_HOMES = {
+    "InputError": "chunkmill.pipeline.reading",  # an INPUT that cannot be read as asked
+    "LedgerError": "chunkmill.pipeline.ledger",  # changes(): a run the ledger does not know
+    "Policy": "chunkmill.pipeline.policy",
+    "PolicyError": "chunkmill.pipeline.policy",
+    "RunSummary": "chunkmill.jobs.run_job",
+    "Refused": "chunkmill.jobs.guards",
+}
+
+if TYPE_CHECKING:  # pragma: no cover - for type checkers and editors only
+    from chunkmill.api import (
+        Chunk,
+        RejectedError,
+        change_records,
+        changes,
+        chunk_table,
+        chunk_text,
+        chunk_texts,
+        connect,
+        report,
+        run,
+        search,
+        stats,
+    )
+    from chunkmill.jobs.guards import Refused
+    from chunkmill.jobs.run_job import RunSummary
+    from chunkmill.pipeline.ledger import LedgerError
+    from chunkmill.pipeline.policy import Policy, PolicyError
+    from chunkmill.pipeline.reading import InputError
+
+
+def __getattr__(name: str):
+    if name == "__version__":
+        from importlib.metadata import version
+
+        return version("chunkmill")
+    if name not in __all__:
+        raise AttributeError(f"module 'chunkmill' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(_HOMES.get(name, "chunkmill.api")), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*__all__, "__version__"])

@@ -1,0 +1,6 @@
+"""``python -m chunkmill``: the ``chunkmill`` command."""
+
+if __name__ == "__main__":
+    from chunkmill.jobs.cli import entry
+
+    entry()
