@@ -30,15 +30,16 @@ import polars as pl
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks import process  # noqa: E402
-from benchmarks.anchor_process import files  # noqa: E402
-from benchmarks.speed import compile_package  # noqa: E402
 from chunkmill.pipeline import runstore  # noqa: E402
 from chunkmill.pipeline.quality import (  # noqa: E402
     names_its_section,
     starts_with_heading,
     unbalanced_fence,
 )
+
+from benchmarks import process  # noqa: E402
+from benchmarks.anchor_process import files  # noqa: E402
+from benchmarks.speed import compile_package  # noqa: E402
 
 CORPORA = Path(__file__).resolve().parent.parent.parent / "shared" / "corpora"
 HERE = Path(__file__).resolve().parent
@@ -56,7 +57,9 @@ def chunkmill_texts(out: Path) -> tuple[list[str], list[bool]]:
     return chunks["embed_text"].to_list(), named
 
 
-def chunkmill_runs(tmp: Path, workers: int) -> dict[str, tuple[list[str] | None, list, float, float]]:
+def chunkmill_runs(
+    tmp: Path, workers: int
+) -> dict[str, tuple[list[str] | None, list, float, float]]:
     """Each chunkmill row: (texts or None when they are the row above's, named, s, MB)."""
     run = [sys.executable, "-m", "chunkmill.jobs.cli", "run", str(CORPORA), "--workers",
            str(workers)]  # fmt: skip

@@ -88,7 +88,9 @@ def measure_batch(docs: list[tuple[str, str]], repeat: int) -> dict:
         wall, cpu = time.perf_counter(), time.process_time()
         with warnings.catch_warnings():  # the rejects of the corpora, counted in a warning
             warnings.simplefilter("ignore")
-            n = chunkmill.chunk_texts(texts, paths=paths, target_tokens=400, max_tokens=512).num_rows
+            n = chunkmill.chunk_texts(
+                texts, paths=paths, target_tokens=400, max_tokens=512
+            ).num_rows
         wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
         if best is None or wall < best["seconds"]:
             best = {"seconds": round(wall, 3), "cpu_seconds": round(cpu, 3), "chunks": n}

@@ -17,7 +17,6 @@ import time
 from pathlib import Path
 
 import polars as pl
-
 from chunkmill.jobs import pool, run_job
 from chunkmill.jobs.guards import Guards
 from chunkmill.jobs.runlog import RunLog

@@ -13,7 +13,6 @@ import time
 from pathlib import Path
 
 import polars as pl
-
 from chunkmill.jobs import pool, run_job
 from chunkmill.jobs.runlog import RunLog
 from chunkmill.pipeline import queries, runstore, sources

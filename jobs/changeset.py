@@ -26,7 +26,6 @@ from functools import reduce
 from pathlib import Path
 
 import pyarrow as pa
-
 from chunkmill.jobs.previous import OldRun
 from chunkmill.pipeline import columns, schemas, store
 

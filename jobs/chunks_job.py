@@ -9,7 +9,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pyarrow as pa
-
 from chunkmill.jobs import blocks_job
 from chunkmill.pipeline import runstore, schemas, store
 from chunkmill.pipeline.batch import DocRows, drop_rejected

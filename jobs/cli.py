@@ -8,7 +8,6 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import click
-
 from chunkmill.jobs import consumer_cli, errors, query_cli, report_cli
 from chunkmill.pipeline.limits import DEFAULT_DOC_MEMORY_MB, DEFAULT_DOC_TIMEOUT, DEFAULT_MAX_BYTES
 from chunkmill.pipeline.policy import BIASES, CHOICES, PolicyError
@@ -495,11 +494,12 @@ def run_cmd(
     (bad_name). A folder that cannot be listed is a reject (unlistable) and its documents
     of the published run are kept as they were: nothing below it is removed.
     """
-    from chunkmill import api
     from chunkmill.jobs.errors import EngineError
     from chunkmill.jobs.guards import Refused
     from chunkmill.jobs.runlog import RunLog
     from chunkmill.pipeline import objectstore, runstore
+
+    from chunkmill import api
 
     if log_json:
         errors.json_mode()
@@ -727,7 +727,9 @@ def chunks_cmd(blocks_dir, out, policy_file, **flags):
     total = pq.ParquetFile(blocks_dir / "documents.parquet").metadata.num_rows
     with _progress(total, "chunks") as bar:
         summary = chunks_job.run_chunks(blocks_dir, out, policy, progress=bar.update)
-    click.echo(f"chunkmill chunks: {summary.line()} (policy {policy.policy_hash}) -> {out}", err=True)
+    click.echo(
+        f"chunkmill chunks: {summary.line()} (policy {policy.policy_hash}) -> {out}", err=True
+    )
 
 
 @main.command("blocks")

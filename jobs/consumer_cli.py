@@ -6,7 +6,6 @@ import sys
 from pathlib import Path
 
 import click
-
 from chunkmill.jobs import errors
 
 
@@ -76,7 +75,6 @@ def changes_cmd(out, since, snapshot, fmt, output, updates):
     (exit 1).
     """
     import pyarrow.parquet as pq
-
     from chunkmill.pipeline import ledger, runstore
 
     if (since is None) == (not snapshot):

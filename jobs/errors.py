@@ -43,7 +43,9 @@ def emit(command: str, message: str, **fields) -> None:
             default=str,
         )
     else:
-        line = f"chunkmill: {message}" if command == "chunkmill" else f"chunkmill {command}: {message}"
+        line = (
+            f"chunkmill: {message}" if command == "chunkmill" else f"chunkmill {command}: {message}"
+        )
     click.echo(line, err=True)
 
 

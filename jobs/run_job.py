@@ -20,7 +20,6 @@ from itertools import chain
 from pathlib import Path
 
 import pyarrow.parquet as pq
-
 from chunkmill.jobs import blocks_job, changeset, guards, pool
 from chunkmill.jobs.changeset import ChangeSet
 from chunkmill.jobs.chunks_job import ChunksSummary, run_metadata

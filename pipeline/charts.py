@@ -11,9 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import plotly.graph_objects as go
-from plotly.subplots import make_subplots
-
 from chunkmill.pipeline.report import RunFigures
+from plotly.subplots import make_subplots
 
 FONT = "Inter, 'Segoe UI', Roboto, 'Helvetica Neue', Arial, sans-serif"
 INK = "#1f2937"

@@ -203,7 +203,6 @@ def _read_yaml(path: str | Path) -> object:
     """The policy file's YAML, within the depth and alias budgets of front matter (an
     alias bomb would grow to gigabytes when a field is checked)."""
     import yaml
-
     from chunkmill.pipeline.safe_yaml import LOADER, refusal
 
     try:

@@ -24,8 +24,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from chunkmill import _core
 from chunkmill.pipeline.tokens import EstimateCounter
+
+from chunkmill import _core
 
 Count = Callable[[list[str]], list[int]]
 

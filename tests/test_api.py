@@ -14,10 +14,18 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from chunkmill.pipeline import schemas
 
 import chunkmill
-from chunkmill import Chunk, Policy, PolicyError, RejectedError, chunk_table, chunk_text, chunk_texts
-from chunkmill.pipeline import schemas
+from chunkmill import (
+    Chunk,
+    Policy,
+    PolicyError,
+    RejectedError,
+    chunk_table,
+    chunk_text,
+    chunk_texts,
+)
 from tests.helpers import fresh_python
 
 ROOT = Path(__file__).resolve().parent.parent

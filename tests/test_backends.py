@@ -10,14 +10,14 @@ from __future__ import annotations
 import json
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-
 from chunkmill.pipeline import block, runstore
 from chunkmill.pipeline import parse as parse_mod
 from chunkmill.pipeline.block import document_blocks
 from chunkmill.pipeline.document import MARKDOWN_SUFFIXES
 from chunkmill.pipeline.parse import BACKENDS
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
 from tests.conftest import corpus_dir
 
 # Where the backends knowingly differ: an input of each kind, and why. None of these occurs

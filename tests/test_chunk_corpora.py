@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import polars as pl
 import pytest
-
 from chunkmill.jobs import run_job
 from chunkmill.jobs.runlog import RunLog
 from chunkmill.pipeline import runstore, sources
@@ -19,6 +18,7 @@ from chunkmill.pipeline.quality import (
     starts_with_heading,
     unbalanced_fence,
 )
+
 from tests.conftest import corpus_dir
 
 pytestmark = pytest.mark.corpus

@@ -5,7 +5,6 @@ from __future__ import annotations
 import hashlib
 
 import pytest
-
 from chunkmill.pipeline import frontmatter
 from chunkmill.pipeline.document import RawDocument, decode, make_doc_id
 

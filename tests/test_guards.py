@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-from click.testing import CliRunner
-
 from chunkmill.jobs import run_job
 from chunkmill.jobs.cli import main
 from chunkmill.pipeline import runstore
+from click.testing import CliRunner
+
 from tests.conftest import SAMPLE
 from tests.helpers import SMALL_FLAGS
 
@@ -172,8 +172,9 @@ def test_a_policy_change_over_no_chunk_is_not_refused(tmp_path):
 
 
 def test_the_python_api_has_the_same_guards(published, tmp_path):
-    import chunkmill
     from chunkmill.jobs.runlog import RunLog
+
+    import chunkmill
 
     src, out, before = published
     quiet = dict(workers=1, log=RunLog(quiet=True))
@@ -188,7 +189,9 @@ def test_the_python_api_has_the_same_guards(published, tmp_path):
     summary = chunkmill.run(src, out, policy=small, dry_run=True, **quiet)
     assert summary.dry_run and summary.record["documents_changed"] == 1
     assert state(out) == (before, [before])
-    summary = chunkmill.run(src, out, policy=small.replace(max_tokens=120), new_policy=True, **quiet)
+    summary = chunkmill.run(
+        src, out, policy=small.replace(max_tokens=120), new_policy=True, **quiet
+    )
     assert runstore.published(out).name == summary.run_id != before
     assert [r["status"] for r in runstore.history(out)][-3:] == ["refused", "refused", "published"]
 

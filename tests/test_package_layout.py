@@ -43,7 +43,8 @@ for name in ("pipeline", "jobs", "tests", "mdchunk"):
 files = {}
 for name, module in list(sys.modules.items()):
     where = getattr(module, "__file__", None)
-    if where and "/site-packages/" not in where and name.startswith(("chunkmill", "pipeline", "jobs")):
+    ours = name.startswith(("chunkmill", "pipeline", "jobs"))
+    if where and ours and "/site-packages/" not in where:
         files.setdefault(where, []).append(name)
 for where, names in files.items():
     if len(names) > 1:

@@ -6,12 +6,12 @@ from __future__ import annotations
 import shutil
 
 import pytest
-
 from chunkmill.jobs import run_job
 from chunkmill.jobs.runlog import RunLog
 from chunkmill.pipeline import fence, queries, runstore, sources
 from chunkmill.pipeline.document import DEFAULT_MAX_BYTES
 from chunkmill.pipeline.policy import Policy
+
 from tests.conftest import corpus_dir
 from tests.helpers import chunk_text, words
 
