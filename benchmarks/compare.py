@@ -1,5 +1,5 @@
 """chunkmill against the chunkers people use instead: one table, whole processes, same run,
-same corpora and budget (issue 15's `make bench` table).
+same corpora and budget (the `make bench` table).
 
 Budget: target 750 tokens, cap 1000 (chunkmill's default policy). Character-budget anchors
 get 3000 characters (750 tokens at 4 characters per token) and 320 characters of overlap.

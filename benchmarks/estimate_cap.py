@@ -5,7 +5,7 @@
 Chunks every shared corpus with the estimate at the default policy and at target 400 /
 max 512 / min 100 / overlap 50 (from the stored blocks, in this process), then counts every
 ``embed_text`` with cl100k, o200k and MiniLM's WordPiece (when installed) and reports per
-corpus: chunks, the share over ``max_tokens`` and the largest excess. Issue 12, acceptance 1.
+corpus: chunks, the share over ``max_tokens`` and the largest excess.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """The floor under a cold run: what no chunkmill built on pyromark can go below, next to
-text-splitter, as whole processes (issue 15, acceptance 1).
+text-splitter, as whole processes.
 
     python benchmarks/floor.py [--workers 2]
 

@@ -1,5 +1,5 @@
 """What every cold run of chunkmill must spend in CPU before its own parsing and packing logic,
-next to the CPU that issue 15's goal leaves it (acceptance 1).
+next to the CPU that the speed goal leaves it.
 
     python benchmarks/floor_cpu.py [--text-splitter-seconds S]
 

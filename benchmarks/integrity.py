@@ -1,4 +1,4 @@
-"""What integrity costs (issue 14): checking the published run against its manifest before
+"""What integrity costs: checking the published run against its manifest before
 a run reuses it, and hashing a new run's files for its manifest, over all shared corpora.
 
 Both are timed three times in this process (best and median reported) after one cold run.

@@ -1,4 +1,4 @@
-"""Peak memory of a cold run at 1x and 4x the shared corpora (issue 6, bounded memory).
+"""Peak memory of a cold run at 1x and 4x the shared corpora (bounded memory).
 
 4x is four copies of the corpora under other paths. Peak RSS is sampled every 20 ms over
 the whole process tree (the main process and its workers), from /proc.

@@ -1,4 +1,4 @@
-"""Nightly runs over the shared corpora (issue 5): cold, unchanged, policy change, edits.
+"""Nightly runs over the shared corpora: cold, unchanged, policy change, edits.
 
 1. cold run, then a second run with no change (must add/remove nothing, <= 1/10 the time);
 2. a policy change: re-pack from stored blocks (no parsing), every chunk id changes;

@@ -1,4 +1,4 @@
-"""Acceptance 1 of issue 13 at full size: the poison corpus (tests/poison.py, scale 1: a
+"""At full size: the poison corpus (tests/poison.py, scale 1: a
 30 MB line, a million lines, ...) beside 100 ordinary documents, with 2 workers and with 1.
 Reports seconds, peak memory over the process tree, and the rejects; checks that every
 ordinary document is chunked exactly as in a run without the poison.

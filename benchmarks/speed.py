@@ -1,6 +1,6 @@
 """Whole-process `chunkmill run` timings: cold (2 workers, every output), unchanged rerun and
 re-pack after a policy change, over all of ../shared/corpora and over each corpus of 1 MB or
-more on its own (issue 15, acceptance 2).
+more on its own.
 
     .venv/bin/python benchmarks/speed.py [--workers 2] [--chunkmill PATH]
 

@@ -45,7 +45,7 @@ class RejectedError(ValueError):
 
 @dataclass(frozen=True)
 class Chunk:
-    """One chunk: the columns of ``chunks.parquet`` (README, Output), lists as tuples.
+    """One chunk: the columns of ``chunks.parquet`` (docs/reference.md, Output), lists as tuples.
 
     ``text`` is the source-faithful markdown; ``embed_text`` is what to embed (``text`` with
     its context); ``text == document[char_start:char_end]`` unless the chunk re-opens a fence
@@ -340,10 +340,10 @@ def run(
     ``inputs``: folders, files, Parquet/JSONL tables or URIs; ``out`` a folder or an object-
     store prefix (``s3://bucket/prefix``: see chunkmill.pipeline.objectstore). ``workers``
     defaults to the CPU count (the output is the same for any number). ``parser``: the block
-    parser, ``pyromark`` (the Rust core) or ``markdown-it`` (the same blocks; see README,
-    Method).
-    ``verify``: read and hash every input file, trusting no file stamp (README, Nightly
-    runs).
+    parser, ``pyromark`` (the Rust core) or ``markdown-it`` (the same blocks; see
+    docs/design.md, Method).
+    ``verify``: read and hash every input file, trusting no file stamp
+    (docs/nightly.md).
     ``progress(done, total)`` is called as documents finish. ``max_bytes``: larger files are
     rejected unread (too_large); ``follow_symlinks``: read file links that point outside
     their input folder (else rejected, outside_root). Raises

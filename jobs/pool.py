@@ -118,7 +118,7 @@ class Supervisor:
 
     def __exit__(self, exc_type, *exc) -> None:
         """After a clean finish, idle workers are parked for the next run of this process
-        (a test session, a notebook: no second start-up); otherwise they are killed."""
+        (a test run, a notebook: no second start-up); otherwise they are killed."""
         parked = _PARKED.setdefault(self.limits.memory_mb, [])
         for w in self.workers:
             clean = exc_type is None and w.task is None and w.ready and w.alive()

@@ -1,6 +1,6 @@
 """The documents stage: raw bytes -> typed document rows, or reject rows with a reason.
 
-Decisions (also in the README):
+Decisions (also in docs/design.md):
 - Text is decoded as UTF-8; a leading BOM is removed and recorded in ``had_bom``.
 - Line endings are kept exactly as they are (CRLF stays CRLF) so that every offset is an
   index into ``documents.text`` and ``text[char_start:char_end]`` is the exact source.

@@ -1,6 +1,6 @@
 """The packer: groups units into chunks. It sees only small integer arrays, never text.
 
-Rules (README "Packing rules" states them for users):
+Rules (docs/design.md, "Packing rules", states them for users):
 1. Units of different sections never share a chunk's content; a new section starts a chunk.
    A section whose units fit within its ``cap`` stays whole, one chunk (a complete section
    is the best retrieval unit); ``target`` steers how longer sections are cut.

@@ -20,12 +20,12 @@ BIASES = ("balanced", "code", "prose")
 #    only link definitions or comments count as empty; sibling packing; the context is part
 #    of chunk_id.
 # 3 (also): script-aware estimate, sentence ends outside English, cuts between grapheme
-#    clusters, room for headings before a split block (issue 12).
+#    clusters, room for headings before a split block.
 # 3 (also): nothing rejected for size (long titles and breadcrumb prefixes cut, huge fences
-#    re-opened short, long whitespace shortened, words packed in runs), ISO dates (issue 13).
+#    re-opened short, long whitespace shortened, words packed in runs), ISO dates.
 # 4: a deeper heading whose blocks would pass the target in the current chunk but fit one
 #    of their own starts a new chunk (packing rule 3); a document that opens with its top
-#    heading takes it as title (issue 11, retrieval: the subsection rule lifted BM25
+#    heading takes it as title (retrieval: the subsection rule lifted BM25
 #    recall@5 / @10 on the development questions from 80 / 88 to 81 / 89).
 # 5: a prose block in another language than English written in Latin letters counts its
 #    letters heavier (tokens.FOREIGN_LETTER): the English weights under-counted Finnish,

@@ -24,7 +24,7 @@ class Options:
     bins: int = 40  # histogram bins from 0 to the cap (as `chunkmill stats --bins`)
     top: int = 15  # documents with the most chunks
     sample: int = 2000  # chunks recounted with a real tokenizer
-    tiny_tokens: int = 50  # "tiny": under this many tokens (the README's benchmark measure)
+    tiny_tokens: int = 50  # "tiny": under this many tokens (the benchmarks' measure)
     near_cap: float = 0.95  # "at the cap": at least this share of max_tokens
     tokenizer: str | None = None  # recount the sample with this tokenizer spec
 

@@ -4,7 +4,7 @@ A ``TokenCounter`` counts a list of texts. The estimate is script-aware: it coun
 characters of a text by class (ASCII letters, letter runs, digits, punctuation, whitespace,
 letter/digit and case breaks, CJK ideographs and kana, Hangul, and every other non-ASCII
 character by its UTF-8 bytes) and weighs each class with weights fitted so that the estimate
-is at least the real count of cl100k and o200k (``benchmarks/fit_estimate.py``; README,
+is at least the real count of cl100k and o200k (``benchmarks/fit_estimate.py``; docs/design.md,
 "Token estimate"). Whole tables of blocks are estimated with one polars expression;
 ``EstimateCounter`` computes the very same numbers for the few texts a document needs.
 Real tokenizers (tiktoken, HF tokenizers) are optional extras loaded from local files only.
@@ -25,7 +25,7 @@ if TYPE_CHECKING:  # polars is imported where it is used: a run with nothing to 
 
 # Changes whenever the estimate gives other numbers for the same text (stored blocks carry
 # their estimate, so a run does not reuse blocks of another estimate version).
-# 2: script-aware character classes (issue 12); 3: Latin-script text in another language
+# 2: script-aware character classes; 3: Latin-script text in another language
 # than English counts its letters heavier (FOREIGN_LETTER), and so do Greek, Hebrew, the
 # two-byte scripts left to bytes (TWO_BYTE_EXTRA), Georgian and the three-byte scripts
 # left to bytes (THREE_BYTE_EXTRA); 4: every run of digits counts NUMBER more, and so do
@@ -184,7 +184,7 @@ SCRIPT_EXTRAS = (*TWO_BYTE_EXTRA, *THREE_BYTE_EXTRA, *FOUR_BYTE_EXTRA)
 # So every run of digits ("numbers") counts NUMBER[group] more: the largest need per run on
 # our own numeric texts (tests/helpers.py numeric_texts: arrays, matrices, floats, SVG paths,
 # dates, addresses, hex dumps, versions) times 1.1, the margin of the other extras. Its
-# price on English documentation is 0.9-3.2 % more estimated tokens (README, Token
+# price on English documentation is 0.9-3.2 % more estimated tokens (docs/design.md, Token
 # estimate). Last in WEIGHTED: a text without digits keeps its estimate to the bit.
 NUMBER = {"prose": 1.3, "code": 1.751}
 # ASCII control characters (escape, backspace, DEL, form feed...: terminal captures, binary
@@ -231,7 +231,7 @@ FOREIGN_SHARE = 0.05
 FOREIGN_LETTER = 0.26
 
 # Fitted weights (tokens per counted item), rounded up, as printed by
-# `python benchmarks/fit_estimate.py` (floor 0.96, penalty 60, margin 1.1; README, "Token
+# `python benchmarks/fit_estimate.py` (floor 0.96, penalty 60, margin 1.1; docs/design.md, "Token
 # estimate").
 # Prose kinds and code-like kinds (CODE_LIKE) have their own ASCII weights; the non-ASCII
 # weights are shared (comments and strings in code are prose).

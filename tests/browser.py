@@ -3,7 +3,7 @@ download: ``executable_path`` is the system Chromium). Not a test module.
 
 ``python -m tests.browser PAGE.html OUT.png [--height H | --card KEY] [--scale S]`` takes a
 screenshot of the page, 1320 pixels wide (its top H pixels, or one chart's card), scaled
-and reduced to 256 colours: the README's pictures of the report are made this way.
+and reduced to 256 colours: the docs' pictures of the report are made this way.
 """
 
 from __future__ import annotations

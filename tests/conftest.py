@@ -23,9 +23,9 @@ def corpus_dir(name: str | None = None) -> Path:
     return path
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def corpora_blocks(tmp_path_factory):
-    """documents/blocks/rejects of every shared corpus, written once per test session."""
+    """documents/blocks/rejects of every shared corpus, written once per test run."""
     from chunkmill.jobs import blocks_job
     from chunkmill.pipeline import sources
 

@@ -1,4 +1,4 @@
-"""Poison documents: inputs built to crash, stall or starve a chunker (issue 13).
+"""Poison documents: inputs built to crash, stall or starve a chunker.
 
 ``poison(scale)`` returns {file name: bytes}, our own generated text, one file per kind.
 ``scale`` (0 < scale <= 1) shrinks the big ones: 1.0 gives the sizes of the issue (a 30 MB

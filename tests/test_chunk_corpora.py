@@ -1,4 +1,4 @@
-"""Issue 3 acceptance over the shared corpora: fences, caps, coverage, heading starts."""
+"""The quality bar over the shared corpora: fences, caps, coverage, heading starts."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ pytestmark = pytest.mark.corpus
 SMALL = dict(target_tokens=400, max_tokens=512, min_tokens=100, overlap_tokens=50)
 POLICIES = {
     "default": Policy(),
-    # the text-level SC-001 test of issue 3 judges rules 1-6; sibling packing (rule 7) only
+    # the text-level test judges rules 1-6; sibling packing (rule 7) only
     # merges chunks that already hold whole sections, so it is left out there
     "unpacked": Policy(pack_siblings=False),
     "small": Policy(**SMALL),
@@ -115,7 +115,7 @@ def _best_possible_share(blocks: pl.DataFrame, cap: int, depth: int) -> float:
     return best_possible_share(section_sizes(blocks, depth), cap)
 
 
-# awesome_lists (added for issue 12): many sections are link lists longer than the cap (45
+# awesome_lists: many sections are link lists longer than the cap (45
 # of awesome-go's 149 sections), which the packer cuts toward target_tokens (750) while the
 # bound counts one chunk per max_tokens (1000). It reaches 89.4 % of the bound (0.672 of
 # 0.751; with the old estimate, which let 0.7 % of its chunks pass the real cap at 400/512,
@@ -232,7 +232,7 @@ def test_no_heading_column_holds_ids_or_template_tags(runs):
 
 @pytest.mark.parametrize("name", ["default", "small"])
 def test_estimate_keeps_the_cap_in_cl100k(runs, name):
-    """The quality bar (issue 12 asked for at most 0.1 % over, by at most 10 %): with the
+    """The quality bar (the bar was at most 0.1 % over, by at most 10 %): with the
     estimate, no chunk of any corpus passes max_tokens in real cl100k tokens. The last one
     that did, an SVG path in astro, is within it since numbers count per run of digits."""
     tiktoken = pytest.importorskip("tiktoken")

@@ -1,4 +1,4 @@
-"""Acceptance 3 of issue 13: an embedding job that follows `chunkmill changes --since` after
+"""An embedding job that follows `chunkmill changes --since` after
 irregular gaps (nights skipped, a crash mid-apply and a retry, a rollback) always ends with
 exactly the published run's chunks, also after --keep 2 pruned the runs it last saw; with
 `--updates`, with exactly their rows (every column), not only their ids and texts."""

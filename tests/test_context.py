@@ -1,4 +1,4 @@
-"""Issue 11: clean headings, GitHub anchors, links, titles and the context header."""
+"""Clean headings, GitHub anchors, links, titles and the context header."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Outside English (issue 12): sentence ends, cuts between grapheme clusters, headings kept
+"""Outside English: sentence ends, cuts between grapheme clusters, headings kept
 with their first piece, token caps in scripts the old estimate under-counted."""
 
 from __future__ import annotations
@@ -194,7 +194,7 @@ def test_check_with_a_tokenizer_reports_what_the_estimate_under_counts(tmp_path)
     pytest.importorskip("tiktoken")
     rng = random.Random(5)
     # random lower-case letters without spaces in a code block: about 0.5 cl100k tokens per
-    # letter, where the code weights count a run of letters as one identifier (README,
+    # letter, where the code weights count a run of letters as one identifier (docs/design.md,
     # Token estimate: letter runs that are no language are left to the real tokenizer)
     blob = " ".join("".join(rng.choice("qxzjkvwyfgpbm") for _ in range(150)) for _ in range(12))
     src = tmp_path / "docs"

@@ -1,5 +1,5 @@
 """Poison documents: a worker that crashes, overruns or outgrows its memory costs one
-document, never the run (issue 13)."""
+document, never the run."""
 
 from __future__ import annotations
 

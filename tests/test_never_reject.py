@@ -1,4 +1,4 @@
-"""Never reject for size (issue 13): a heading, fence, word, line or indentation longer than
+"""Never reject for size: a heading, fence, word, line or indentation longer than
 the cap is cut, breadcrumb titles are shortened, and every readable document yields chunks
 within the cap, covering all of its text."""
 

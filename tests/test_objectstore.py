@@ -1,4 +1,4 @@
-"""Object-store outputs and inputs against a real S3-compatible server (issue 16).
+"""Object-store outputs and inputs against a real S3-compatible server.
 
 tests/servers.py starts moto's server on 127.0.0.1; pyarrow's S3 filesystem reaches it
 through AWS_ENDPOINT_URL. Both engines write to and read from s3:// and must give the rows

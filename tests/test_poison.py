@@ -1,4 +1,4 @@
-"""Acceptance 1 of issue 13: poison documents beside ordinary ones cost the run nothing.
+"""Poison documents beside ordinary ones cost the run nothing.
 
 The generated corpus (tests/poison.py) holds every kind at a reduced size, so that the suite
 stays fast; benchmarks/poison.py runs the full sizes (a 30 MB line, a million lines).

@@ -1,4 +1,4 @@
-"""The DuckDB layer: views, BM25 search, statistics and data checks (issue 4)."""
+"""The DuckDB layer: views, BM25 search, statistics and data checks."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""chunkmill check/stats --tokenizer: every embed_text counted again (issue 12)."""
+"""chunkmill check/stats --tokenizer: every embed_text counted again."""
 
 from __future__ import annotations
 

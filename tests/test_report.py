@@ -1,4 +1,4 @@
-"""`chunkmill report` (issue 17): one offline HTML page of charts whose figures equal
+"""`chunkmill report`: one offline HTML page of charts whose figures equal
 `chunkmill stats --json`, opened in headless Chromium; `chunkmill stats --bins`."""
 
 from __future__ import annotations

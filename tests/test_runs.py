@@ -1,4 +1,4 @@
-"""Nightly runs: incremental reuse, change sets, atomic publish, locking, kills (issue 5)."""
+"""Nightly runs: incremental reuse, change sets, atomic publish, locking, kills."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The run store under kills, races and damage (issue 14): one source of truth for
+"""The run store under kills, races and damage: one source of truth for
 "published", a lock the kernel keeps honest, checksums verified before reuse."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Inputs that are not plain readable files end as named rejects, fast and in bounded memory,
-and a folder that cannot be listed never turns into deletions (issue 14)."""
+and a folder that cannot be listed never turns into deletions."""
 
 from __future__ import annotations
 
@@ -357,7 +357,7 @@ def test_a_fifo_named_as_a_table_is_a_usage_error(tmp_path):
 
 
 def test_incremental_rejects_equal_full_after_max_bytes_shrinks(tmp_path):
-    """A document over a lower --max-bytes is rejected, not reused unread (issue 14)."""
+    """A document over a lower --max-bytes is rejected, not reused unread."""
     src = tmp_path / "src"
     src.mkdir()
     (src / "big.md").write_text("# Big\n\n" + sentences(40) + "\n")

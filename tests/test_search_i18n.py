@@ -1,4 +1,4 @@
-"""Search terms outside English (issue 12): bigrams for scripts written without spaces, the
+"""Search terms outside English: bigrams for scripts written without spaces, the
 same rule in postings and queries, English unchanged."""
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ def test_bigrams_of_runs_without_spaces():
 
 
 def _old_postings(chunks: pa.Table) -> pl.DataFrame:
-    """The rule before issue 12, for Latin text: runs of letters and digits, lower-cased."""
+    """The earlier rule, for Latin text: runs of letters and digits, lower-cased."""
     terms = pl.from_arrow(chunks.select(["chunk_id", "embed_text"])).select(
         "chunk_id",
         pl.col("embed_text").str.to_lowercase().str.extract_all(r"[\p{L}\p{N}]+").alias("term"),

@@ -1,4 +1,4 @@
-"""The smaller breaks of issue 14, each pinned by a test that failed before its fix."""
+"""Smaller breaks, each pinned by a test that failed before its fix."""
 
 from __future__ import annotations
 

@@ -6,7 +6,6 @@
 //! format (markdown, MDX, plain text) so that every path is reached.
 #![no_main]
 
-use libfuzzer_sys::fuzz_target;
 use chunkmill_core::assemble::{self, IdParts};
 use chunkmill_core::blocks::{blocks, Document};
 use chunkmill_core::context;
@@ -18,6 +17,7 @@ use chunkmill_core::pack::{self, Limits};
 use chunkmill_core::postings;
 use chunkmill_core::section;
 use chunkmill_core::split::{byte_offsets, split_block};
+use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     let Some((&mode, rest)) = data.split_first() else {

@@ -1,5 +1,5 @@
 //! The packer (pipeline/pack.py): groups units into chunks. It sees only small integer
-//! arrays, never text. The rules, as README "Packing rules" states them for users:
+//! arrays, never text. The rules, as docs/design.md, "Packing rules", states them for users:
 //!
 //! 1. Units of different sections never share a chunk's content; a new section starts a
 //!    chunk. A section whose units fit within its cap stays whole, one chunk.

@@ -67,7 +67,9 @@ fn blocks<'py>(
         .collect();
     let cols = py
         .detach(|| catch_unwind(AssertUnwindSafe(|| blocks_in_threads(&docs, threads))))
-        .map_err(|_| PyRuntimeError::new_err("blocks: the Rust core failed (a bug in chunkmill)"))?;
+        .map_err(|_| {
+            PyRuntimeError::new_err("blocks: the Rust core failed (a bug in chunkmill)")
+        })?;
     let (text, offsets) = block_texts(py, &docs, &cols)?;
     columns_dict(py, cols, text, &offsets)
 }

@@ -2,7 +2,9 @@
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use chunkmill_core::pack::{check, pack as core_pack, pack_full, Group, Limits, Parent, UnitArrays};
+use chunkmill_core::pack::{
+    check, pack as core_pack, pack_full, Group, Limits, Parent, UnitArrays,
+};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 

