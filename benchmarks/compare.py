@@ -30,16 +30,15 @@ import polars as pl
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from benchmarks import process  # noqa: E402
+from benchmarks.anchor_process import files  # noqa: E402
+from benchmarks.speed import compile_package  # noqa: E402
 from chunkmill.pipeline import runstore  # noqa: E402
 from chunkmill.pipeline.quality import (  # noqa: E402
     names_its_section,
     starts_with_heading,
     unbalanced_fence,
 )
-
-from benchmarks import process  # noqa: E402
-from benchmarks.anchor_process import files  # noqa: E402
-from benchmarks.speed import compile_package  # noqa: E402
 
 CORPORA = Path(__file__).resolve().parent.parent.parent / "shared" / "corpora"
 HERE = Path(__file__).resolve().parent

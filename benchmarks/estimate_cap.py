@@ -22,10 +22,9 @@ import pyarrow.parquet as pq
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from benchmarks.fit_estimate import CORPORA, minilm_path  # noqa: E402
 from chunkmill.pipeline import chunk, tokens  # noqa: E402
 from chunkmill.pipeline.policy import Policy  # noqa: E402
-
-from benchmarks.fit_estimate import CORPORA, minilm_path  # noqa: E402
 
 POLICIES = {
     "default": Policy(),

@@ -11,10 +11,9 @@ import tempfile
 import time
 from pathlib import Path
 
+from benchmarks.nightly import CORPORA, nightly
 from chunkmill.pipeline import manifest, runstore
 from chunkmill.pipeline.policy import Policy
-
-from benchmarks.nightly import CORPORA, nightly
 
 
 def _times(fn, n: int = 3) -> list[float]:

@@ -17,11 +17,11 @@ import time
 from pathlib import Path
 
 import polars as pl
+
 from chunkmill.jobs import pool, run_job
-from chunkmill.jobs.guards import Guards
+from chunkmill.jobs.options import RunOptions
 from chunkmill.jobs.runlog import RunLog
 from chunkmill.pipeline import runstore, sources
-from chunkmill.pipeline.document import DEFAULT_MAX_BYTES
 from chunkmill.pipeline.policy import Policy
 
 WORKERS = pool.default_workers()  # as `chunkmill run` does by default
@@ -45,10 +45,8 @@ def nightly(
         out,
         selection,
         policy,
-        DEFAULT_MAX_BYTES,
-        full=full,
+        RunOptions(full=full, new_policy=new_policy),
         workers=workers or WORKERS,
-        guards=Guards(new_policy=new_policy),
         log=RunLog(quiet=True),
     )
     return result.record, time.perf_counter() - start

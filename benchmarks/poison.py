@@ -14,8 +14,8 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 import polars as pl  # noqa: E402
-from chunkmill.pipeline import runstore  # noqa: E402
 
+from chunkmill.pipeline import runstore  # noqa: E402
 from tests.poison import ordinary, poison  # noqa: E402
 from tests.test_poison import run_measured, write  # noqa: E402
 

@@ -102,9 +102,9 @@ def split_corpus(split: Splitter, corpus: str) -> list[str]:
 def chunkmill_corpus(corpus: str, policy: Policy, workers: int = 2) -> list[str]:
     """embed_text of every chunk of one corpus, from a cold `chunkmill run`."""
     import polars as pl
-    from chunkmill.jobs.runlog import RunLog
 
     from chunkmill import run
+    from chunkmill.jobs.runlog import RunLog
 
     with tempfile.TemporaryDirectory() as tmp:
         summary = run(CORPORA / corpus, Path(tmp) / "out", policy=policy, workers=workers,

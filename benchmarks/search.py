@@ -13,10 +13,10 @@ import time
 from pathlib import Path
 
 import polars as pl
+
 from chunkmill.jobs import pool, run_job
 from chunkmill.jobs.runlog import RunLog
 from chunkmill.pipeline import queries, runstore, sources
-from chunkmill.pipeline.document import DEFAULT_MAX_BYTES
 from chunkmill.pipeline.policy import Policy
 
 CORPORA = Path(__file__).resolve().parent.parent.parent / "shared" / "corpora"
@@ -52,7 +52,6 @@ def main(out: Path | None = None) -> dict:
                 out,
                 selection,
                 Policy(),
-                DEFAULT_MAX_BYTES,
                 workers=pool.default_workers(),
                 log=RunLog(quiet=True),
             )

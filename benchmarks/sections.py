@@ -24,6 +24,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import polars as pl  # noqa: E402
+
 from chunkmill.pipeline.quality import (  # noqa: E402
     best_possible_share,
     names_its_section,
@@ -92,9 +93,8 @@ def main(out: Path | None = None, pack_siblings: bool = True) -> dict:
         print(f"skipped: {CORPORA} not present")
         return {"skipped": True}
     else:
-        from chunkmill.jobs.runlog import RunLog
-
         from chunkmill import run
+        from chunkmill.jobs.runlog import RunLog
 
         with tempfile.TemporaryDirectory() as tmp:
             summary = run(CORPORA, Path(tmp) / "out", policy=policy, log=RunLog(quiet=True))

@@ -28,6 +28,7 @@ __all__ = [
     "PolicyError",
     "Refused",
     "RejectedError",
+    "RunOptions",
     "RunSummary",
     "change_records",
     "changes",
@@ -46,6 +47,7 @@ _HOMES = {
     "LedgerError": "chunkmill.pipeline.ledger",  # changes(): a run the ledger does not know
     "Policy": "chunkmill.pipeline.policy",
     "PolicyError": "chunkmill.pipeline.policy",
+    "RunOptions": "chunkmill.jobs.options",  # run()'s options, each with its help
     "RunSummary": "chunkmill.jobs.run_job",
     "Refused": "chunkmill.jobs.guards",
 }
@@ -66,6 +68,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and editors only
         stats,
     )
     from chunkmill.jobs.guards import Refused
+    from chunkmill.jobs.options import RunOptions
     from chunkmill.jobs.run_job import RunSummary
     from chunkmill.pipeline.ledger import LedgerError
     from chunkmill.pipeline.policy import Policy, PolicyError

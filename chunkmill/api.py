@@ -18,7 +18,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from chunkmill.pipeline.limits import DEFAULT_DOC_MEMORY_MB, DEFAULT_DOC_TIMEOUT, DEFAULT_MAX_BYTES
+from chunkmill.pipeline.limits import DEFAULT_MAX_BYTES
 from chunkmill.pipeline.policy import Policy, PolicyError
 from chunkmill.pipeline.policy import load as load_policy
 
@@ -311,45 +311,22 @@ def run(
     out: str | Path,
     *,
     policy: PolicyLike = None,
-    workers: int | None = None,
-    full: bool = False,
-    verify: bool = False,
-    keep: int = 3,
-    include: Iterable[str] = (),
-    exclude: Iterable[str] = (),
-    text_column: str | None = None,
-    id_column: str | None = None,
-    max_bytes: int = DEFAULT_MAX_BYTES,
-    follow_symlinks: bool = False,
-    parser: str = "pyromark",
-    doc_timeout: float = DEFAULT_DOC_TIMEOUT,
-    doc_memory: int = DEFAULT_DOC_MEMORY_MB,
-    allow_mass_delete: bool = False,
-    max_removed: float = 0.5,
-    new_policy: bool = False,
-    dry_run: bool = False,
-    engine: str = "local",
-    ray_address: str | None = None,
     progress: Callable[[int, int], None] | None = None,
     log: RunLog | None = None,
-    names: dict[str, str] | None = None,
+    **options: Any,
 ) -> RunSummary:
     """One nightly run of ``inputs`` into the output folder ``out``, exactly as
     ``chunkmill run``: incremental against the published run, published atomically.
 
     ``inputs``: folders, files, Parquet/JSONL tables or URIs; ``out`` a folder or an object-
-    store prefix (``s3://bucket/prefix``: see chunkmill.pipeline.objectstore). ``workers``
-    defaults to the CPU count (the output is the same for any number). ``parser``: the block
-    parser, ``pyromark`` (the Rust core) or ``markdown-it`` (the same blocks; see
-    docs/design.md, Method).
-    ``verify``: read and hash every input file, trusting no file stamp
-    (docs/nightly.md).
-    ``progress(done, total)`` is called as documents finish. ``max_bytes``: larger files are
-    rejected unread (too_large); ``follow_symlinks``: read file links that point outside
-    their input folder (else rejected, outside_root). Raises
+    store prefix (``s3://bucket/prefix``: see chunkmill.pipeline.objectstore).
+    ``options``: the fields of ``chunkmill.RunOptions``, each the flag of `chunkmill run`
+    of that name with its help there (``workers``, ``full``, ``verify``, ``keep``,
+    ``include``, ``exclude``, ``names``, ``parser``, ``max_bytes``, ``doc_timeout``,
+    ``doc_memory``, ``dry_run``, ``new_policy``, ...); an unknown one raises TypeError.
+    ``progress(done, total)`` is called as documents finish. Raises
     ``chunkmill.pipeline.sources.InputError`` for an unusable input,
-    ``chunkmill.pipeline.runstore.LockedError`` when another run holds
-    ``out``.
+    ``chunkmill.pipeline.runstore.LockedError`` when another run holds ``out``.
     Documents are parsed and chunked in worker processes (also with one worker): one whose
     worker works on it longer than ``doc_timeout`` seconds, grows past ``doc_memory`` MB or
     dies becomes a reject (timeout, too_much_memory, crashed). Idle workers stay for the
@@ -368,29 +345,22 @@ def run(
     """
     import os
 
+    from chunkmill.jobs import options as option_values
     from chunkmill.jobs import pool, run_job
-    from chunkmill.jobs.guards import Guards
+    from chunkmill.jobs.options import RunOptions
     from chunkmill.jobs.runlog import RunLog
     from chunkmill.pipeline import objectstore, sources
     from chunkmill.pipeline.labels import input_labels
 
     resolved = resolve_policy(policy)
+    opts = option_values.of(RunOptions, options)
     if isinstance(inputs, str | Path):
         inputs = [inputs]
-    selection = sources.Selection(
-        tuple(include),
-        tuple(exclude),
-        text_column,
-        id_column,
-        max_bytes=max_bytes,
-        follow_symlinks=follow_symlinks,
-        out=None if objectstore.is_uri(out) else Path(out),
-    )
+    selection = sources.Selection.of(opts, None if objectstore.is_uri(out) else Path(out))
     inputs = [str(i) for i in inputs]
-    names = {str(k): v for k, v in (names or {}).items()}
-    limits = pool.Limits(doc_timeout, doc_memory)
-    if engine == "local" and not objectstore.is_uri(out):
-        run_job.prestart(Path(out), resolved, parser, full, limits)
+    names = {str(k): v for k, v in dict(opts.names or {}).items()}
+    if opts.engine == "local" and not objectstore.is_uri(out):
+        run_job.prestart(Path(out), resolved, opts)
     plan = sources.plan(inputs, selection, input_labels(inputs, names))
     done = 0
 
@@ -406,22 +376,15 @@ def run(
             root,
             selection,
             resolved,
-            max_bytes,
-            parser=parser,
-            full=full,
-            verify=verify,
-            keep=keep,
-            workers=workers or pool.default_workers(),
-            limits=limits,
-            guards=Guards(allow_mass_delete, max_removed, new_policy, dry_run),
-            engine=engine,
-            ray_address=ray_address or os.environ.get("RAY_ADDRESS"),
+            opts,
+            workers=opts.workers or pool.default_workers(),
+            ray_address=opts.ray_address or os.environ.get("RAY_ADDRESS"),
             progress=advance,
             log=log or RunLog(),
         )
 
     if objectstore.is_uri(out):
-        return objectstore.run_staged(str(out), one_run, keep)
+        return objectstore.run_staged(str(out), one_run, opts.keep)
     return one_run(Path(out))
 
 

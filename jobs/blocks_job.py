@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pyarrow as pa
+
 from chunkmill.pipeline import batch as batch_stages
 from chunkmill.pipeline import document, sources, store
 

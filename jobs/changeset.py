@@ -26,6 +26,7 @@ from functools import reduce
 from pathlib import Path
 
 import pyarrow as pa
+
 from chunkmill.jobs.previous import OldRun
 from chunkmill.pipeline import columns, schemas, store
 

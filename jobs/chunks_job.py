@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pyarrow as pa
+
 from chunkmill.jobs import blocks_job
 from chunkmill.pipeline import runstore, schemas, store
 from chunkmill.pipeline.batch import DocRows, drop_rejected

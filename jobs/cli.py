@@ -2,19 +2,19 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
 from contextlib import contextmanager
 from pathlib import Path
 
 import click
-from chunkmill.jobs import consumer_cli, errors, query_cli, report_cli
-from chunkmill.pipeline.limits import DEFAULT_DOC_MEMORY_MB, DEFAULT_DOC_TIMEOUT, DEFAULT_MAX_BYTES
-from chunkmill.pipeline.policy import BIASES, CHOICES, PolicyError
 
-# The block parser backends (pipeline.parse.BACKENDS, named here so that --help does not
-# import the parsers; a test checks that the two agree). The first is the default.
-PARSERS = ("pyromark", "markdown-it")
+from chunkmill.jobs import consumer_cli, errors, query_cli, report_cli
+from chunkmill.jobs.options import InputOptions, RunOptions, click_options, policy_options
+from chunkmill.pipeline.policy import Policy, PolicyError
+
+POLICY_FIELDS = tuple(f.name for f in dataclasses.fields(Policy))
 
 # Heavy modules (polars, pyarrow, duckdb, parsers, tokenizers, Ray) are imported inside the
 # commands that use them, so `chunkmill --help` and `--version` start fast.
@@ -105,175 +105,6 @@ class _NoBar:
         pass
 
 
-def input_options(f):
-    """Options shared by every command that reads INPUT."""
-    opts = [
-        click.option(
-            "--include",
-            multiple=True,
-            metavar="GLOB",
-            help="Only read paths (relative to INPUT) matching GLOB; repeatable. "
-            "'*' also matches '/', so '*.md' means every .md file; '**/x' matches 'x' at the "
-            "top too, and a folder's name matches everything below it.",
-        ),
-        click.option(
-            "--exclude",
-            multiple=True,
-            metavar="GLOB",
-            help="Skip paths matching GLOB; repeatable. Hidden folders, links to folders and "
-            "--out inside INPUT are always skipped (counted by reason in the summary).",
-        ),
-        click.option(
-            "--mdx",
-            type=click.Choice(["auto", "on", "off"]),
-            default=None,
-            help="Parse MDX import/export and JSX blocks: auto = for .mdx files only "
-            "[auto; for run, the mdx: of its --policy FILE when it has one].",
-        ),
-        click.option(
-            "--name",
-            multiple=True,
-            metavar="LABEL=PATH",
-            help="With several INPUTs, paths and doc ids start with each input's label "
-            "(by default its folder's name; two folders with one label are refused): label "
-            "INPUT PATH as LABEL instead. Repeatable. One INPUT keeps plain paths.",
-        ),
-        click.option(
-            "--parser",
-            type=click.Choice(PARSERS),
-            default=PARSERS[0],
-            show_default=True,
-            help="Block parser: pyromark (chunkmill's Rust core on pulldown-cmark) or markdown-it "
-            "(markdown-it-py, pure Python, the reference). Both find the same blocks; a "
-            "run reuses stored blocks only when they were made by the same parser.",
-        ),
-        click.option(
-            "--text-column",
-            default=None,
-            help="For Parquet/JSONL input: the column holding the document text "
-            "(default: text, content, body or markdown).",
-        ),
-        click.option(
-            "--id-column",
-            default=None,
-            help="For Parquet/JSONL input: the column naming each document "
-            "(default: path, id, doc_id, url or name; else the row number).",
-        ),
-        click.option(
-            "--max-bytes",
-            type=click.IntRange(min=1),
-            default=DEFAULT_MAX_BYTES,
-            show_default=True,
-            help="Documents larger than this are rejected unread (reason too_large).",
-        ),
-        click.option(
-            "--follow-symlinks",
-            is_flag=True,
-            help="Read symbolic links that point outside the input folder (by default "
-            "they are rejected, reason outside_root). Links to folders are never followed.",
-        ),
-    ]
-    for opt in reversed(opts):
-        f = opt(f)
-    return f
-
-
-def policy_options(f):
-    """Every policy field as a flag; a flag overrides --policy FILE, which overrides defaults."""
-    opts = [
-        click.option(
-            "--policy",
-            "policy_file",
-            type=click.Path(exists=True, dir_okay=False),
-            help="YAML file of policy fields (target_tokens: 500, ...).",
-        ),
-        click.option("--target-tokens", type=int, help="Size chunks are packed toward [750]."),
-        click.option(
-            "--max-tokens", type=int, help="Hard cap: no chunk's n_tokens exceeds it [1000]."
-        ),
-        click.option(
-            "--min-tokens",
-            type=int,
-            help="Chunks below this merge with a neighbour of their section [200].",
-        ),
-        click.option(
-            "--overlap-tokens",
-            type=int,
-            help="Tokens of the previous chunk repeated at the start of the next [80].",
-        ),
-        click.option(
-            "--heading-depth",
-            type=int,
-            help="Headings of this level or higher start a new chunk [3].",
-        ),
-        click.option(
-            "--front-matter",
-            type=click.Choice(CHOICES["front_matter"]),
-            help="metadata: parsed into a column; include: chunked as text; "
-            "strip: dropped [metadata].",
-        ),
-        click.option(
-            "--strategy",
-            type=click.Choice(CHOICES["strategy"]),
-            help="auto: markdown for markdown with headings, sentence packing for "
-            "markdown without, recursive for plain text [auto].",
-        ),
-        click.option(
-            "--bias",
-            type=click.Choice(CHOICES["bias"]),
-            help="Token-estimate preset: the weights of ASCII characters times 1.0 "
-            "(balanced), 0.91 (prose: leaner, bigger chunks) or 1.12 (code: heavier); "
-            "other scripts keep their weights [balanced].",
-        ),
-        click.option(
-            "--tokenizer",
-            help="estimate (script-aware, errs toward over-counting cl100k and o200k: "
-            "1.5-2x on multilingual text, so smaller chunks and more of them to embed) | "
-            "tiktoken:NAME (cl100k_base, o200k_base, bundled offline) or "
-            "tiktoken:PATH.tiktoken | hf:PATH/tokenizer.json. Nothing is downloaded "
-            "[estimate].",
-        ),
-        click.option(
-            "--breadcrumb-prefix/--no-breadcrumb-prefix",
-            default=None,
-            help="Start embed_text with the context header 'Title > H1 > H2' (the "
-            "chunk's own heading left out when its text starts with it) and, in a "
-            "document's first chunk, the --context-keys lines [on].",
-        ),
-        click.option(
-            "--title-keys",
-            metavar="KEY,...",
-            help="Front matter keys that give the document title, first found wins; "
-            "else the first H1 (or the top heading a document opens with), else the file "
-            "stem [title].",
-        ),
-        click.option(
-            "--context-keys",
-            metavar="KEY,...",
-            help="Front matter keys written as 'key: value' lines into the embed_text "
-            "of a document's first chunk; '' for none [description].",
-        ),
-        click.option(
-            "--link-template",
-            metavar="TEMPLATE",
-            help="Fill each chunk's url, e.g. 'https://docs.example.com/{path_stem}#{anchor}'. "
-            "Placeholders: {path} (relative, with extension), {path_stem} (without), "
-            "{url_path} (as {path_stem}, a trailing index, _index or README dropped: "
-            "guide/index.md is 'guide'), {stem}, {dir}, {anchor} ('#{anchor}' is dropped "
-            "when a chunk has none), {line_start}, {line_end}; no format specs [none].",
-        ),
-        click.option(
-            "--pack-siblings/--no-pack-siblings",
-            default=None,
-            help="Pack consecutive whole sections with the same parent heading into one "
-            "chunk, up to --target-tokens [on].",
-        ),
-    ]
-    for opt in reversed(opts):
-        f = opt(f)
-    return f
-
-
 def _policy(policy_file, mdx=None, **flags):
     """The policy of the flags over the file over the defaults; its tokenizer loads."""
     from chunkmill.api import resolve_policy
@@ -336,132 +167,21 @@ def main(debug: bool) -> None:
 @main.command("run")
 @click.argument("inputs", nargs=-1, required=True, metavar="INPUT...")
 @RUN_OUT
-@input_options
-@policy_options
+@policy_options()
 @click.option(
-    "--full",
-    is_flag=True,
-    help="Parse and pack every document again, reusing "
-    "nothing from the previous run (the change set is still relative to it). Also starts "
-    "a new ledger when DIR's is damaged.",
+    "--policy",
+    "policy_file",
+    type=click.Path(exists=True, dir_okay=False),
+    help="YAML file of policy fields (target_tokens: 500, ...); a flag overrides it.",
 )
-@click.option(
-    "--verify",
-    is_flag=True,
-    help="Read and hash every input file to find what changed. Without it, a file whose "
-    "size, mtime, ctime and inode are as the published run recorded them (and that was "
-    "last changed 2 s or more before that run looked) is taken as unchanged unread.",
-)
-@click.option(
-    "--keep",
-    default=3,
-    show_default=True,
-    type=click.IntRange(1),
-    help="Run folders to keep: the N most recent published runs that changed a chunk "
-    "(added, removed or updated one), and the published run.",
-)
+@click_options(RunOptions)
 @click.option(
     "--log-json",
     is_flag=True,
     help="Every line on stderr is one JSON object (stages, warnings, errors), the last one "
     "the summary.",
 )
-@click.option(
-    "--engine",
-    type=click.Choice(["local", "ray"]),
-    default="local",
-    show_default=True,
-    help="local: a process pool on this machine; ray: Ray tasks on a Ray cluster "
-    "(pip install 'chunkmill[ray]'). Same output, same reuse of unchanged documents.",
-)
-@click.option(
-    "--ray-address",
-    metavar="ADDR",
-    default=None,
-    help="Ray cluster to use with --engine ray (default: RAY_ADDRESS, else a local Ray "
-    "with --workers CPUs).",
-)
-@click.option(
-    "--workers",
-    "-j",
-    type=click.IntRange(1),
-    default=None,
-    help="Worker processes for parsing and packing [the number of CPUs]. The "
-    "output is the same for any number.",
-)
-@click.option(
-    "--doc-timeout",
-    type=click.FloatRange(min=0, min_open=True),
-    callback=lambda ctx, param, v: _a_number(v, param),
-    default=DEFAULT_DOC_TIMEOUT,
-    show_default=True,
-    metavar="SECONDS",
-    help="A worker busy longer than this on one batch is stopped; the batch is run again "
-    "one document at a time and the document that overruns is rejected (timeout).",
-)
-@click.option(
-    "--doc-memory",
-    type=click.IntRange(min=64),
-    default=DEFAULT_DOC_MEMORY_MB,
-    show_default=True,
-    metavar="MB",
-    help="Likewise for a worker whose resident memory grows past MB (too_much_memory); "
-    "a worker that dies (a crash) rejects its document as crashed.",
-)
-@click.option(
-    "--dry-run",
-    is_flag=True,
-    help="Do all the work and print what would change; publish and record nothing.",
-)
-@click.option(
-    "--allow-mass-delete",
-    is_flag=True,
-    help="Publish even a run that read no document (refused otherwise, exit 1), or that "
-    "removes more than --max-removed of the published chunks (refused otherwise, exit 4).",
-)
-@click.option(
-    "--max-removed",
-    type=click.FloatRange(0, 1),
-    default=0.5,
-    show_default=True,
-    metavar="SHARE",
-    help="Share of the published chunks a run may remove before it is refused.",
-)
-@click.option(
-    "--new-policy",
-    is_flag=True,
-    help="Accept a policy (or chunkmill chunker version) that differs from the published "
-    "run's: it changes every chunk id, except a new --link-template alone, which keeps "
-    "them and updates every url. Refused otherwise (exit 4), naming the fields.",
-)
-def run_cmd(
-    inputs,
-    out,
-    include,
-    exclude,
-    mdx,
-    name,
-    parser,
-    text_column,
-    id_column,
-    max_bytes,
-    follow_symlinks,
-    policy_file,
-    full,
-    verify,
-    keep,
-    log_json,
-    engine,
-    ray_address,
-    workers,
-    doc_timeout,
-    doc_memory,
-    dry_run,
-    allow_mass_delete,
-    max_removed,
-    new_policy,
-    **flags,
-):
+def run_cmd(inputs, out, policy_file, log_json, **values):
     """Read, parse and chunk INPUT into a new run of DIR, then publish it.
 
     \b
@@ -494,16 +214,16 @@ def run_cmd(
     (bad_name). A folder that cannot be listed is a reject (unlistable) and its documents
     of the published run are kept as they were: nothing below it is removed.
     """
+    from chunkmill import api
     from chunkmill.jobs.errors import EngineError
     from chunkmill.jobs.guards import Refused
     from chunkmill.jobs.runlog import RunLog
     from chunkmill.pipeline import objectstore, runstore
 
-    from chunkmill import api
-
     if log_json:
         errors.json_mode()
-    policy = _policy(policy_file, mdx=mdx, **flags)
+    policy = _policy(policy_file, **{k: values.pop(k) for k in POLICY_FIELDS})
+    options = {**values, "names": _names(values["names"], inputs)}
     if not objectstore.is_uri(out):
         _not_an_input(out, inputs)
         _a_run_store_or_empty(out)
@@ -512,33 +232,7 @@ def run_cmd(
     bar = None if log_json else _Progress("run")  # a bar label is not a JSON line
     with _input_errors():
         try:
-            result = api.run(
-                list(inputs),
-                out,
-                policy=policy,
-                workers=workers,
-                full=full,
-                verify=verify,
-                keep=keep,
-                include=include,
-                exclude=exclude,
-                text_column=text_column,
-                id_column=id_column,
-                max_bytes=max_bytes,
-                follow_symlinks=follow_symlinks,
-                parser=parser,
-                doc_timeout=doc_timeout,
-                doc_memory=doc_memory,
-                allow_mass_delete=allow_mass_delete,
-                max_removed=max_removed,
-                new_policy=new_policy,
-                dry_run=dry_run,
-                engine=engine,
-                ray_address=ray_address,
-                progress=bar,
-                log=log,
-                names=_names(name, inputs),
-            )
+            result = api.run(list(inputs), out, policy=policy, progress=bar, log=log, **options)
         except runstore.LockedError as exc:
             errors.finish("run", f"refused: {exc}", 3, status="refused")
         except Refused as exc:
@@ -565,13 +259,6 @@ SUMMARY_COUNTS = [
     "chunks_kept",
     "chunks_total",
 ]
-
-
-def _a_number(value: float, param) -> float:
-    """FloatRange lets nan through (every comparison with it is false)."""
-    if value != value:
-        raise click.BadParameter("nan is not a number of seconds", param=param)
-    return value
 
 
 def _run_summary(result, out, policy, log) -> None:
@@ -702,7 +389,13 @@ def runs_cmd(out, as_json):
 @main.command("chunks")
 @click.argument("blocks_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @OUT
-@policy_options
+@policy_options()
+@click.option(
+    "--policy",
+    "policy_file",
+    type=click.Path(exists=True, dir_okay=False),
+    help="YAML file of policy fields (target_tokens: 500, ...); a flag overrides it.",
+)
 def chunks_cmd(blocks_dir, out, policy_file, **flags):
     """Pack the blocks of BLOCKS_DIR (written by `chunkmill blocks`) into chunks.
 
@@ -735,29 +428,9 @@ def chunks_cmd(blocks_dir, out, policy_file, **flags):
 @main.command("blocks")
 @click.argument("inputs", nargs=-1, required=True, metavar="INPUT...")
 @OUT
-@input_options
-@click.option(
-    "--bias",
-    type=click.Choice(BIASES),
-    default="balanced",
-    show_default=True,
-    help="Token-estimate preset: the weights of ASCII characters times 1.0 (balanced), "
-    "0.91 (prose) or 1.12 (code).",
-)
-def blocks_cmd(
-    inputs,
-    out,
-    include,
-    exclude,
-    mdx,
-    name,
-    parser,
-    text_column,
-    id_column,
-    max_bytes,
-    follow_symlinks,
-    bias,
-):
+@click_options(InputOptions)
+@policy_options(only=("mdx", "bias"))
+def blocks_cmd(inputs, out, mdx, bias, **values):
     """Read documents and explode them into structural blocks.
 
     \b
@@ -777,21 +450,21 @@ def blocks_cmd(
 
     _not_an_input(out, inputs)
     _writable(out)
-    selection = sources.Selection(
-        include,
-        exclude,
-        text_column,
-        id_column,
-        max_bytes=max_bytes,
-        follow_symlinks=follow_symlinks,
-        out=out,
-    )
+    opts = InputOptions(**values)
+    selection = sources.Selection.of(opts, out)
     with _input_errors():
-        labels = input_labels(list(inputs), _names(name, inputs))
+        labels = input_labels(list(inputs), _names(opts.names, inputs))
         plan = sources.plan(list(inputs), selection, labels)
         with _progress(len(plan), "blocks") as bar:
             summary = blocks_job.run(
-                plan, out, selection, mdx or "auto", bias, max_bytes, parser, progress=bar.update
+                plan,
+                out,
+                selection,
+                mdx or Policy().mdx,
+                bias or Policy().bias,
+                opts.max_bytes,
+                opts.parser,
+                progress=bar.update,
             )
     unmatched = [f"warning: --include {g!r} matched no path" for g in selection.unmatched()]
     _finish("blocks", [*unmatched, summary.line(out)], summary.documents)

@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 import click
+
 from chunkmill.jobs import errors
 
 
@@ -75,6 +76,7 @@ def changes_cmd(out, since, snapshot, fmt, output, updates):
     (exit 1).
     """
     import pyarrow.parquet as pq
+
     from chunkmill.pipeline import ledger, runstore
 
     if (since is None) == (not snapshot):

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+
 from chunkmill.pipeline import columns, ledger, runstore, schemas, store
 from chunkmill.pipeline.batch import document_runs
 from chunkmill.pipeline.policy import POSTINGS_VERSION
@@ -93,6 +94,7 @@ class Previous:
         if self.manifest["policy"]["bias"] == bias or t.num_rows == 0:
             return t
         import polars as pl
+
         from chunkmill.pipeline.block import with_estimates
 
         return with_estimates(pl.from_arrow(t), bias).to_arrow().cast(schemas.BLOCKS)

@@ -177,9 +177,9 @@ def stats_cmd(out, tokenizer, as_json, bins):
       chunkmill stats out/ --tokenizer tiktoken:cl100k_base
     """
     import polars as pl
-    from chunkmill.pipeline import queries
 
     from chunkmill import api
+    from chunkmill.pipeline import queries
 
     figures = _open(api.stats, out, bins=bins)
     policy = queries.policy_of(out)
@@ -278,6 +278,7 @@ def check_cmd(out, tokenizer, show):
       chunkmill check out/ --tokenizer tiktoken:cl100k_base
     """
     import polars as pl
+
     from chunkmill.pipeline import manifest, queries, runstore
 
     try:
@@ -341,6 +342,7 @@ def sql_cmd(out, query, fmt, output):
     """
     import duckdb
     import polars as pl
+
     from chunkmill.pipeline import queries
 
     con = _open(queries.connect, out, queries.tables_in(query))

@@ -25,6 +25,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 
 import pyarrow as pa
+
 from chunkmill.jobs.errors import EngineError
 from chunkmill.pipeline import schemas, sources
 from chunkmill.pipeline.batch import Reused

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import click
+
 from chunkmill.jobs.query_cli import OUT_DIR
 
 
@@ -58,11 +59,10 @@ def report_cmd(out, page, compare, tokenizer, sample, bins, top, as_json):
 
     Needs the report extra (plotly): pip install 'chunkmill[report]'.
     """
+    from chunkmill import api
     from chunkmill.jobs import report_job
     from chunkmill.pipeline.report import ReportError
     from chunkmill.pipeline.runstore import DamagedRunError
-
-    from chunkmill import api
 
     if not report_job.available():
         click.echo(f"chunkmill report: {report_job.INSTALL_HINT}", err=True)

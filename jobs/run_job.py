@@ -20,9 +20,11 @@ from itertools import chain
 from pathlib import Path
 
 import pyarrow.parquet as pq
+
 from chunkmill.jobs import blocks_job, changeset, guards, pool
 from chunkmill.jobs.changeset import ChangeSet
 from chunkmill.jobs.chunks_job import ChunksSummary, run_metadata
+from chunkmill.jobs.options import RunOptions
 from chunkmill.jobs.previous import OldRun, Previous, open_published
 from chunkmill.jobs.runlog import RunLog, run_seconds
 from chunkmill.pipeline import batch, ledger, manifest, runstore, schemas, sources, stamps, store
@@ -71,15 +73,16 @@ def will_pack(root: Path, policy: Policy, parser: str, full: bool) -> bool:
     return not reusable(found, policy, parse_key(policy, parser), full)[1]
 
 
-def prestart(root: Path, policy: Policy, parser: str, full: bool, limits: pool.Limits) -> None:
+def prestart(root: Path, policy: Policy, options: RunOptions) -> None:
     """Start a worker before the inputs are listed when the run will need one (a cold run,
     a re-pack): its start-up overlaps the listing. Never for a run that may have nothing to
     do: an unchanged nightly run starts no worker."""
     try:
-        needed = will_pack(root, policy, parser, full)
+        needed = will_pack(root, policy, options.parser, options.full)
     except OSError:  # an unusable output folder: the run itself says what is wrong
         return
     if needed:
+        limits = pool.Limits(options.doc_timeout, options.doc_memory)
         pool.prestart(limits, partial(batch.warm, policy))
 
 
@@ -259,20 +262,22 @@ class RunJob:
     root: Path
     selection: sources.Selection
     policy: Policy
-    max_bytes: int
-    parser: str = DEFAULT_BACKEND  # block parser backend (pipeline.parse.BACKENDS)
-    full: bool = False
-    verify: bool = False  # read and hash every input file, trusting no file stamp
-    keep: int = 3
-    workers: int = 1
-    engine: str = "local"  # local (process pool) | ray (Ray Data reads, Ray tasks process)
-    ray_address: str | None = None
-    limits: pool.Limits = field(default_factory=pool.Limits)
-    guards: guards.Guards = field(default_factory=guards.Guards)
+    options: RunOptions = field(default_factory=RunOptions)
+    workers: int = 1  # the worker processes (or Ray CPUs) this run uses
+    ray_address: str | None = None  # the options' address, else RAY_ADDRESS
     progress: Callable[[int], None] = lambda n: None
     log: RunLog = field(default_factory=RunLog)
     supervisor: pool.Supervisor | None = None  # the watched workers of a local run
     stack: ExitStack = field(default_factory=ExitStack)  # stops the workers at the end
+
+    @property
+    def limits(self) -> pool.Limits:
+        return pool.Limits(self.options.doc_timeout, self.options.doc_memory)
+
+    @property
+    def guards(self) -> guards.Guards:
+        o = self.options
+        return guards.Guards(o.allow_mass_delete, o.max_removed, o.new_policy, o.dry_run)
 
     def watched(self) -> pool.Supervisor:
         """Worker processes for this run's batches: a document that crashes its worker,
@@ -290,7 +295,7 @@ class RunJob:
     def supervise(self) -> None:
         """The watched workers of a local run, not started yet: a batch whose rows are all
         the published run's needs none (batch.settled)."""
-        if self.engine == "local" and self.supervisor is None:
+        if self.options.engine == "local" and self.supervisor is None:
             self.supervisor = self.stack.enter_context(self.watched())
 
     def start_workers(self) -> None:
@@ -303,14 +308,14 @@ class RunJob:
     def documents(self, prev: Previous | None, work: Work):
         """Every document in input order: RawDocuments, and Reused ids for the files whose
         stamp is as ``prev`` recorded it (the Ray engine: whose bytes hash as in ``prev``)."""
-        if self.engine == "ray":
+        if self.options.engine == "ray":
             from chunkmill.jobs import ray_job
 
             known = prev.hashes if prev is not None else {}
             return ray_job.read(
                 self.plan, self.selection, known, BATCH_DOCS, self.ray_address, self.workers
             )
-        trusted = _trusted_stamps(prev, self.verify)
+        trusted = _trusted_stamps(prev, self.options.verify)
         work.trusted = len(trusted)
         known = prev.hashes if prev is not None else {}
         return _read_stamped(self.plan, self.selection, trusted, known, work)
@@ -322,9 +327,12 @@ class RunJob:
             for b in blocks_job.batched(items, BATCH_DOCS)
         )
         step = partial(
-            batch.process, policy=self.policy, max_bytes=self.max_bytes, parser=self.parser
+            batch.process,
+            policy=self.policy,
+            max_bytes=self.options.max_bytes,
+            parser=self.options.parser,
         )
-        if self.engine == "ray":
+        if self.options.engine == "ray":
             from chunkmill.jobs import ray_job
 
             return ray_job.ordered_map(step, batches, self.ray_address, self.workers)
@@ -336,21 +344,23 @@ def run(
     root: Path,
     selection: sources.Selection,
     policy: Policy,
-    max_bytes: int,
-    **options,
+    options: RunOptions | None = None,
+    **job,
 ) -> RunSummary:
     """One nightly run over ``plan`` into the run folder ``root``; publishes on success,
     unless a guard refuses (guards.Refused: recorded as ``refused``, nothing published) or
-    it is a dry run (nothing recorded, nothing published). Options: full, keep, workers,
-    limits, guards, progress, log (see RunJob)."""
-    job = RunJob(plan, Path(root), selection, policy, max_bytes, **options)
-    if job.engine == "local" and _one_batch(plan):
+    it is a dry run (nothing recorded, nothing published). ``job``: workers, ray_address,
+    progress, log (see RunJob)."""
+    job = RunJob(plan, Path(root), selection, policy, options or RunOptions(), **job)
+    if job.options.engine == "local" and _one_batch(plan):
         job.workers = 1  # a single batch: starting worker processes would only cost time
     dry = job.guards.dry_run
     with runstore.Lock(job.root):
         run_id = runstore.new_run_id()
         folder = runstore.run_dir(job.root, run_id)
-        record = runstore.new_record(run_id, plan, job.full, policy, parse_key(policy, job.parser))
+        record = runstore.new_record(
+            run_id, plan, job.options.full, policy, parse_key(policy, job.options.parser)
+        )
         record["assembly_key"] = assembly_key(policy)  # for the manifest (not a runs column)
         history = None
         try:  # from here on, a failure, a refusal or Ctrl-C is recorded in the runs table
@@ -395,7 +405,7 @@ def run(
             fresh=fresh,
         )
         runstore.commit(job.root, history, record, known)
-        runstore.prune(job.root, history + [record], job.keep, job.log.warn)
+        runstore.prune(job.root, history + [record], job.options.keep, job.log.warn)
         job.log.stage(
             "publish",
             json_also={"seconds": record["seconds"]},
@@ -412,7 +422,7 @@ def _ledger_damage(job: RunJob) -> bool:
     damage = ledger.problem(job.root)
     if damage is None:
         return False
-    if not job.full:
+    if not job.options.full:
         raise guards.Refused(f"{damage}; nothing was published; {ledger.RECOVERY}")
     job.log.warn(f"{damage}; --full: a new ledger starts from the published run")
     return True
@@ -484,7 +494,9 @@ def _execute(job: RunJob, folder: Path, record: dict) -> tuple[RunSummary, dict]
     if note:
         log.warn(note)
     manifest = prev.manifest if prev is not None else None
-    reuse_blocks, reuse_chunks = reusable(manifest, policy, record["parser_version"], job.full)
+    reuse_blocks, reuse_chunks = reusable(
+        manifest, policy, record["parser_version"], job.options.full
+    )
     if not reuse_chunks:  # there will be packing to do
         job.start_workers()
     tally = Tally()

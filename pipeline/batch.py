@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
+
 from chunkmill.pipeline import columns, document, schemas
 from chunkmill.pipeline.document import RawDocument, make_doc_id
 from chunkmill.pipeline.parse import DEFAULT_BACKEND

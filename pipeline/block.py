@@ -13,6 +13,7 @@ from hashlib import sha256 as _sha256
 import polars as pl
 import pyarrow as pa
 import pyarrow.compute as pc
+
 from chunkmill.pipeline import bulk_estimate, schemas
 from chunkmill.pipeline.columns import utf8_views
 from chunkmill.pipeline.kinds import CODE_LIKE

@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+
 from chunkmill.pipeline.kinds import CODE_LIKE
 
 

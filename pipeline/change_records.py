@@ -21,6 +21,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pyarrow as pa
+
 from chunkmill.pipeline import frontmatter, ledger, manifest, runstore
 
 NEXT = "next_since"

@@ -11,8 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import plotly.graph_objects as go
-from chunkmill.pipeline.report import RunFigures
 from plotly.subplots import make_subplots
+
+from chunkmill.pipeline.report import RunFigures
 
 FONT = "Inter, 'Segoe UI', Roboto, 'Helvetica Neue', Arial, sans-serif"
 INK = "#1f2937"

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
 from chunkmill.pipeline.charts import (
     CAP_COLOR,
     MUTED,
@@ -14,7 +16,6 @@ from chunkmill.pipeline.charts import (
     style,
 )
 from chunkmill.pipeline.report import RunFigures
-from plotly.subplots import make_subplots
 
 FOLDER_COLORS = [
     "#2563eb", "#f97316", "#16a34a", "#db2777", "#7c3aed", "#0d9488",

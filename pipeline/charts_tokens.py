@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 import polars as pl
+
 from chunkmill.pipeline.charts import CAP_COLOR, MUTED, RUN_COLORS, Chart, name_of, style
 from chunkmill.pipeline.charts_detail import FOLDER_COLORS
 from chunkmill.pipeline.report import RunFigures

@@ -16,6 +16,7 @@ from bisect import bisect_left
 import polars as pl
 import pyarrow as pa
 import pyarrow.compute as pc
+
 from chunkmill.pipeline import block, bulk_estimate, context, heading, schemas
 from chunkmill.pipeline.block import with_estimates
 from chunkmill.pipeline.columns import one_array, utf8_buffers, utf8_column, utf8_views

@@ -14,10 +14,9 @@ from __future__ import annotations
 import json
 import string
 
+from chunkmill import _core
 from chunkmill.pipeline.heading import INLINE_MD, clean
 from chunkmill.pipeline.parse import TITLE_SOURCE_CHARS
-
-from chunkmill import _core
 
 SEP = " > "
 MAX_ELEMENT_CHARS = 120  # one title or heading in a header

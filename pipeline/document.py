@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from itertools import accumulate
 
 import pyarrow as pa
+
 from chunkmill.pipeline import schemas
 from chunkmill.pipeline.limits import DEFAULT_MAX_BYTES
 

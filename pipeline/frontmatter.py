@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from datetime import date, time
 
 import yaml
+
 from chunkmill.pipeline.safe_yaml import LOADER, refusal
 
 _OPEN = re.compile(r"(---|\+\+\+)[ \t]*(\r\n|\r|\n)")

@@ -18,6 +18,7 @@ def read_history(path: Path) -> list[dict] | None:
     """The records of one runs table, oldest first; [] when it does not exist, None when
     it cannot be read (damaged)."""
     import pyarrow.parquet as pq
+
     from chunkmill.pipeline import schemas
 
     if not Path(path).exists():
@@ -52,6 +53,7 @@ def write_history(folder: Path, records: list[dict], durable: bool = True) -> No
     store.write_atomic for ``durable``)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
+
     from chunkmill.pipeline import columns, schemas
     from chunkmill.pipeline.store import WRITE_OPTIONS
 

@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+
 from chunkmill.pipeline import columns, schemas
 from chunkmill.pipeline.store import conform, upgrade, write_atomic
 

@@ -130,8 +130,9 @@ def _island(chart: Chart) -> str:
 
 
 def render(runs: list[RunFigures], charts: list[Chart], source: str, version: str) -> str:
-    from chunkmill.pipeline.page_style import CSS
     from plotly.offline import get_plotlyjs
+
+    from chunkmill.pipeline.page_style import CSS
 
     first = runs[0]
     compared = (

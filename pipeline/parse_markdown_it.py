@@ -7,10 +7,11 @@ telling an image-only paragraph, which parse their inline source on demand.
 
 from __future__ import annotations
 
-from chunkmill.pipeline.heading import inline_text
-from chunkmill.pipeline.parse import TITLE_SOURCE_CHARS, Block, Lines
 from markdown_it import MarkdownIt
 from markdown_it.common.utils import unescapeAll
+
+from chunkmill.pipeline.heading import inline_text
+from chunkmill.pipeline.parse import TITLE_SOURCE_CHARS, Block, Lines
 
 _BLOCK_MD = MarkdownIt("commonmark").enable("table").disable(["inline", "text_join"])
 _INLINE_MD = MarkdownIt("commonmark")

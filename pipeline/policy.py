@@ -59,6 +59,11 @@ CHOICES = {
 }
 
 
+def _field(default, help: str, **meta):
+    """A policy field with its help (``chunkmill.jobs.options`` makes its flag of it)."""
+    return dataclasses.field(default=default, metadata={"help": help, **meta})
+
+
 class PolicyError(ValueError):
     """A policy that contradicts itself or names something unknown."""
 
@@ -68,21 +73,69 @@ class Policy:
     """Every setting that changes chunk output. Frozen and validated: a contradictory
     policy raises PolicyError at once. ``policy_hash`` is stable across processes."""
 
-    target_tokens: int = 750
-    max_tokens: int = 1000  # hard cap: no chunk's n_tokens exceeds it
-    min_tokens: int = 200
-    overlap_tokens: int = 80
-    heading_depth: int = 3
-    front_matter: str = "metadata"
-    mdx: str = "auto"
-    bias: str = "balanced"
-    strategy: str = "auto"
-    tokenizer: str = "estimate"
-    breadcrumb_prefix: bool = True  # the context header in embed_text
-    title_keys: tuple[str, ...] = ("title",)  # front matter keys giving the document title
-    context_keys: tuple[str, ...] = ("description",)  # front matter lines in a first chunk
-    link_template: str = ""  # url of a chunk, e.g. https://site/{path_stem}#{anchor}
-    pack_siblings: bool = True  # small whole sections under one parent share a chunk
+    target_tokens: int = _field(750, "Size chunks are packed toward.")
+    max_tokens: int = _field(1000, "Hard cap: no chunk's n_tokens exceeds it.")
+    min_tokens: int = _field(200, "Chunks below this merge with a neighbour of their section.")
+    overlap_tokens: int = _field(
+        80, "Tokens of the previous chunk repeated at the start of the next."
+    )
+    heading_depth: int = _field(3, "Headings of this level or higher start a new chunk.")
+    front_matter: str = _field(
+        "metadata",
+        "metadata: parsed into a column; include: chunked as text; strip: dropped.",
+    )
+    mdx: str = _field(
+        "auto",
+        "Parse MDX import/export and JSX blocks: auto = for .mdx files only, on, off.",
+    )
+    bias: str = _field(
+        "balanced",
+        "Token-estimate preset: the weights of ASCII characters times 1.0 (balanced), 0.91 "
+        "(prose: leaner, bigger chunks) or 1.12 (code: heavier); other scripts keep their "
+        "weights.",
+    )
+    strategy: str = _field(
+        "auto",
+        "auto: markdown for markdown with headings, sentence packing for markdown without, "
+        "recursive for plain text; or markdown, recursive, fixed for every document.",
+    )
+    tokenizer: str = _field(
+        "estimate",
+        "estimate (script-aware, errs toward over-counting cl100k and o200k: 1.5-2x on "
+        "multilingual text, so smaller chunks and more of them to embed) | tiktoken:NAME "
+        "(cl100k_base, o200k_base, bundled offline) or tiktoken:PATH.tiktoken | "
+        "hf:PATH/tokenizer.json. Nothing is downloaded.",
+    )
+    breadcrumb_prefix: bool = _field(
+        True,
+        "Start embed_text with the context header 'Title > H1 > H2' (the chunk's own heading "
+        "left out when its text starts with it) and, in a document's first chunk, the "
+        "context_keys lines.",
+    )
+    title_keys: tuple[str, ...] = _field(
+        ("title",),
+        "Front matter keys that give the document title, first found wins; else the first "
+        "H1 (or the top heading a document opens with), else the file stem.",
+    )
+    context_keys: tuple[str, ...] = _field(
+        ("description",),
+        "Front matter keys written as 'key: value' lines into the embed_text of a "
+        "document's first chunk; '' for none.",
+    )
+    link_template: str = _field(
+        "",
+        "Fill each chunk's url, e.g. 'https://docs.example.com/{path_stem}#{anchor}'. "
+        "Placeholders: {path} (relative, with extension), {path_stem} (without), {url_path} "
+        "(as {path_stem}, a trailing index, _index or README dropped: guide/index.md is "
+        "'guide'), {stem}, {dir}, {anchor} ('#{anchor}' is dropped when a chunk has none), "
+        "{line_start}, {line_end}; no format specs.",
+        metavar="TEMPLATE",
+    )
+    pack_siblings: bool = _field(
+        True,
+        "Pack consecutive whole sections with the same parent heading into one chunk, up to "
+        "target_tokens.",
+    )
 
     def __post_init__(self) -> None:
         for name in ("title_keys", "context_keys"):
@@ -203,6 +256,7 @@ def _read_yaml(path: str | Path) -> object:
     """The policy file's YAML, within the depth and alias budgets of front matter (an
     alias bomb would grow to gigabytes when a field is checked)."""
     import yaml
+
     from chunkmill.pipeline.safe_yaml import LOADER, refusal
 
     try:

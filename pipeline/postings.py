@@ -17,6 +17,7 @@ from __future__ import annotations
 import polars as pl
 import pyarrow as pa
 import pyarrow.compute as pc
+
 from chunkmill.pipeline import schemas
 from chunkmill.pipeline.columns import utf8_buffers, utf8_column
 

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import duckdb
 import polars as pl
+
 from chunkmill.pipeline import objectstore, runstore, store
 from chunkmill.pipeline.policy import Policy
 

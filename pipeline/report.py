@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import polars as pl
+
 from chunkmill.pipeline import queries, runstore
 from chunkmill.pipeline.policy import Policy
 

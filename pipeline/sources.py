@@ -54,6 +54,20 @@ class Selection:
     out: Path | None = None  # the output folder: never read, even inside INPUT
     matched: set[str] = field(default_factory=set)  # the include patterns a path matched
 
+    @classmethod
+    def of(cls, options, out: Path | None) -> Selection:
+        """The selection of a run's or a command's input options
+        (``chunkmill.jobs.options.InputOptions``), never reading ``out``."""
+        return cls(
+            tuple(options.include),
+            tuple(options.exclude),
+            options.text_column,
+            options.id_column,
+            max_bytes=options.max_bytes,
+            follow_symlinks=options.follow_symlinks,
+            out=out,
+        )
+
     def wants(self, rel: str) -> bool:
         if self.include:
             hits = [g for g in self.include if _matches(rel, g)]

@@ -24,9 +24,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from chunkmill.pipeline.tokens import EstimateCounter
-
 from chunkmill import _core
+from chunkmill.pipeline.tokens import EstimateCounter
 
 Count = Callable[[list[str]], list[int]]
 

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+
 from chunkmill.pipeline import schemas
 
 COMPRESSION = "zstd"

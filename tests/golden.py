@@ -45,11 +45,10 @@ def sets() -> dict[str, Path | None]:
 def fingerprints(name: str, folder: Path | None, policy: str, **run) -> pa.Table:
     """The fingerprint rows of one set at one policy, in path order; ``run``: more keywords
     of ``chunkmill.api.run`` (workers, engine, ray_address)."""
+    from chunkmill import api
     from chunkmill.jobs.runlog import RunLog
     from chunkmill.pipeline import runstore
     from chunkmill.pipeline.policy import Policy
-
-    from chunkmill import api
 
     with tempfile.TemporaryDirectory() as tmp:
         if folder is None:

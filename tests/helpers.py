@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pyarrow.parquet as pq
+
 from chunkmill.pipeline import block, chunk, document
 from chunkmill.pipeline.document import RawDocument
 from chunkmill.pipeline.policy import Policy

@@ -13,7 +13,6 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from chunkmill.pipeline import schemas
 
 import chunkmill
 from chunkmill import (
@@ -25,6 +24,7 @@ from chunkmill import (
     chunk_text,
     chunk_texts,
 )
+from chunkmill.pipeline import schemas
 from tests.helpers import fresh_python
 
 ROOT = Path(__file__).resolve().parent.parent

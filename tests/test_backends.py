@@ -10,14 +10,14 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
 from chunkmill.pipeline import block, runstore
 from chunkmill.pipeline import parse as parse_mod
 from chunkmill.pipeline.block import document_blocks
 from chunkmill.pipeline.document import MARKDOWN_SUFFIXES
 from chunkmill.pipeline.parse import BACKENDS
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-
 from tests.conftest import corpus_dir
 
 # Where the backends knowingly differ: an input of each kind, and why. None of these occurs
@@ -253,7 +253,7 @@ def test_unknown_backend_is_refused():
 
 
 def test_cli_offers_the_backends():
-    from chunkmill.jobs.cli import PARSERS
+    from chunkmill.jobs.options import PARSERS
 
     assert list(PARSERS) == list(BACKENDS)
     assert PARSERS[0] == parse_mod.DEFAULT_BACKEND

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import polars as pl
 import pytest
-from chunkmill.jobs.cli import main
 from click.testing import CliRunner
+
+from chunkmill.jobs.cli import main
 
 SECTION = (
     "## Section {i}\n\nSome text for section {i}, long enough to matter.\n\n```py\nx = {i}\n```\n\n"

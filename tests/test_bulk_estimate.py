@@ -9,12 +9,12 @@ import sys
 import polars as pl
 import pyarrow as pa
 import pytest
-from chunkmill.pipeline import bulk_estimate, tokens
-from chunkmill.pipeline.block import with_estimates
-from chunkmill.pipeline.kinds import CODE_LIKE
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from chunkmill.pipeline import bulk_estimate, tokens
+from chunkmill.pipeline.block import with_estimates
+from chunkmill.pipeline.kinds import CODE_LIKE
 from tests.conftest import REPO
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import re
 
 import pytest
+
 from chunkmill.pipeline.policy import Policy
 from chunkmill.pipeline.quality import unbalanced_fence
-
 from tests.helpers import chunk_text, sentences, words
 
 SMALL = Policy(target_tokens=100, max_tokens=150, min_tokens=20, overlap_tokens=20)
@@ -290,6 +290,7 @@ def test_blocks_of_documents_interleaved_give_the_same_chunks():
     """The chunks stage takes each document's rows by position once per batch: rows of
     documents mixed together must still give each document its own blocks, in order."""
     import pyarrow as pa
+
     from chunkmill.pipeline import batch, chunk
     from chunkmill.pipeline.document import RawDocument
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import polars as pl
 import pytest
+
 from chunkmill.jobs import run_job
 from chunkmill.jobs.runlog import RunLog
 from chunkmill.pipeline import runstore, sources
 from chunkmill.pipeline.context import MAX_ELEMENT_CHARS, SEP, clip
-from chunkmill.pipeline.document import DEFAULT_MAX_BYTES
 from chunkmill.pipeline.policy import Policy
 from chunkmill.pipeline.quality import (
     best_possible_share,
@@ -18,7 +18,6 @@ from chunkmill.pipeline.quality import (
     starts_with_heading,
     unbalanced_fence,
 )
-
 from tests.conftest import corpus_dir
 
 pytestmark = pytest.mark.corpus
@@ -53,7 +52,7 @@ def runs(tmp_path_factory):
             selection = sources.Selection(exclude=EXCLUDE.get(name, ()))
             plan = sources.plan([str(root)], selection)
             run_job.run(
-                plan, out, selection, POLICIES[name], DEFAULT_MAX_BYTES, log=RunLog(quiet=True)
+                plan, out, selection, POLICIES[name], log=RunLog(quiet=True)
             )
             done[name] = (POLICIES[name], runstore.resolve(out))
         return done[name]

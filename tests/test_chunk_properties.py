@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from chunkmill.pipeline.policy import Policy
-from chunkmill.pipeline.quality import unbalanced_fence
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from chunkmill.pipeline.policy import Policy
+from chunkmill.pipeline.quality import unbalanced_fence
 from tests.helpers import chunk_text, sentences
 from tests.test_rebuild import documents
 

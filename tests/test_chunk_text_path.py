@@ -7,10 +7,10 @@ import random
 from pathlib import Path
 
 import pytest
-from chunkmill.pipeline import chunk
-from chunkmill.pipeline.document import RawDocument
 
 from chunkmill import api
+from chunkmill.pipeline import chunk
+from chunkmill.pipeline.document import RawDocument
 from tests.conftest import corpus_dir
 
 SAMPLE = Path(__file__).resolve().parent.parent / "sample_data"

@@ -8,10 +8,10 @@ import shutil
 import polars as pl
 import pyarrow.parquet as pq
 import pytest
-from chunkmill.jobs.cli import main
-from chunkmill.pipeline import runstore, schemas
 from click.testing import CliRunner
 
+from chunkmill.jobs.cli import main
+from chunkmill.pipeline import runstore, schemas
 from tests.conftest import SAMPLE
 from tests.helpers import document_metadata
 

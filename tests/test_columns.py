@@ -7,8 +7,8 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import pyarrow as pa
 import pytest
-from chunkmill.pipeline import columns, schemas
 
+from chunkmill.pipeline import columns, schemas
 from tests.helpers import fresh_python
 
 CASES = {

@@ -11,8 +11,8 @@ import json
 from html.parser import HTMLParser
 
 import pytest
-from chunkmill.pipeline.block import document_blocks
 
+from chunkmill.pipeline.block import document_blocks
 from tests.conftest import corpus_dir
 
 pytestmark = pytest.mark.corpus

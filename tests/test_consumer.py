@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
+from click.testing import CliRunner
+
 from chunkmill.jobs.cli import main
 from chunkmill.pipeline import runstore
 from chunkmill.pipeline.history import read_history
-from click.testing import CliRunner
-
 from tests.conftest import SAMPLE
 from tests.helpers import SMALL_FLAGS, sentences
 

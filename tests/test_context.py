@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import pytest
+
 from chunkmill.pipeline.context import header_line, title_of, url
 from chunkmill.pipeline.heading import Anchors, clean, slug, source
 from chunkmill.pipeline.policy import Policy, PolicyError
 from chunkmill.pipeline.section import is_filler
-
 from tests.helpers import chunk_text, sentences
 
 

@@ -15,13 +15,13 @@ from pathlib import Path
 
 import pyarrow as pa
 import pytest
-from chunkmill.pipeline import block, parse_markdown_it
-from chunkmill.pipeline.block import document_blocks
-from chunkmill.pipeline.document import MARKDOWN_SUFFIXES, TEXT_SUFFIXES
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from chunkmill import _core
+from chunkmill.pipeline import block, parse_markdown_it
+from chunkmill.pipeline.block import document_blocks
+from chunkmill.pipeline.document import MARKDOWN_SUFFIXES, TEXT_SUFFIXES
 from tests.conftest import REPO, SAMPLE, corpus_dir
 
 COLUMNS = [f.name for f in block.schemas.BLOCKS if f.name not in ("n_chars", "est_tokens")]

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import unicodedata
 
-from chunkmill.pipeline import heading
 from hypothesis import given
 from hypothesis import strategies as st
 
 from chunkmill import _core
+from chunkmill.pipeline import heading
 
 EVERY = "".join(chr(cp) for cp in range(0x110000) if not 0xD800 <= cp <= 0xDFFF)
 SIGMA_CONTEXTS = ["ΑΣ ΣΑΣ.", "AΣ\u0301", "AΣ\u0301B", "Σ", "a\u00adΣ", "Σa", "ΣΣΣ", "ἈΣ\u0345"]

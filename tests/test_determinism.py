@@ -6,11 +6,11 @@ import hashlib
 
 import polars as pl
 import pytest
+from click.testing import CliRunner
+
 from chunkmill.jobs.cli import main
 from chunkmill.pipeline import runstore
 from chunkmill.pipeline.policy import CHUNKER_VERSION, Policy
-from click.testing import CliRunner
-
 from tests.conftest import SAMPLE
 
 
@@ -68,6 +68,7 @@ def _run_workers(src, out, workers):
 def test_batch_results_do_not_depend_on_batch_boundaries():
     """process over one batch equals the same documents cut into three batches."""
     import pyarrow as pa
+
     from chunkmill.pipeline import batch
     from chunkmill.pipeline.document import RawDocument
     from chunkmill.pipeline.policy import Policy
@@ -84,6 +85,7 @@ def test_batch_results_do_not_depend_on_batch_boundaries():
 
 def test_doc_rows_takes_runs_and_refuses_scattered_rows():
     import pyarrow as pa
+
     from chunkmill.pipeline.batch import DocRows
 
     table = pa.table({"doc_id": ["a", "a", "b", "c", "c", "c"], "i": [0, 1, 2, 3, 4, 5]})
@@ -98,6 +100,7 @@ def test_document_runs_of_a_dictionary_column_span_its_parts():
     """The key column of a stored table is read dictionary-encoded, one part per row group;
     a key's rows may go on from one part into the next."""
     import pyarrow as pa
+
     from chunkmill.pipeline.batch import document_runs
 
     parts = [

@@ -127,3 +127,16 @@ def test_the_pages_name_no_internal_history():
         text = page.read_text(encoding="utf-8").lower()
         assert _WORK_WORD not in text, page.name
         assert not re.search(r"\bissue \d+|#\d{1,3}\b", text), page.name
+
+
+def test_the_policy_table_shows_the_policy_defaults():
+    from dataclasses import fields
+
+    from chunkmill.jobs.options import _shown
+    from chunkmill.pipeline.policy import Policy
+
+    text = (REPO / "docs" / "reference.md").read_text(encoding="utf-8")
+    rows = re.findall(r"(?m)^\| `--([a-z-]+)[^`]*` \| ([^|]+) \|", text)
+    table = {flag.replace("-", "_"): default.strip() for flag, default in rows}
+    wanted = {f.name: _shown(f.default) for f in fields(Policy) if f.name != "mdx"}
+    assert table == wanted  # --mdx is an input option there, its default in the prose

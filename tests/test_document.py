@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 
 import pytest
+
 from chunkmill.pipeline import frontmatter
 from chunkmill.pipeline.document import RawDocument, decode, make_doc_id
 

@@ -4,7 +4,6 @@ text stays the source's own slice and chunk ids stay what they were."""
 from __future__ import annotations
 
 from chunkmill.pipeline.policy import Policy
-
 from tests.helpers import chunk_text
 
 SMALL = Policy(target_tokens=20, max_tokens=60, min_tokens=0, overlap_tokens=0)

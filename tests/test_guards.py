@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
+from click.testing import CliRunner
+
 from chunkmill.jobs import run_job
 from chunkmill.jobs.cli import main
 from chunkmill.pipeline import runstore
-from click.testing import CliRunner
-
 from tests.conftest import SAMPLE
 from tests.helpers import SMALL_FLAGS
 
@@ -172,9 +172,8 @@ def test_a_policy_change_over_no_chunk_is_not_refused(tmp_path):
 
 
 def test_the_python_api_has_the_same_guards(published, tmp_path):
-    from chunkmill.jobs.runlog import RunLog
-
     import chunkmill
+    from chunkmill.jobs.runlog import RunLog
 
     src, out, before = published
     quiet = dict(workers=1, log=RunLog(quiet=True))

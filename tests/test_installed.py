@@ -6,8 +6,8 @@ from importlib.metadata import PackageNotFoundError
 from importlib.metadata import version as metadata_version
 
 import pytest
-from chunkmill.pipeline import installed
 
+from chunkmill.pipeline import installed
 from tests.helpers import fresh_python
 
 

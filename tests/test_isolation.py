@@ -9,8 +9,8 @@ import sys
 import time
 
 import pytest
-from chunkmill.jobs import pool
 
+from chunkmill.jobs import pool
 from tests.conftest import REPO, SAMPLE
 from tests.helpers import misbehave
 

@@ -12,13 +12,13 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-from chunkmill.jobs.cli import main
-from chunkmill.jobs.runlog import RunLog
-from chunkmill.pipeline import ledger, queries, runstore
 from click.testing import CliRunner
 
 from chunkmill import Policy
 from chunkmill import run as api_run
+from chunkmill.jobs.cli import main
+from chunkmill.jobs.runlog import RunLog
+from chunkmill.pipeline import ledger, queries, runstore
 from tests.conftest import SAMPLE
 from tests.helpers import SMALL_FLAGS
 

@@ -12,8 +12,8 @@ import subprocess
 import sys
 
 import pytest
-from chunkmill.pipeline.section import is_filler
 
+from chunkmill.pipeline.section import is_filler
 from tests.conftest import REPO
 from tests.helpers import chunk_text
 

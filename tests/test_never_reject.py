@@ -8,11 +8,11 @@ import base64
 import random
 
 import pytest
+
 from chunkmill.pipeline import mdx
 from chunkmill.pipeline.parse import TITLE_CHARS, parse
 from chunkmill.pipeline.policy import Policy
 from chunkmill.pipeline.quality import unbalanced_fence
-
 from tests.helpers import chunk_text, sentences
 
 DEFAULT = Policy()

@@ -17,11 +17,11 @@ import time
 
 import polars as pl
 import pytest
-from chunkmill.jobs.cli import main
-from chunkmill.pipeline import objectstore, runstore
 from click.testing import CliRunner
 from pyarrow import fs
 
+from chunkmill.jobs.cli import main
+from chunkmill.pipeline import objectstore, runstore
 from tests.conftest import SAMPLE
 
 TABLES = ("documents", "blocks", "chunks", "postings", "rejects")

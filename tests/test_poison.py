@@ -13,8 +13,8 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-from chunkmill.pipeline import runstore
 
+from chunkmill.pipeline import runstore
 from tests.conftest import REPO
 from tests.poison import ordinary, poison
 

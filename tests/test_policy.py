@@ -8,8 +8,8 @@ import subprocess
 import sys
 
 import pytest
-from chunkmill.pipeline.policy import Policy, PolicyError, load
 
+from chunkmill.pipeline.policy import Policy, PolicyError, load
 from tests.conftest import REPO, SAMPLE
 
 

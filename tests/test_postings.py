@@ -10,8 +10,8 @@ import sys
 import polars as pl
 import pyarrow as pa
 import pytest
-from chunkmill.pipeline.postings import postings
 
+from chunkmill.pipeline.postings import postings
 from tests.conftest import REPO
 
 TEXTS = ["Vue文档 vue VUE", "", "ΟΔΟΣ. σ", "インテグ 中 x1 x1"]

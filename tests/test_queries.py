@@ -10,13 +10,13 @@ from collections import Counter
 import duckdb
 import polars as pl
 import pytest
-from chunkmill.jobs.cli import main
-from chunkmill.pipeline import queries, runstore
-from chunkmill.pipeline.fence import unbalanced
 from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from chunkmill.jobs.cli import main
+from chunkmill.pipeline import queries, runstore
+from chunkmill.pipeline.fence import unbalanced
 from tests.conftest import SAMPLE
 from tests.helpers import SMALL_FLAGS
 

@@ -11,11 +11,11 @@ import sys
 
 import polars as pl
 import pytest
+from click.testing import CliRunner
+
 from chunkmill.jobs import ray_job
 from chunkmill.jobs.cli import main
 from chunkmill.pipeline import runstore
-from click.testing import CliRunner
-
 from tests.conftest import SAMPLE, corpus_dir
 
 TABLES = ("documents", "blocks", "chunks", "postings", "rejects")

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import polars as pl
 import pytest
-from chunkmill.pipeline.block import document_blocks
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from chunkmill.pipeline.block import document_blocks
 from tests.invariants import assert_blocks_rebuild
 
 LINES = [

@@ -7,10 +7,10 @@ import shutil
 
 import polars as pl
 import pytest
-from chunkmill.jobs.cli import main
-from chunkmill.pipeline import runstore
 from click.testing import CliRunner
 
+from chunkmill.jobs.cli import main
+from chunkmill.pipeline import runstore
 from tests.conftest import SAMPLE
 from tests.helpers import SMALL_FLAGS, bert_like, words
 

@@ -11,10 +11,10 @@ from html.parser import HTMLParser
 
 import polars as pl
 import pytest
-from chunkmill.jobs.cli import main
-from chunkmill.pipeline import runstore
 from click.testing import CliRunner
 
+from chunkmill.jobs.cli import main
+from chunkmill.pipeline import runstore
 from tests import browser
 from tests.conftest import SAMPLE
 from tests.helpers import SMALL_FLAGS

@@ -13,11 +13,11 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-from chunkmill.jobs.cli import main
-from chunkmill.pipeline import runstore
 from click.testing import CliRunner
 
 from chunkmill import api
+from chunkmill.jobs.cli import main
+from chunkmill.pipeline import runstore
 from tests.conftest import REPO, SAMPLE
 
 
@@ -259,7 +259,6 @@ def test_ctrl_c_stops_within_two_seconds_with_exit_130(tmp_path):
 def test_few_large_files_still_use_the_workers(tmp_path, monkeypatch):
     # batches end at 1 MB too: three files of 600 kB are three batches, not one
     from chunkmill.jobs import run_job
-
     from tests.helpers import sentences
 
     src = tmp_path / "src"

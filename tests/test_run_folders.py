@@ -10,13 +10,13 @@ import shutil
 from pathlib import Path
 
 import pytest
-from chunkmill.jobs.cli import main
-from chunkmill.jobs.runlog import RunLog
-from chunkmill.pipeline import runstore
 from click.testing import CliRunner
 
 from chunkmill import Policy
 from chunkmill import run as api_run
+from chunkmill.jobs.cli import main
+from chunkmill.jobs.runlog import RunLog
+from chunkmill.pipeline import runstore
 from tests.conftest import SAMPLE
 from tests.helpers import SMALL_FLAGS
 

@@ -8,12 +8,12 @@ import sys
 from pathlib import Path
 
 import pytest
+
+from chunkmill import api
 from chunkmill.jobs import pool, run_job
 from chunkmill.jobs.blocks_job import batched
 from chunkmill.pipeline.batch import Reused
 from chunkmill.pipeline.document import RawDocument
-
-from chunkmill import api
 from tests.helpers import fresh_python
 
 SAMPLE = Path(__file__).resolve().parent.parent / "sample_data"
@@ -118,6 +118,7 @@ def test_stored_rows_are_taken_from_the_row_groups_that_hold_them(tmp_path):
     published run's rows come back as the whole table would give them, in the order asked."""
     import pyarrow as pa
     import pyarrow.parquet as pq
+
     from chunkmill.jobs.previous import StoredRows
 
     schema = pa.schema([("doc_id", pa.string()), ("n", pa.int32())])
@@ -136,6 +137,7 @@ def test_stored_rows_are_taken_from_the_row_groups_that_hold_them(tmp_path):
 
 def test_a_batch_table_comes_out_in_document_order_then_by_index():
     import pyarrow as pa
+
     from chunkmill.pipeline.batch import ordered
 
     order = {"b": 0, "a": 1, "c": 2}  # the batch's input order

@@ -14,10 +14,10 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-from chunkmill.jobs.cli import main
-from chunkmill.pipeline import queries, runstore
 from click.testing import CliRunner
 
+from chunkmill.jobs.cli import main
+from chunkmill.pipeline import queries, runstore
 from tests.conftest import REPO, SAMPLE
 from tests.helpers import SMALL_FLAGS, document_metadata
 
@@ -498,6 +498,7 @@ def test_reused_chunks_take_their_postings_rows_from_the_published_run():
 def test_stored_postings_are_reused_only_when_made_with_the_same_terms(tmp_path):
     import pyarrow as pa
     import pyarrow.parquet as pq
+
     from chunkmill.jobs.previous import Previous
     from chunkmill.pipeline import schemas
     from chunkmill.pipeline.policy import POSTINGS_VERSION

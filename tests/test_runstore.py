@@ -15,12 +15,12 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-from chunkmill.jobs.cli import main
-from chunkmill.pipeline import lock, manifest, queries, runstore, store
 from click.testing import CliRunner
 
 from chunkmill import Policy
 from chunkmill import run as api_run
+from chunkmill.jobs.cli import main
+from chunkmill.pipeline import lock, manifest, queries, runstore, store
 from tests.conftest import REPO, SAMPLE
 
 POLICY_A = Policy(target_tokens=60, max_tokens=100, min_tokens=20, overlap_tokens=10)

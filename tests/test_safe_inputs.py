@@ -14,12 +14,12 @@ from pathlib import Path
 import polars as pl
 import pyarrow as pa
 import pytest
+from click.testing import CliRunner
+
 from chunkmill.jobs.cli import main
 from chunkmill.pipeline import runstore, sources
 from chunkmill.pipeline.sources import Selection
 from chunkmill.pipeline.tables import table_documents
-from click.testing import CliRunner
-
 from tests.conftest import REPO, SAMPLE
 from tests.helpers import document_metadata, sentences
 
@@ -221,9 +221,8 @@ def test_an_unlistable_folder_is_a_reject_and_never_a_deletion(tmp_path):
 
 def test_an_unlistable_root_keeps_everything(tmp_path, monkeypatch):
     """The same through the listing function, for any user: the whole input unlistable."""
-    from chunkmill.jobs.runlog import RunLog
-
     from chunkmill import run
+    from chunkmill.jobs.runlog import RunLog
 
     src = tmp_path / "src"
     shutil.copytree(SAMPLE, src)

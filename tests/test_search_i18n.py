@@ -7,10 +7,10 @@ import duckdb
 import polars as pl
 import pyarrow as pa
 import pytest
-from chunkmill.jobs.cli import main
-from chunkmill.pipeline import postings, queries, runstore
 from click.testing import CliRunner
 
+from chunkmill.jobs.cli import main
+from chunkmill.pipeline import postings, queries, runstore
 from tests.conftest import SAMPLE, corpus_dir
 from tests.helpers import SMALL_FLAGS
 

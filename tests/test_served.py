@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-from chunkmill.jobs.cli import main
-from chunkmill.pipeline import manifest, runstore
 from click.testing import CliRunner
 
 from chunkmill import api
+from chunkmill.jobs.cli import main
+from chunkmill.pipeline import manifest, runstore
 from tests.conftest import SAMPLE
 from tests.helpers import SMALL_FLAGS, sentences
 

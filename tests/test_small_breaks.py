@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import polars as pl
 import pytest
-from chunkmill.jobs.cli import main
-from chunkmill.pipeline import fence, queries, runstore
 from click.testing import CliRunner
 
 from chunkmill import chunk_text
+from chunkmill.jobs.cli import main
+from chunkmill.pipeline import fence, queries, runstore
 from tests.helpers import sentences
 
 # Characters that str.splitlines() takes for line breaks but CommonMark (and our parser)

@@ -11,9 +11,9 @@ import unicodedata
 
 import pytest
 import regex
+
 from chunkmill.pipeline import split
 from chunkmill.pipeline.tokens import EstimateCounter
-
 from tests.conftest import REPO
 
 BLOCKS = [

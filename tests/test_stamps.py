@@ -8,9 +8,9 @@ import shutil
 
 import pyarrow.parquet as pq
 import pytest
-from chunkmill.pipeline import manifest, runstore, sources, stamps
 
 from chunkmill import api
+from chunkmill.pipeline import manifest, runstore, sources, stamps
 from tests.conftest import SAMPLE
 from tests.helpers import SMALL_FLAGS, fresh_python
 

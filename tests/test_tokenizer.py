@@ -6,9 +6,9 @@ import hashlib
 from pathlib import Path
 
 import pytest
+
 from chunkmill.pipeline.chunk import Counting
 from chunkmill.pipeline.policy import Policy
-
 from tests.helpers import bert_like, chunk_text, sentences
 
 tiktoken = pytest.importorskip("tiktoken", reason="tokenizers extra not installed")

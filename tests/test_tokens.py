@@ -7,10 +7,11 @@ import unicodedata
 
 import polars as pl
 import pytest
-from chunkmill.pipeline import tokens
-from chunkmill.pipeline.tokens import class_counts, estimate, estimate_expr, make_counter
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
+from chunkmill.pipeline import tokens
+from chunkmill.pipeline.tokens import class_counts, estimate, estimate_expr, make_counter
 
 W = tokens.WEIGHTS
 
@@ -248,7 +249,6 @@ def test_two_byte_scripts_a_vocabulary_barely_holds_are_not_under_counted(script
 
 def test_split_pieces_are_judged_with_their_document():
     from chunkmill.pipeline.policy import Policy
-
     from tests.helpers import chunk_text
 
     policy = Policy(target_tokens=60, max_tokens=80, min_tokens=10, overlap_tokens=0)
@@ -388,9 +388,8 @@ def test_random_han_characters_a_vocabulary_splits_are_not_under_counted():
 
 def test_the_han_sets_are_the_vocabularies():
     # pipeline/han_rare.py is what benchmarks/han_rare.py reads off the bundled tokenizers
-    from chunkmill.pipeline.han_rare import HAN_BYTES, HAN_RARE
-
     from benchmarks import han_rare
+    from chunkmill.pipeline.han_rare import HAN_BYTES, HAN_RARE
 
     cost = han_rare.costs()
     assert han_rare.rare_ranges(cost, 2) == list(HAN_RARE)
@@ -440,9 +439,8 @@ def test_everyday_korean_is_not_priced_like_rare_syllables():
 
 
 def test_the_hangul_sets_are_the_vocabularies():
-    from chunkmill.pipeline.han_rare import HANGUL_BYTES, HANGUL_RARE
-
     from benchmarks import han_rare
+    from chunkmill.pipeline.han_rare import HANGUL_BYTES, HANGUL_RARE
 
     cost = han_rare.costs(han_rare.HANGUL_SYLLABLES)
     assert han_rare.rare_ranges(cost, 2) == list(HANGUL_RARE)

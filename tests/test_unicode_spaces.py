@@ -6,12 +6,11 @@ from __future__ import annotations
 import shutil
 
 import pytest
+
 from chunkmill.jobs import run_job
 from chunkmill.jobs.runlog import RunLog
 from chunkmill.pipeline import fence, queries, runstore, sources
-from chunkmill.pipeline.document import DEFAULT_MAX_BYTES
 from chunkmill.pipeline.policy import Policy
-
 from tests.conftest import corpus_dir
 from tests.helpers import chunk_text, words
 
@@ -54,6 +53,6 @@ def test_dotnet_cheat_sheet_passes_check(tmp_path, cap, target):
     plan = sources.plan([str(tmp_path / "src")], selection)
     policy = Policy(target_tokens=target, max_tokens=cap, min_tokens=min(200, target // 2))
     out = tmp_path / "out"
-    run_job.run(plan, out, selection, policy, DEFAULT_MAX_BYTES, log=RunLog(quiet=True))
+    run_job.run(plan, out, selection, policy, log=RunLog(quiet=True))
     offending = {k: v.height for k, v in queries.checks(runstore.resolve(out)).items()}
     assert offending and not any(offending.values()), offending
