@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
 import platform
+import subprocess
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -19,6 +22,7 @@ from benchmarks import (  # noqa: E402
     memory,
     nightly,
     poison,
+    results_page,
     retrieval,
     search,
     sections,
@@ -29,9 +33,41 @@ from benchmarks import (  # noqa: E402
 RESULTS = Path(__file__).resolve().parent / "results"
 
 
+def machine() -> dict:
+    """What the figures were measured on: CPU model and count, memory, Python, and a name
+    when CHUNKMILL_BENCH_MACHINE gives one."""
+    info = {"python": platform.python_version(), "cpus": os.cpu_count()}
+    if os.environ.get("CHUNKMILL_BENCH_MACHINE"):
+        info["name"] = os.environ["CHUNKMILL_BENCH_MACHINE"]
+    try:
+        cpuinfo = Path("/proc/cpuinfo").read_text()
+        info["cpu"] = next(
+            line.split(":", 1)[1].strip() for line in cpuinfo.splitlines() if "model name" in line
+        )
+    except (OSError, StopIteration):
+        info["cpu"] = platform.processor() or platform.machine()
+    return info
+
+
+def commit() -> str:
+    """The commit measured, marked ``+changes`` when the work tree differs from it."""
+    repo = Path(__file__).resolve().parent.parent
+    head = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], cwd=repo, capture_output=True, text=True
+    ).stdout.strip()
+    dirty = subprocess.run(
+        ["git", "status", "--porcelain", "--untracked-files=no"],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    return (head or "unknown") + ("+changes" if dirty else "")
+
+
 def main() -> None:
     RESULTS.mkdir(exist_ok=True)
-    out = {"machine": {"python": platform.python_version(), "cpus": __import__("os").cpu_count()}}
+    started = datetime.now(UTC)
+    out = {"commit": commit(), "machine": machine()}
     print("== linear: one large document at 1x, 2x, 4x ==")
     out["linear"] = linear.main()
     print("== search: BM25 in SQL over the chunks of all shared corpora ==")
@@ -61,8 +97,11 @@ def main() -> None:
     out["sections"] = sections.main()
     print("== retrieval: the development questions, chunkmill and the anchors at 512 tokens ==")
     out["retrieval"] = retrieval.main()
-    (RESULTS / "latest.json").write_text(json.dumps(out, indent=1))
+    ended = datetime.now(UTC)
+    out["date"] = f"{started:%Y-%m-%d %H:%M}–{ended:%H:%M} UTC"
+    (RESULTS / "latest.json").write_text(json.dumps(out, indent=1) + "\n")
     print(f"results written to {RESULTS / 'latest.json'}")
+    results_page.main([])
 
 
 if __name__ == "__main__":

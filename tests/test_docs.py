@@ -140,3 +140,10 @@ def test_the_policy_table_shows_the_policy_defaults():
     table = {flag.replace("-", "_"): default.strip() for flag, default in rows}
     wanted = {f.name: _shown(f.default) for f in fields(Policy) if f.name != "mdx"}
     assert table == wanted  # --mdx is an input option there, its default in the prose
+
+
+def test_the_results_page_is_rendered_from_the_latest_results():
+    sys.path.insert(0, str(REPO))
+    from benchmarks import results_page
+
+    assert results_page.main(["--check"]) == 0  # else: python benchmarks/results_page.py
