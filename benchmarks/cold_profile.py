@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from chunkmill.jobs.blocks_job import BATCH_DOCS, batched  # noqa: E402
 from chunkmill.jobs.chunks_job import run_metadata  # noqa: E402
-from chunkmill.pipeline import batch, schemas, sources, store  # noqa: E402
+from chunkmill.pipeline import batch, parquet_files, schemas, sources  # noqa: E402
 from chunkmill.pipeline.policy import Policy  # noqa: E402
 
 CORPORA = Path(__file__).resolve().parent.parent.parent / "shared" / "corpora"
@@ -37,7 +37,7 @@ def cold(corpora: Path, policy: Policy) -> Counter:
     seconds["read"] = time.perf_counter() - t0
     with tempfile.TemporaryDirectory() as out:
         tables = schemas.CONTENT_TABLES
-        with store.OutputSet(Path(out), tables, run_metadata(policy)) as output:
+        with parquet_files.OutputSet(Path(out), tables, run_metadata(policy)) as output:
             for items in batched(raws, BATCH_DOCS):
                 result, counts = batch.process(batch.Batch(items), policy, 1 << 26)
                 seconds["parse"] += counts["seconds_parse"]

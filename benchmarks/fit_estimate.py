@@ -33,7 +33,7 @@ import polars as pl
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from chunkmill.pipeline import tokens  # noqa: E402
-from chunkmill.pipeline.kinds import CODE_LIKE  # noqa: E402
+from chunkmill.pipeline.block_kinds import CODE_LIKE  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPORA = ROOT.parent / "shared" / "corpora"

@@ -62,7 +62,7 @@ for t in texts:
 """,
     "writing documents, blocks, chunks, postings and the change set": """
 import pyarrow as pa, pyarrow.parquet as pq, tempfile
-from chunkmill.pipeline import runstore, schemas, store
+from chunkmill.pipeline import runstore, schemas, parquet_files
 run = runstore.resolve(Path(OUT))
 groups = {n: [pq.ParquetFile(run / f"{n}.parquet").read_row_group(i)
               for i in range(pq.ParquetFile(run / f"{n}.parquet").num_row_groups)]
@@ -72,7 +72,8 @@ groups["changes"] = [g.add_column(0, "op", a) for g, a in zip(groups["chunks"], 
 with tempfile.TemporaryDirectory() as tmp:
     T0 = clock()
     for name, parts in groups.items():
-        w = pq.ParquetWriter(Path(tmp) / f"{name}.parquet", parts[0].schema, **store.WRITE_OPTIONS)
+        options = parquet_files.WRITE_OPTIONS
+        w = pq.ParquetWriter(Path(tmp) / f"{name}.parquet", parts[0].schema, **options)
         for g in parts:
             w.write_table(g)
         w.close()

@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import polars as pl  # noqa: E402
 
-from chunkmill.pipeline.quality import (  # noqa: E402
+from chunkmill.pipeline.chunk_quality import (  # noqa: E402
     best_possible_share,
     names_its_section,
     section_sizes,

@@ -26,13 +26,13 @@ def one_process(threads: int, out: Path) -> None:
     """Every stage of a cold run in this process, the core on ``threads`` threads."""
     from chunkmill.jobs.blocks_job import BATCH_DOCS, batched
     from chunkmill.jobs.chunks_job import run_metadata
-    from chunkmill.pipeline import batch, schemas, sources, store
+    from chunkmill.pipeline import batch, parquet_files, schemas, sources
     from chunkmill.pipeline.policy import Policy
 
     policy = Policy()
     selection = sources.Selection()
     raws = list(sources.read(sources.plan([str(CORPORA)], selection), selection))
-    with store.OutputSet(out, schemas.CONTENT_TABLES, run_metadata(policy)) as output:
+    with parquet_files.OutputSet(out, schemas.CONTENT_TABLES, run_metadata(policy)) as output:
         for items in batched(raws, BATCH_DOCS):
             tables, _ = batch.process(batch.Batch(items), policy, 1 << 26, threads=threads)
             for name, table in tables.items():

@@ -18,7 +18,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from chunkmill.pipeline.limits import DEFAULT_MAX_BYTES
+from chunkmill.pipeline.doc_limits import DEFAULT_MAX_BYTES
 from chunkmill.pipeline.policy import Policy, PolicyError
 from chunkmill.pipeline.policy import load as load_policy
 
@@ -350,7 +350,7 @@ def run(
     from chunkmill.jobs.options import RunOptions
     from chunkmill.jobs.runlog import RunLog
     from chunkmill.pipeline import objectstore, sources
-    from chunkmill.pipeline.labels import input_labels
+    from chunkmill.pipeline.input_labels import input_labels
 
     resolved = resolve_policy(policy)
     opts = option_values.of(RunOptions, options)

@@ -11,7 +11,7 @@ from pathlib import Path
 import pyarrow as pa
 
 from chunkmill.pipeline import batch as batch_stages
-from chunkmill.pipeline import document, sources, store
+from chunkmill.pipeline import document, parquet_files, sources
 
 BATCH_DOCS = 256  # documents per batch at most; one Parquet row group per batch and table
 # and input bytes per batch at most (a larger document is a batch of its own). A worker's
@@ -94,7 +94,7 @@ def run(
     started = time.perf_counter()
     summary = BlocksSummary()
     raws = sources.read(plan, selection)
-    with store.OutputSet(Path(out), ["documents", "blocks", "rejects"]) as output:
+    with parquet_files.OutputSet(Path(out), ["documents", "blocks", "rejects"]) as output:
         for group in batched(raws, BATCH_DOCS):
             docs, blks, rejects = batch_stages.documents_and_blocks(
                 group, mdx, bias, max_bytes, parser

@@ -27,8 +27,8 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from chunkmill.jobs.previous import OldRun
-from chunkmill.pipeline import columns, schemas, store
+from chunkmill.jobs.published_run import OldRun
+from chunkmill.pipeline import arrow_columns, parquet_files, schemas
 
 
 class ChangeSet:
@@ -50,7 +50,7 @@ class ChangeSet:
         damaged: bool = False,
     ):
         self.old, self.damaged = old, damaged
-        self.writer = store.TableWriter(folder / "changes.parquet", schemas.CHANGES)
+        self.writer = parquet_files.TableWriter(folder / "changes.parquet", schemas.CHANGES)
         self.new_ids: list[pa.ChunkedArray] = []
         self.counts: Counter = Counter(total=0, added=0, removed=0, updated=0)
         self.updated: list[str] = []  # kept ids whose rows changed, in chunk order
@@ -71,17 +71,19 @@ class ChangeSet:
         self.new_docs.append(chunks["doc_id"])
         self.counts["total"] += chunks.num_rows
         if self._old_ids is None:
-            self._old_ids = columns.flat(self.old.chunks["chunk_id"])
+            self._old_ids = arrow_columns.flat(self.old.chunks["chunk_id"])
         added = pc.invert(pc.is_in(ids, value_set=self._old_ids))
         k = pc.sum(added).as_py() or 0
-        rows = store.conform(chunks, schemas.CHUNKS)
+        rows = parquet_files.conform(chunks, schemas.CHUNKS)
         updated = ids.to_pylist() if self.damaged else self._updated(rows, added, k)
         self.updated.extend(updated)
         self.counts["updated"] += rows.num_rows - k if self.damaged else len(updated)
         if k:
             if k < rows.num_rows:  # a first run adds every chunk: no copy of their texts
                 rows = rows.filter(added)
-            self.writer.write(rows.add_column(0, "op", columns.column(["add"] * k, pa.string())))
+            self.writer.write(
+                rows.add_column(0, "op", arrow_columns.column(["add"] * k, pa.string()))
+            )
             self.counts["added"] += k
 
     def _updated(self, rows: pa.Table, added, k: int) -> list[str]:
@@ -96,7 +98,7 @@ class ChangeSet:
             repacked = [d in self._repacked for d in rows["doc_id"].to_pylist()]
             if not any(repacked):
                 return []
-            kept = pc.and_(kept, columns.column(repacked, pa.bool_()))
+            kept = pc.and_(kept, arrow_columns.column(repacked, pa.bool_()))
         new = rows.filter(kept).to_pylist()
         if not new:
             return []
@@ -135,12 +137,12 @@ class ChangeSet:
         self.counts["removed"] = removed.num_rows
         if not removed.num_rows:
             return
-        ops = columns.column(["remove"] * removed.num_rows, pa.string())
-        self.writer.write(store.upgrade(removed.add_column(0, "op", ops), schemas.CHANGES))
+        ops = arrow_columns.column(["remove"] * removed.num_rows, pa.string())
+        self.writer.write(parquet_files.upgrade(removed.add_column(0, "op", ops), schemas.CHANGES))
 
 
 def _flat(parts: list[pa.ChunkedArray]) -> pa.Array:
-    return columns.flat(pa.chunked_array([c for p in parts for c in p.chunks], pa.string()))
+    return arrow_columns.flat(pa.chunked_array([c for p in parts for c in p.chunks], pa.string()))
 
 
 def unchanged(folder: Path) -> Counter:
@@ -149,7 +151,7 @@ def unchanged(folder: Path) -> Counter:
     import pyarrow.parquet as pq
 
     total = pq.read_metadata(folder / "chunks.parquet").num_rows
-    store.TableWriter(folder / "changes.parquet", schemas.CHANGES).close()
+    parquet_files.TableWriter(folder / "changes.parquet", schemas.CHANGES).close()
     return Counter(total=total, added=0, removed=0, kept=total)
 
 

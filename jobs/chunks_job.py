@@ -11,7 +11,7 @@ from pathlib import Path
 import pyarrow as pa
 
 from chunkmill.jobs import blocks_job
-from chunkmill.pipeline import runstore, schemas, store
+from chunkmill.pipeline import parquet_files, runstore, schemas
 from chunkmill.pipeline.batch import DocRows, drop_rejected
 from chunkmill.pipeline.policy import CHUNKER_VERSION, POSTINGS_VERSION, Policy
 
@@ -68,10 +68,10 @@ def run_chunks(
     started = time.perf_counter()
     counting = chunk.Counting(policy)
     summary = ChunksSummary()
-    documents = store.read(blocks_dir, "documents")
-    blocks = DocRows(store.read(blocks_dir, "blocks"))
-    earlier_rejects = store.read(blocks_dir, "rejects")
-    with store.OutputSet(Path(out), schemas.CONTENT_TABLES, run_metadata(policy)) as output:
+    documents = parquet_files.read(blocks_dir, "documents")
+    blocks = DocRows(parquet_files.read(blocks_dir, "blocks"))
+    earlier_rejects = parquet_files.read(blocks_dir, "rejects")
+    with parquet_files.OutputSet(Path(out), schemas.CONTENT_TABLES, run_metadata(policy)) as output:
         for start in range(0, documents.num_rows, BATCH_DOCS):
             docs = documents.slice(start, BATCH_DOCS)
             blk = blocks.take(docs["doc_id"].to_pylist())

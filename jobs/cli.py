@@ -446,7 +446,7 @@ def blocks_cmd(inputs, out, mdx, bias, **values):
     """
     from chunkmill.jobs import blocks_job
     from chunkmill.pipeline import sources
-    from chunkmill.pipeline.labels import input_labels
+    from chunkmill.pipeline.input_labels import input_labels
 
     _not_an_input(out, inputs)
     _writable(out)

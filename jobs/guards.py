@@ -15,7 +15,7 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from chunkmill.pipeline import columns
+from chunkmill.pipeline import arrow_columns
 from chunkmill.pipeline.policy import ID_NEUTRAL
 
 EXIT_NO_DOCUMENTS = 1  # as before the guards: no document could be read
@@ -204,5 +204,7 @@ def chunks_of_lost_documents(base: Baseline, folder: Path) -> int | None:
         before = pq.ParquetFile(base.folder / "chunks.parquet").read(columns=["doc_id"])
     except OSError:
         return None
-    known = columns.flat(pq.ParquetFile(folder / "documents.parquet").read(["doc_id"])["doc_id"])
+    known = arrow_columns.flat(
+        pq.ParquetFile(folder / "documents.parquet").read(["doc_id"])["doc_id"]
+    )
     return pc.sum(pc.invert(pc.is_in(before["doc_id"], value_set=known))).as_py() or 0

@@ -16,7 +16,11 @@ from typing import Any
 
 import click
 
-from chunkmill.pipeline.limits import DEFAULT_DOC_MEMORY_MB, DEFAULT_DOC_TIMEOUT, DEFAULT_MAX_BYTES
+from chunkmill.pipeline.doc_limits import (
+    DEFAULT_DOC_MEMORY_MB,
+    DEFAULT_DOC_TIMEOUT,
+    DEFAULT_MAX_BYTES,
+)
 from chunkmill.pipeline.policy import CHOICES, Policy
 
 # The block parser backends (pipeline.parse.BACKENDS, named here so that --help does not

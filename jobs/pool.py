@@ -31,7 +31,7 @@ from chunkmill.jobs.worker import (
     receive,
     rss_mb,
 )
-from chunkmill.pipeline.limits import DEFAULT_DOC_MEMORY_MB, DEFAULT_DOC_TIMEOUT
+from chunkmill.pipeline.doc_limits import DEFAULT_DOC_MEMORY_MB, DEFAULT_DOC_TIMEOUT
 
 TICK = 0.05  # seconds between two looks of the watchdog
 

@@ -52,8 +52,8 @@ def run(out: Path, page: Path | None, compare: str | None, opts: Options) -> Rep
     (default ``out/report.html``), atomically."""
     from importlib.metadata import version
 
-    from chunkmill.pipeline import page as page_mod
     from chunkmill.pipeline import report
+    from chunkmill.pipeline import report_page as page_mod
 
     if not available():
         raise ReportUnavailable(INSTALL_HINT)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from functools import partial
 from pathlib import Path
 
-from chunkmill.jobs.previous import open_published
+from chunkmill.jobs.published_run import open_published
 from chunkmill.pipeline import ledger, manifest, runstore
 
 

@@ -25,9 +25,18 @@ from chunkmill.jobs import blocks_job, changeset, guards, pool
 from chunkmill.jobs.changeset import ChangeSet
 from chunkmill.jobs.chunks_job import ChunksSummary, run_metadata
 from chunkmill.jobs.options import RunOptions
-from chunkmill.jobs.previous import OldRun, Previous, open_published
+from chunkmill.jobs.published_run import OldRun, Previous, open_published
 from chunkmill.jobs.runlog import RunLog, run_seconds
-from chunkmill.pipeline import batch, ledger, manifest, runstore, schemas, sources, stamps, store
+from chunkmill.pipeline import (
+    batch,
+    ledger,
+    manifest,
+    parquet_files,
+    runstore,
+    schemas,
+    sources,
+    stamps,
+)
 from chunkmill.pipeline.batch import Batch, Reused
 from chunkmill.pipeline.document import content_hash, make_doc_id
 from chunkmill.pipeline.parse import DEFAULT_BACKEND, parser_key
@@ -558,7 +567,9 @@ def _write_batches(
     job, folder, items, prev, reuse_chunks, reuse_blocks, tally: Tally, changes: ChangeSet
 ) -> None:
     work, log = tally.work, job.log
-    with store.OutputSet(folder, schemas.CONTENT_TABLES, run_metadata(job.policy)) as output:
+    with parquet_files.OutputSet(
+        folder, schemas.CONTENT_TABLES, run_metadata(job.policy)
+    ) as output:
         for tables, counts in job.results(items, prev, reuse_chunks):
             t1 = time.perf_counter()
             for name, table in tables.items():
@@ -600,8 +611,8 @@ def _write_batches(
 def _summaries_of_linked(folder: Path, tally: Tally) -> None:
     """When nothing changed, the summaries come from the linked files."""
     documents = pq.read_metadata(folder / "documents.parquet").num_rows
-    rejects = store.read(folder, "rejects", ["reason"])
-    chunks = store.read(folder, "chunks", ["strategy", "n_tokens"])
+    rejects = parquet_files.read(folder, "rejects", ["reason"])
+    chunks = parquet_files.read(folder, "chunks", ["strategy", "n_tokens"])
     tally.blocks.documents = documents
     tally.blocks.blocks = pq.read_metadata(folder / "blocks.parquet").num_rows
     tally.blocks.rejects.update(rejects["reason"].to_pylist())
@@ -613,7 +624,7 @@ def _fill_record(record, old: OldRun, tally: Tally, folder, counts, t_start, has
     below a folder that could not be listed are not counted as deleted. ``hashes``: the
     run's doc_id -> content_hash when known without reading its documents."""
     if hashes is None:
-        docs = store.read(folder, "documents", ["doc_id", "content_hash"])
+        docs = parquet_files.read(folder, "documents", ["doc_id", "content_hash"])
         hashes = dict(zip(docs["doc_id"].to_pylist(), docs["content_hash"].to_pylist()))
     rejects = pq.read_metadata(folder / "rejects.parquet").num_rows
     before = old.hashes

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
-from chunkmill.pipeline import columns, document, schemas
+from chunkmill.pipeline import arrow_columns, document, schemas
 from chunkmill.pipeline.document import RawDocument, make_doc_id
 from chunkmill.pipeline.parse import DEFAULT_BACKEND
 from chunkmill.pipeline.policy import Policy
@@ -73,7 +73,7 @@ class DocRows:
         """The rows of these documents, document by document in the order given. A copy,
         not slices: a slice keeps (and pickles, to a worker) all of the table's buffers."""
         runs = [self.where[d] for d in doc_ids if d in self.where]
-        return self.table.take(columns.ranges(runs))
+        return self.table.take(arrow_columns.ranges(runs))
 
 
 def document_runs(doc_ids: pa.ChunkedArray) -> dict[str, tuple[int, int]]:
@@ -86,12 +86,12 @@ def document_runs(doc_ids: pa.ChunkedArray) -> dict[str, tuple[int, int]]:
 
     if pa.types.is_dictionary(doc_ids.type):
         return _dictionary_runs(doc_ids)
-    ids = columns.flat(doc_ids)
+    ids = arrow_columns.flat(doc_ids)
     n = len(ids)
     # a run starts at row 0 and wherever the id differs from the row before
     changed = pc.not_equal(ids.slice(1), ids.slice(0, max(n - 1, 0)))
     starts = [0, *(i + 1 for i in pc.indices_nonzero(changed).to_pylist())] if n else []
-    keys = pc.take(ids, columns.column(starts, pa.int64())).to_pylist()
+    keys = pc.take(ids, arrow_columns.column(starts, pa.int64())).to_pylist()
     return _runs_of(keys, starts, n)
 
 
@@ -109,7 +109,7 @@ def _dictionary_runs(keys: pa.ChunkedArray) -> dict[str, tuple[int, int]]:
         if n:
             changed = pc.not_equal(idx.slice(1), idx.slice(0, n - 1))
             local = [0, *(i + 1 for i in pc.indices_nonzero(changed).to_pylist())]
-            first = pc.take(idx, columns.column(local, pa.int64()))
+            first = pc.take(idx, arrow_columns.column(local, pa.int64()))
             for s, name in zip(local, pc.take(part.dictionary, first).to_pylist()):
                 # (a run that goes on from the part before is not a new run)
                 if not (s == 0 and names and names[-1] == name):
@@ -165,7 +165,7 @@ def ordered(table: pa.Table, order: dict[str, int], index: str | None) -> pa.Tab
     n = table.num_rows
     if n == 0:
         return table
-    names = columns.column(sorted(order, key=order.__getitem__), pa.string())
+    names = arrow_columns.column(sorted(order, key=order.__getitem__), pa.string())
     rank = pc.index_in(table["doc_id"], value_set=names)
     if rank.null_count:
         raise KeyError("a row's doc_id is not in the batch")
@@ -276,7 +276,7 @@ def _postings(chunks: pa.Table, packed: pa.Table, stored: pa.Table | None) -> pa
     both = pa.concat_tables([postings(packed), stored]) if packed.num_rows else stored
     where = document_runs(both["chunk_id"])
     runs = [where[c] for c in chunks["chunk_id"].to_pylist() if c in where]
-    return both.take(columns.ranges(runs))
+    return both.take(arrow_columns.ranges(runs))
 
 
 def warm(policy: Policy) -> None:

@@ -15,8 +15,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from chunkmill.pipeline import bulk_estimate, schemas
-from chunkmill.pipeline.columns import utf8_views
-from chunkmill.pipeline.kinds import CODE_LIKE
+from chunkmill.pipeline.arrow_columns import utf8_views
+from chunkmill.pipeline.block_kinds import CODE_LIKE
 from chunkmill.pipeline.parse import DEFAULT_BACKEND, REFERENCE_BACKEND, check_backend, parse
 
 _FIELDS = [f.name for f in schemas.BLOCKS if f.name not in ("n_chars", "est_tokens")]

@@ -14,7 +14,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from chunkmill.pipeline.kinds import CODE_LIKE
+from chunkmill.pipeline.block_kinds import CODE_LIKE
 
 
 def estimates(

@@ -18,8 +18,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from chunkmill.pipeline import block, bulk_estimate, context, heading, schemas
+from chunkmill.pipeline.arrow_columns import one_array, utf8_buffers, utf8_column, utf8_views
 from chunkmill.pipeline.block import with_estimates
-from chunkmill.pipeline.columns import one_array, utf8_buffers, utf8_column, utf8_views
 from chunkmill.pipeline.policy import CHUNKER_VERSION, Policy
 from chunkmill.pipeline.tokens import EstimateCounter, TokenCounter, make_counter
 

@@ -22,7 +22,7 @@ from itertools import accumulate
 import pyarrow as pa
 
 from chunkmill.pipeline import schemas
-from chunkmill.pipeline.limits import DEFAULT_MAX_BYTES
+from chunkmill.pipeline.doc_limits import DEFAULT_MAX_BYTES
 
 MARKDOWN_SUFFIXES = frozenset({".md", ".mdx", ".markdown"})
 TEXT_SUFFIXES = frozenset({".txt"})

@@ -36,8 +36,8 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from chunkmill.pipeline import columns, schemas
-from chunkmill.pipeline.store import conform, upgrade, write_atomic
+from chunkmill.pipeline import arrow_columns, schemas
+from chunkmill.pipeline.parquet_files import conform, upgrade, write_atomic
 
 if TYPE_CHECKING:  # polars is imported where it is used: an unchanged run never loads it
     import polars as pl
@@ -208,12 +208,12 @@ def _add(intervals: pa.Table, pubs: list[dict], run_id: str, chunks: Path, kind:
     ids = pq.ParquetFile(chunks).read(columns=["chunk_id", "doc_id", "path"])
     open_ = pc.is_null(intervals["removed"])
     alive_ids = intervals.filter(open_)["chunk_id"]
-    held = pc.is_in(intervals["chunk_id"], value_set=columns.flat(ids["chunk_id"]))
-    number = columns.column([n] * intervals.num_rows, pa.int64())
+    held = pc.is_in(intervals["chunk_id"], value_set=arrow_columns.flat(ids["chunk_id"]))
+    number = arrow_columns.column([n] * intervals.num_rows, pa.int64())
     removed = pc.if_else(pc.and_(open_, pc.invert(held)), number, intervals["removed"])
     intervals = intervals.drop_columns(["removed"]).append_column("removed", removed)
-    new = ids.filter(pc.invert(pc.is_in(ids["chunk_id"], value_set=columns.flat(alive_ids))))
-    new = new.append_column("added", columns.column([n] * new.num_rows, pa.int64()))
+    new = ids.filter(pc.invert(pc.is_in(ids["chunk_id"], value_set=arrow_columns.flat(alive_ids))))
+    new = new.append_column("added", arrow_columns.column([n] * new.num_rows, pa.int64()))
     new = new.append_column("removed", pa.nulls(new.num_rows, pa.int64()))
     new = new.append_column("updated", pa.nulls(new.num_rows, pa.list_(pa.int64())))
     parts = [conform(t.select(schemas.LEDGER.names), schemas.LEDGER) for t in (intervals, new)]
@@ -228,13 +228,13 @@ def _mark_updates(intervals: pa.Table, ids: list[str], n: int) -> pa.Table:
 
     held = pc.and_(
         pc.is_null(intervals["removed"]),
-        pc.is_in(intervals["chunk_id"], value_set=columns.column(ids, pa.string())),
+        pc.is_in(intervals["chunk_id"], value_set=arrow_columns.column(ids, pa.string())),
     )
     hit = set(pc.indices_nonzero(held).to_pylist())
     marks = intervals["updated"].to_pylist()
     marks = [(m or []) + [n] if i in hit else m for i, m in enumerate(marks)]
     i = intervals.schema.get_field_index("updated")
-    return intervals.set_column(i, "updated", columns.column(marks, pa.list_(pa.int64())))
+    return intervals.set_column(i, "updated", arrow_columns.column(marks, pa.list_(pa.int64())))
 
 
 def _write(path: Path, table: pa.Table, pubs: list[dict], was: dict | None) -> None:
@@ -325,7 +325,7 @@ def snapshot(chunks: Path, current: str) -> pa.Table:
     (``mdchunk.since`` empty): how a new consumer starts, with the run to store next to it
     in the same file (no race with a run published meanwhile)."""
     rows = pq.read_table(chunks, schema=schemas.CHUNKS)
-    table = rows.add_column(0, "op", columns.column(["add"] * rows.num_rows, pa.string()))
+    table = rows.add_column(0, "op", arrow_columns.column(["add"] * rows.num_rows, pa.string()))
     return table.replace_schema_metadata({"mdchunk.since": "", "mdchunk.until": current})
 
 

@@ -134,7 +134,7 @@ def fetch_run(prefix: Prefix, run_id: str, into: Path) -> Path:
 def pull(prefix: Prefix, staging: Path) -> str | None:
     """Make ``staging`` a local output folder holding the prefix's published run and runs
     table; returns the published run id (None when nothing is published yet)."""
-    from chunkmill.pipeline.store import write_atomic
+    from chunkmill.pipeline.parquet_files import write_atomic
 
     staging.mkdir(parents=True, exist_ok=True)
     history = prefix.read(HISTORY)

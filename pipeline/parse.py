@@ -89,7 +89,7 @@ def parser_key(backend: str) -> str:
     how, what = BACKENDS[backend]
     if how == "label":
         return f"{PARSER_VERSION}|{what}"
-    from chunkmill.pipeline.installed import version  # importlib.metadata's answer, sooner
+    from chunkmill.pipeline.package_versions import version  # importlib.metadata's answer, sooner
 
     return f"{PARSER_VERSION}|{backend}-{version(what)}"
 

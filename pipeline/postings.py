@@ -19,7 +19,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from chunkmill.pipeline import schemas
-from chunkmill.pipeline.columns import utf8_buffers, utf8_column
+from chunkmill.pipeline.arrow_columns import utf8_buffers, utf8_column
 
 
 def postings(chunks: pa.Table) -> pa.Table:

@@ -13,7 +13,7 @@ from pathlib import Path
 import duckdb
 import polars as pl
 
-from chunkmill.pipeline import objectstore, runstore, store
+from chunkmill.pipeline import objectstore, parquet_files, runstore
 from chunkmill.pipeline.policy import Policy
 
 _HERE = Path(__file__).resolve().parent
@@ -101,7 +101,7 @@ def policy_of(out: str | Path) -> Policy:
     import json
     import warnings
 
-    meta = store.footer(folder_of(out), "chunks")
+    meta = parquet_files.footer(folder_of(out), "chunks")
     if "mdchunk.policy" not in meta:
         warnings.warn(
             f"{out}/chunks.parquet has no policy in its footer (rewritten by another "

@@ -30,9 +30,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from chunkmill.pipeline import manifest
-from chunkmill.pipeline.history import HISTORY, new_record, read_history, write_history  # noqa: F401
 from chunkmill.pipeline.lock import LOCK, Lock, LockedError  # noqa: F401 - re-exported
-from chunkmill.pipeline.store import fsync_dir, write_atomic
+from chunkmill.pipeline.parquet_files import fsync_dir, write_atomic
+from chunkmill.pipeline.runs_table import HISTORY, new_record, read_history, write_history  # noqa: F401
 
 POINTER = "CURRENT"
 LINK = "published"

@@ -13,7 +13,7 @@ through ``pipeline.reading`` (stat first, regular files only, bounded reads).
 Not read, and counted by reason in ``Selection.skipped``: files that are not markdown or
 text (``not markdown``), hidden folders (``hidden``), links to folders (``symlink``) and
 the output folder when it lies inside INPUT (``inside --out``). With several INPUTs, every
-document's path starts with its input's label (``Source.label``; see pipeline/labels.py).
+document's path starts with its input's label (``Source.label``; see pipeline/input_labels.py).
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePath, PurePosixPath
 
+from chunkmill.pipeline.doc_limits import DEFAULT_MAX_BYTES
 from chunkmill.pipeline.document import RawDocument, doc_format
-from chunkmill.pipeline.limits import DEFAULT_MAX_BYTES
 from chunkmill.pipeline.reading import (  # noqa: F401 - re-exported for callers
     BAD_NAME,
     OUTSIDE_ROOT,
@@ -37,7 +37,7 @@ from chunkmill.pipeline.reading import (  # noqa: F401 - re-exported for callers
     inside,
     printable,
 )
-from chunkmill.pipeline.tables import jsonl_documents, table_documents  # noqa: F401
+from chunkmill.pipeline.table_rows import jsonl_documents, table_documents  # noqa: F401
 
 TABLE_SUFFIXES = {".parquet", ".jsonl", ".ndjson"}
 
@@ -142,7 +142,7 @@ def plan(
 
 def _once(sources: list[Source], selection: Selection) -> list[Source]:
     """Each path once: an INPUT given twice, or a file given with its folder, lists the
-    same file again (two different roots never share a label: pipeline/labels.py). The
+    same file again (two different roots never share a label: pipeline/input_labels.py). The
     first listing is kept, the others are skipped ("listed twice")."""
     seen: set[str] = set()
     out = []

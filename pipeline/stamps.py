@@ -66,11 +66,11 @@ def load(folder: Path) -> dict[str, tuple[str, Stamp]]:
 
 def write(folder: Path, rows: list[tuple[str, str, Stamp]]) -> None:
     """inputs.parquet of a run: one (path, doc_id, stamp) per file read or trusted."""
-    from chunkmill.pipeline import columns, schemas, store
+    from chunkmill.pipeline import arrow_columns, parquet_files, schemas
 
     uris, doc_ids, found = zip(*rows) if rows else ((), (), ())
     size, mtime, ctime, inode = zip(*found) if rows else ((), (), (), ())
     lists = [list(c) for c in (uris, doc_ids, size, mtime, ctime, inode)]
-    # columns.table, not pa.table: that one imports pandas (start-up time)
-    table = columns.table(dict(zip(schemas.INPUTS.names, lists)), schemas.INPUTS)
-    store.write_table(Path(folder) / f"{NAME}.parquet", table, schemas.INPUTS)
+    # arrow_columns.table, not pa.table: that one imports pandas (start-up time)
+    table = arrow_columns.table(dict(zip(schemas.INPUTS.names, lists)), schemas.INPUTS)
+    parquet_files.write_table(Path(folder) / f"{NAME}.parquet", table, schemas.INPUTS)

@@ -17,8 +17,8 @@ import re
 from functools import cache
 from typing import TYPE_CHECKING, Protocol
 
+from chunkmill.pipeline.block_kinds import CODE_LIKE
 from chunkmill.pipeline.han_rare import HAN_BYTES, HAN_RARE, HANGUL_BYTES, HANGUL_RARE
-from chunkmill.pipeline.kinds import CODE_LIKE
 
 if TYPE_CHECKING:  # polars is imported where it is used: a run with nothing to count
     import polars as pl  # (an unchanged nightly run) reads ESTIMATE_VERSION only

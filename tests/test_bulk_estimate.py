@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from chunkmill.pipeline import bulk_estimate, tokens
 from chunkmill.pipeline.block import with_estimates
-from chunkmill.pipeline.kinds import CODE_LIKE
+from chunkmill.pipeline.block_kinds import CODE_LIKE
 from tests.conftest import REPO
 
 

@@ -6,8 +6,8 @@ import re
 
 import pytest
 
+from chunkmill.pipeline.chunk_quality import unbalanced_fence
 from chunkmill.pipeline.policy import Policy
-from chunkmill.pipeline.quality import unbalanced_fence
 from tests.helpers import chunk_text, sentences, words
 
 SMALL = Policy(target_tokens=100, max_tokens=150, min_tokens=20, overlap_tokens=20)

@@ -8,9 +8,7 @@ import pytest
 from chunkmill.jobs import run_job
 from chunkmill.jobs.runlog import RunLog
 from chunkmill.pipeline import runstore, sources
-from chunkmill.pipeline.context import MAX_ELEMENT_CHARS, SEP, clip
-from chunkmill.pipeline.policy import Policy
-from chunkmill.pipeline.quality import (
+from chunkmill.pipeline.chunk_quality import (
     best_possible_share,
     context_prefix,
     names_its_section,
@@ -18,6 +16,8 @@ from chunkmill.pipeline.quality import (
     starts_with_heading,
     unbalanced_fence,
 )
+from chunkmill.pipeline.context import MAX_ELEMENT_CHARS, SEP, clip
+from chunkmill.pipeline.policy import Policy
 from tests.conftest import corpus_dir
 
 pytestmark = pytest.mark.corpus

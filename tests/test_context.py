@@ -238,7 +238,7 @@ def test_sibling_sections_share_a_chunk_under_their_parent():
 
 
 def test_sc001_on_embed_text_counts_a_header_that_names_the_section_anywhere():
-    from chunkmill.pipeline.quality import names_its_section
+    from chunkmill.pipeline.chunk_quality import names_its_section
 
     body = "Some text of the Linux part."
     # the chunk starts under a deeper heading inside its section: the section is named

@@ -119,7 +119,7 @@ def test_stored_rows_are_taken_from_the_row_groups_that_hold_them(tmp_path):
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from chunkmill.jobs.previous import StoredRows
+    from chunkmill.jobs.published_run import StoredRows
 
     schema = pa.schema([("doc_id", pa.string()), ("n", pa.int32())])
     ids = ["a", "a", "a", "b", "c", "c", "d", "e", "e", "e", "e"]

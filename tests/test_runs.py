@@ -499,7 +499,7 @@ def test_stored_postings_are_reused_only_when_made_with_the_same_terms(tmp_path)
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from chunkmill.jobs.previous import Previous
+    from chunkmill.jobs.published_run import Previous
     from chunkmill.pipeline import schemas
     from chunkmill.pipeline.policy import POSTINGS_VERSION
 

@@ -20,7 +20,7 @@ from click.testing import CliRunner
 from chunkmill import Policy
 from chunkmill import run as api_run
 from chunkmill.jobs.cli import main
-from chunkmill.pipeline import lock, manifest, queries, runstore, store
+from chunkmill.pipeline import lock, manifest, parquet_files, queries, runstore
 from tests.conftest import REPO, SAMPLE
 
 POLICY_A = Policy(target_tokens=60, max_tokens=100, min_tokens=20, overlap_tokens=10)
@@ -352,7 +352,7 @@ def test_damage_in_one_row_group_keeps_the_readable_ids_for_removes(tmp_path):
     data = bytearray((folder / "chunks.parquet").read_bytes())
     data[start + column.total_compressed_size // 2] ^= 0x01
     (folder / "chunks.parquet").write_bytes(bytes(data))
-    _, readable, groups = store.salvage(folder / "chunks.parquet", ["chunk_id"])
+    _, readable, groups = parquet_files.salvage(folder / "chunks.parquet", ["chunk_id"])
     assert (readable, groups) == (1, 2)  # the page checksum gives the damaged group away
     for i in range(5):  # five deleted documents of the first group
         (src / f"d{i:03d}.md").unlink()

@@ -19,7 +19,7 @@ from click.testing import CliRunner
 from chunkmill.jobs.cli import main
 from chunkmill.pipeline import runstore, sources
 from chunkmill.pipeline.sources import Selection
-from chunkmill.pipeline.tables import table_documents
+from chunkmill.pipeline.table_rows import table_documents
 from tests.conftest import REPO, SAMPLE
 from tests.helpers import document_metadata, sentences
 

@@ -19,7 +19,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from chunkmill.pipeline import columns, ledger, runstore, schemas, store
+from chunkmill.pipeline import arrow_columns, ledger, parquet_files, runstore, schemas
 from chunkmill.pipeline.batch import document_runs
 from chunkmill.pipeline.policy import POSTINGS_VERSION
 
@@ -81,7 +81,7 @@ class Previous:
     def postings_reusable(self) -> bool:
         """Whether the stored postings were made with this version's terms (its footer says
         so): only then are the rows of unchanged chunks taken instead of made again."""
-        found = store.footer(self.folder, "postings").get("mdchunk.postings_version")
+        found = parquet_files.footer(self.folder, "postings").get("mdchunk.postings_version")
         return found == POSTINGS_VERSION
 
     def postings(self, chunk_ids: list[str]) -> pa.Table:
@@ -142,8 +142,8 @@ class StoredRows:
             local[g], at = at, at + self.starts[g + 1] - self.starts[g]
         # a document spanning groups spans consecutive ones, read one after the other
         runs = [(local[g] + s - self.starts[g], n) for (s, n), (g, _) in zip(runs, spans)]
-        rows = self.file.read_row_groups(groups).take(columns.ranges(runs))
-        return store.conform(rows, self.schema)
+        rows = self.file.read_row_groups(groups).take(arrow_columns.ranges(runs))
+        return parquet_files.conform(rows, self.schema)
 
     def _group(self, row: int) -> int:
         return bisect_right(self.starts, row) - 1
@@ -156,8 +156,8 @@ def open_published(root: Path) -> tuple[Previous | None, OldRun, str | None]:
     what the ledger removes."""
     pub = runstore.current(root)
     if pub.usable:
-        docs = store.read(pub.folder, "documents", OLD_DOC_COLUMNS)
-        chunks = partial(store.read, pub.folder, "chunks", OLD_CHUNK_COLUMNS)
+        docs = parquet_files.read(pub.folder, "documents", OLD_DOC_COLUMNS)
+        chunks = partial(parquet_files.read, pub.folder, "chunks", OLD_CHUNK_COLUMNS)
         prev, old = Previous(pub.folder, pub.manifest, docs), OldRun(pub.run_id, chunks, docs)
         old.hashes = prev.hashes  # one map of the one table
         return prev, old, None
@@ -171,8 +171,8 @@ def open_published(root: Path) -> tuple[Previous | None, OldRun, str | None]:
             empty = OldRun(run_id, lambda: recorded, empty.documents)
         note = f"{pub.problem}; nothing of the published run can be read, so every document "
         return None, empty, note + "is recomputed and " + _removes(recorded, run_id)
-    chunks, got, total = store.salvage(pub.folder / "chunks.parquet", OLD_CHUNK_COLUMNS)
-    docs, _, _ = store.salvage(pub.folder / "documents.parquet", OLD_DOC_COLUMNS)
+    chunks, got, total = parquet_files.salvage(pub.folder / "chunks.parquet", OLD_CHUNK_COLUMNS)
+    docs, _, _ = parquet_files.salvage(pub.folder / "documents.parquet", OLD_DOC_COLUMNS)
     if recorded is not None:
         chunks = recorded
     old = OldRun(
@@ -205,7 +205,7 @@ def _recorded(root: Path, run_id: str | None) -> tuple[str | None, pa.Table | No
     found = None if run_id is None else ledger.held(root, run_id)
     if found is None:
         return None, None
-    return run_id, store.conform(found, _empty("chunks", OLD_CHUNK_COLUMNS).schema)
+    return run_id, parquet_files.conform(found, _empty("chunks", OLD_CHUNK_COLUMNS).schema)
 
 
 def _removes(recorded: pa.Table | None, run_id: str | None) -> str:

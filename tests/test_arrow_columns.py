@@ -1,4 +1,4 @@
-"""pipeline/columns.py lays out the arrays pa.array would build, without importing pandas."""
+"""pipeline/arrow_columns.py lays out the arrays pa.array would build, without importing pandas."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta, timezone
 import pyarrow as pa
 import pytest
 
-from chunkmill.pipeline import columns, schemas
+from chunkmill.pipeline import arrow_columns, schemas
 from tests.helpers import fresh_python
 
 CASES = {
@@ -36,7 +36,7 @@ CASES = {
 @pytest.mark.parametrize("case", CASES)
 def test_a_column_equals_what_pa_array_builds(case):
     type_, values = CASES[case]
-    built = columns.column(values, type_)
+    built = arrow_columns.column(values, type_)
     built.validate(full=True)
     assert built.equals(pa.array(values, type=type_))
     assert built.to_pylist() == pa.array(values, type=type_).to_pylist()
@@ -44,7 +44,7 @@ def test_a_column_equals_what_pa_array_builds(case):
 
 def test_a_map_may_be_given_as_a_dict():
     type_ = pa.map_(pa.string(), pa.float64())
-    assert columns.column([{"a": 1.0}], type_).equals(pa.array([[("a", 1.0)]], type=type_))
+    assert arrow_columns.column([{"a": 1.0}], type_).equals(pa.array([[("a", 1.0)]], type=type_))
 
 
 def test_the_runs_table_round_trips():
@@ -59,13 +59,13 @@ def test_the_runs_table_round_trips():
         documents_added=3,
     )
     rows = {f.name: [record[f.name]] for f in schemas.RUNS}
-    built = columns.table(rows, schemas.RUNS)
+    built = arrow_columns.table(rows, schemas.RUNS)
     assert built.equals(pa.Table.from_pylist([record], schema=schemas.RUNS))
 
 
 def test_an_unknown_type_is_refused():
     with pytest.raises(TypeError, match="no builder"):
-        columns.column([1.5], pa.float32())
+        arrow_columns.column([1.5], pa.float32())
 
 
 def test_no_pandas_is_imported():
@@ -74,9 +74,9 @@ def test_no_pandas_is_imported():
     code = (
         "import sys\n"
         "import pyarrow as pa\n"
-        "from chunkmill.pipeline import columns, schemas\n"
-        "columns.table({n: [] for n in schemas.INPUTS.names}, schemas.INPUTS)\n"
-        "columns.column([['a']], pa.list_(pa.string()))\n"
+        "from chunkmill.pipeline import arrow_columns, schemas\n"
+        "arrow_columns.table({n: [] for n in schemas.INPUTS.names}, schemas.INPUTS)\n"
+        "arrow_columns.column([['a']], pa.list_(pa.string()))\n"
         "print('pandas' in sys.modules)\n"
     )
     assert fresh_python(code) == "False"

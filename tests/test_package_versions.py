@@ -1,4 +1,4 @@
-"""pipeline/installed.py gives importlib.metadata's version without importing it."""
+"""pipeline/package_versions.py gives importlib.metadata's version without importing it."""
 
 from __future__ import annotations
 
@@ -7,18 +7,18 @@ from importlib.metadata import version as metadata_version
 
 import pytest
 
-from chunkmill.pipeline import installed
+from chunkmill.pipeline import package_versions
 from tests.helpers import fresh_python
 
 
 @pytest.mark.parametrize("dist", ["markdown-it-py", "pyarrow", "PyYAML", "click", "numpy"])
 def test_the_same_version_as_importlib_metadata(dist):
-    assert installed.version(dist) == metadata_version(dist)
+    assert package_versions.version(dist) == metadata_version(dist)
 
 
 def test_a_missing_distribution_raises_as_importlib_metadata_does():
     with pytest.raises(PackageNotFoundError):
-        installed.version("no-such-distribution-here")
+        package_versions.version("no-such-distribution-here")
 
 
 def test_two_versions_side_by_side_ask_importlib_metadata(tmp_path, monkeypatch):
@@ -28,7 +28,7 @@ def test_two_versions_side_by_side_ask_importlib_metadata(tmp_path, monkeypatch)
             f"Metadata-Version: 2.1\nName: twin-pkg\nVersion: {v}\n"
         )
     monkeypatch.syspath_prepend(str(tmp_path))
-    assert installed.version("twin-pkg") == metadata_version("twin-pkg")
+    assert package_versions.version("twin-pkg") == metadata_version("twin-pkg")
 
 
 def test_the_parser_key_loads_no_importlib_metadata():

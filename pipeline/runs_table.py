@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from chunkmill.pipeline.store import upgrade, write_atomic
+from chunkmill.pipeline.parquet_files import upgrade, write_atomic
 
 HISTORY = "runs.parquet"
 
@@ -54,13 +54,13 @@ def write_history(folder: Path, records: list[dict], durable: bool = True) -> No
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from chunkmill.pipeline import columns, schemas
-    from chunkmill.pipeline.store import WRITE_OPTIONS
+    from chunkmill.pipeline import arrow_columns, schemas
+    from chunkmill.pipeline.parquet_files import WRITE_OPTIONS
 
-    # columns.table, not pa.Table.from_pylist: that one imports pandas (start-up time)
+    # arrow_columns.table, not pa.Table.from_pylist: that one imports pandas (start-up time)
     rows = {f.name: [r.get(f.name) for r in records] for f in schemas.RUNS}
     rows["seconds"] = [list((s or {}).items()) for s in rows["seconds"]]
-    table = columns.table(rows, schemas.RUNS)
+    table = arrow_columns.table(rows, schemas.RUNS)
     sink = pa.BufferOutputStream()
     pq.write_table(table, sink, **WRITE_OPTIONS)
     write_atomic(Path(folder) / HISTORY, sink.getvalue().to_pybytes(), durable)

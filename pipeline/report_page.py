@@ -132,7 +132,7 @@ def _island(chart: Chart) -> str:
 def render(runs: list[RunFigures], charts: list[Chart], source: str, version: str) -> str:
     from plotly.offline import get_plotlyjs
 
-    from chunkmill.pipeline.page_style import CSS
+    from chunkmill.pipeline.report_style import CSS
 
     first = runs[0]
     compared = (
