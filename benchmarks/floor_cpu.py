@@ -62,7 +62,8 @@ for t in texts:
 """,
     "writing documents, blocks, chunks, postings and the change set": """
 import pyarrow as pa, pyarrow.parquet as pq, tempfile
-from chunkmill.pipeline import runstore, schemas, parquet_files
+from chunkmill.pipeline import runstore, schemas
+from chunkmill.pipeline.runstore import parquet_files
 run = runstore.resolve(Path(OUT))
 groups = {n: [pq.ParquetFile(run / f"{n}.parquet").read_row_group(i)
               for i in range(pq.ParquetFile(run / f"{n}.parquet").num_row_groups)]

@@ -12,8 +12,9 @@ import time
 from pathlib import Path
 
 from benchmarks.nightly import CORPORA, nightly
-from chunkmill.pipeline import manifest, runstore
+from chunkmill.pipeline import runstore
 from chunkmill.pipeline.policy import Policy
+from chunkmill.pipeline.runstore import manifest
 
 
 def _times(fn, n: int = 3) -> list[float]:

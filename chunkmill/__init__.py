@@ -44,12 +44,13 @@ __all__ = [
 
 _HOMES = {
     "InputError": "chunkmill.pipeline.reading",  # an INPUT that cannot be read as asked
-    "LedgerError": "chunkmill.pipeline.ledger",  # changes(): a run the ledger does not know
+    # changes(): a run the ledger does not know
+    "LedgerError": "chunkmill.pipeline.runstore.ledger",
     "Policy": "chunkmill.pipeline.policy",
     "PolicyError": "chunkmill.pipeline.policy",
     "RunOptions": "chunkmill.jobs.options",  # run()'s options, each with its help
     "RunSummary": "chunkmill.jobs.run_job",
-    "Refused": "chunkmill.jobs.guards",
+    "Refused": "chunkmill.pipeline.runstore.guards",
 }
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and editors only
@@ -67,12 +68,12 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and editors only
         search,
         stats,
     )
-    from chunkmill.jobs.guards import Refused
     from chunkmill.jobs.options import RunOptions
     from chunkmill.jobs.run_job import RunSummary
-    from chunkmill.pipeline.ledger import LedgerError
     from chunkmill.pipeline.policy import Policy, PolicyError
     from chunkmill.pipeline.reading import InputError
+    from chunkmill.pipeline.runstore.guards import Refused
+    from chunkmill.pipeline.runstore.ledger import LedgerError
 
 
 def __getattr__(name: str):

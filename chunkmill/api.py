@@ -332,11 +332,11 @@ def run(
     dies becomes a reject (timeout, too_much_memory, crashed). Idle workers stay for the
     next run of this process (``chunkmill.jobs.pool.shutdown()`` ends them).
 
-    Guards (``chunkmill.jobs.guards``), as on the command line: a run that reads no document,
-    or would remove more than ``max_removed`` of the published chunks, publishes nothing
-    unless ``allow_mass_delete``; a policy (or chunker version) other than the published
-    one is refused unless ``new_policy``; both raise ``chunkmill.Refused`` (its ``code`` is
-    the exit code of `chunkmill run`). ``dry_run`` does the work, reports it
+    Guards (``chunkmill.pipeline.runstore.guards``), as on the command line: a run that
+    reads no document, or would remove more than ``max_removed`` of the published chunks,
+    publishes nothing unless ``allow_mass_delete``; a policy (or chunker version) other than
+    the published one is refused unless ``new_policy``; both raise ``chunkmill.Refused`` (its
+    ``code`` is the exit code of `chunkmill run`). ``dry_run`` does the work, reports it
     (``summary.dry_run``) and publishes and records nothing.
 
     With several inputs, document paths (and so doc ids) start with each input's label:
@@ -395,10 +395,10 @@ def changes(out: str | Path, since: str | None, updates: bool = False) -> pa.Tab
     changed), schema ``schemas.CHANGES``; ``table.schema.metadata[b"mdchunk.until"]`` is the
     run it brings you to. Works after the runs in between were pruned (DIR/ledger.parquet).
     ``since`` None: every published chunk as an add (``chunkmill changes --all``).
-    Raises ``chunkmill.pipeline.ledger.LedgerError`` for a run the ledger never saw, and
+    Raises ``chunkmill.pipeline.runstore.ledger.LedgerError`` for a run the ledger never saw, and
     ``chunkmill.pipeline.runstore.DamagedRunError`` when the published chunks file does not
     match its run's manifest (it is checked first)."""
-    from chunkmill.pipeline import ledger
+    from chunkmill.pipeline.runstore import ledger
 
     return ledger.changes_since(out, since, updates)
 
@@ -406,8 +406,9 @@ def changes(out: str | Path, since: str | None, updates: bool = False) -> pa.Tab
 def change_records(out: str | Path, since: str | None, updates: bool = False) -> list[dict]:
     """``changes`` as JSON records, as ``chunkmill changes --format jsonl`` prints them:
     ``front_matter`` a dict of the values as written (strings stay strings; see
-    ``chunkmill.pipeline.change_records``) and ``next_since``, the run to store, in each."""
-    from chunkmill.pipeline import change_records
+    ``chunkmill.pipeline.runstore.change_records``) and ``next_since``, the run to store, in
+    each."""
+    from chunkmill.pipeline.runstore import change_records
 
     return change_records.records(out, since, updates)
 

@@ -11,7 +11,8 @@ from pathlib import Path
 import pyarrow as pa
 
 from chunkmill.pipeline import batch as batch_stages
-from chunkmill.pipeline import document, parquet_files, sources
+from chunkmill.pipeline import document, sources
+from chunkmill.pipeline.runstore import parquet_files
 
 BATCH_DOCS = 256  # documents per batch at most; one Parquet row group per batch and table
 # and input bytes per batch at most (a larger document is a batch of its own). A worker's

@@ -11,9 +11,10 @@ from pathlib import Path
 import pyarrow as pa
 
 from chunkmill.jobs import blocks_job
-from chunkmill.pipeline import parquet_files, runstore, schemas
+from chunkmill.pipeline import runstore, schemas
 from chunkmill.pipeline.batch import DocRows, drop_rejected
 from chunkmill.pipeline.policy import CHUNKER_VERSION, POSTINGS_VERSION, Policy
+from chunkmill.pipeline.runstore import parquet_files
 
 BATCH_DOCS = blocks_job.BATCH_DOCS
 

@@ -216,9 +216,9 @@ def run_cmd(inputs, out, policy_file, log_json, **values):
     """
     from chunkmill import api
     from chunkmill.jobs.errors import EngineError
-    from chunkmill.jobs.guards import Refused
     from chunkmill.jobs.runlog import RunLog
     from chunkmill.pipeline import objectstore, runstore
+    from chunkmill.pipeline.runstore.guards import Refused
 
     if log_json:
         errors.json_mode()

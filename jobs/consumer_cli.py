@@ -77,7 +77,8 @@ def changes_cmd(out, since, snapshot, fmt, output, updates):
     """
     import pyarrow.parquet as pq
 
-    from chunkmill.pipeline import ledger, runstore
+    from chunkmill.pipeline import runstore
+    from chunkmill.pipeline.runstore import ledger
 
     if (since is None) == (not snapshot):
         raise click.UsageError("give --since RUN_ID (the last run you applied) or --all")
@@ -98,7 +99,7 @@ def changes_cmd(out, since, snapshot, fmt, output, updates):
         else:
             import json
 
-            from chunkmill.pipeline.change_records import records_of
+            from chunkmill.pipeline.runstore.change_records import records_of
 
             rows = records_of(table, run[0])
             lines = (json.dumps(row, default=str, ensure_ascii=False) for row in rows)

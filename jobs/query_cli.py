@@ -279,7 +279,8 @@ def check_cmd(out, tokenizer, show):
     """
     import polars as pl
 
-    from chunkmill.pipeline import manifest, queries, runstore
+    from chunkmill.pipeline import queries, runstore
+    from chunkmill.pipeline.runstore import manifest
 
     try:
         folder = queries.folder_of(out)

@@ -11,8 +11,9 @@ from __future__ import annotations
 from functools import partial
 from pathlib import Path
 
-from chunkmill.jobs.published_run import open_published
-from chunkmill.pipeline import ledger, manifest, runstore
+from chunkmill.pipeline import runstore
+from chunkmill.pipeline.runstore import ledger, manifest
+from chunkmill.pipeline.runstore.published_run import open_published
 
 
 class RollbackError(Exception):
@@ -22,7 +23,7 @@ class RollbackError(Exception):
 def publish(root: Path, run_id: str, warn=runstore.quiet) -> dict:
     """Make ``run_id`` the published run of ``root``; returns the change counts. ``warn``:
     told of run folders left by killed runs that cannot be removed."""
-    from chunkmill.jobs import changeset
+    from chunkmill.pipeline.runstore import changeset
 
     root = Path(root)
     with runstore.Lock(root):

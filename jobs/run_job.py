@@ -21,26 +21,18 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
-from chunkmill.jobs import blocks_job, changeset, guards, pool
-from chunkmill.jobs.changeset import ChangeSet
+from chunkmill.jobs import blocks_job, pool
 from chunkmill.jobs.chunks_job import ChunksSummary, run_metadata
 from chunkmill.jobs.options import RunOptions
-from chunkmill.jobs.published_run import OldRun, Previous, open_published
 from chunkmill.jobs.runlog import RunLog, run_seconds
-from chunkmill.pipeline import (
-    batch,
-    ledger,
-    manifest,
-    parquet_files,
-    runstore,
-    schemas,
-    sources,
-    stamps,
-)
+from chunkmill.pipeline import batch, runstore, schemas, sources
 from chunkmill.pipeline.batch import Batch, Reused
 from chunkmill.pipeline.document import content_hash, make_doc_id
 from chunkmill.pipeline.parse import DEFAULT_BACKEND, parser_key
 from chunkmill.pipeline.policy import ASSEMBLY_VERSION, CHUNKER_VERSION, Policy
+from chunkmill.pipeline.runstore import changeset, guards, ledger, manifest, parquet_files, stamps
+from chunkmill.pipeline.runstore.changeset import ChangeSet
+from chunkmill.pipeline.runstore.published_run import OldRun, Previous, open_published
 from chunkmill.pipeline.tokens import ESTIMATE_VERSION, HF_COUNT_VERSION
 
 BATCH_DOCS = blocks_job.BATCH_DOCS

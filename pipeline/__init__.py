@@ -1,12 +1,22 @@
-"""chunkmill: markdown corpora to retrieval-ready chunks.
+"""chunkmill.pipeline: the library, as pure stages over Arrow tables, and what they need.
 
-The library is a set of small stages, each a pure function from an Arrow
-table to an Arrow table:
+The stages, each a function from tables to tables, with no I/O:
 
-    document  bytes -> documents (+ rejects)
-    block     documents -> blocks
-    chunk     blocks -> chunks
+    document   raw bytes -> documents (+ rejects): decoding, front matter (frontmatter,
+               safe_yaml)
+    block      documents -> blocks: the Rust core's parse, or markdown-it-py (parse,
+               parse_markdown_it, mdx, fence, block_kinds), with the token estimate
+               (bulk_estimate)
+    chunk      blocks -> chunks: sections, splits, packing, context headers and ids in the
+               Rust core (section, split, pack, context, heading hold their Python callers)
+    postings   chunks -> search terms
+    batch      every stage over one batch of documents, as a run's workers call it
 
-Reading and writing files lives in ``pipeline.sources`` and ``pipeline.store``;
-the jobs in ``jobs/`` string stages together.
+Around them: policy (the one policy dataclass), tokens (the estimate and real tokenizers;
+bundled, han_rare), schemas (every table's schema, declared once), arrow_columns (Arrow
+columns without pandas), doc_limits; inputs: sources (listing), reading (safe reads),
+table_rows (Parquet/JSONL rows), input_labels, objectstore (s3:// in and out); the run store
+(``runstore``: every file of an output folder); queries (DuckDB over a run); the report:
+report, charts, charts_detail, charts_tokens, chunk_quality, report_page, report_style,
+package_versions.
 """

@@ -11,7 +11,7 @@ by uploads whose order makes every instant safe:
    manifest: all unchanged).
 3. **push**: the new run's files are uploaded under ``PREFIX/runs/RUN_ID/``, its manifest
    last; then the ledger, its checksum first (the ledger may name a run not yet published:
-   harmless, see pipeline/ledger.py); then ``PREFIX/CURRENT`` is written in one PUT (the
+   harmless, see pipeline/runstore/ledger.py); then ``PREFIX/CURRENT`` is written in one PUT (the
    publish); then the runs table; then run prefixes beyond ``--keep`` are deleted. A dry
    run pushes nothing.
 
@@ -37,7 +37,7 @@ from pathlib import Path, PurePosixPath
 POINTER = "CURRENT"
 HISTORY = "runs.parquet"
 MANIFEST = "manifest.json"
-LEDGER = "ledger.parquet"  # the chunk-id ledger (pipeline/ledger.py): travels with the runs
+LEDGER = "ledger.parquet"  # the chunk-id ledger (runstore/ledger.py): travels with the runs
 LEDGER_CHECKSUM = "ledger.sha256"  # with its checksum: uploaded first, fetched last
 
 
@@ -134,7 +134,7 @@ def fetch_run(prefix: Prefix, run_id: str, into: Path) -> Path:
 def pull(prefix: Prefix, staging: Path) -> str | None:
     """Make ``staging`` a local output folder holding the prefix's published run and runs
     table; returns the published run id (None when nothing is published yet)."""
-    from chunkmill.pipeline.parquet_files import write_atomic
+    from chunkmill.pipeline.runstore.parquet_files import write_atomic
 
     staging.mkdir(parents=True, exist_ok=True)
     history = prefix.read(HISTORY)

@@ -13,8 +13,9 @@ from pathlib import Path
 import duckdb
 import polars as pl
 
-from chunkmill.pipeline import objectstore, parquet_files, runstore
+from chunkmill.pipeline import objectstore, runstore
 from chunkmill.pipeline.policy import Policy
+from chunkmill.pipeline.runstore import parquet_files
 
 _HERE = Path(__file__).resolve().parent
 _PARAM = re.compile(r"\$([A-Za-z_]\w*)")
@@ -175,7 +176,7 @@ def checksums(folder: Path) -> pl.DataFrame | None:
     """Files of a run folder that do not match its manifest (file, problem), one ``error``
     row when its manifest is missing or unreadable, or None for a plain folder without a
     manifest (`chunkmill blocks`, `chunkmill chunks`)."""
-    from chunkmill.pipeline import manifest
+    from chunkmill.pipeline.runstore import manifest
 
     if not runstore.is_run_path(folder) and not (folder / manifest.MANIFEST).exists():
         return None
@@ -194,7 +195,8 @@ def ledger_check(out: str | Path) -> dict[str, pl.DataFrame]:
     """The ledger of a run folder against its checksum (``ledger``: no rows when it holds,
     else one ``error`` row naming the file and the problem); nothing for a folder without a
     ledger (a plain folder)."""
-    from chunkmill.pipeline import ledger, objectstore
+    from chunkmill.pipeline import objectstore
+    from chunkmill.pipeline.runstore import ledger
 
     if objectstore.is_uri(out):
         root = objectstore.published_with_ledger(str(out))[1].parent

@@ -168,7 +168,7 @@ RUNS = pa.schema(
     ]
 )
 
-# The ledger of an output folder (pipeline/ledger.py): the publications each chunk id was
+# The ledger of an output folder (pipeline/runstore/ledger.py): the publications each chunk id was
 # part of, as numbered stretches [added, removed).
 LEDGER = pa.schema(
     [
@@ -182,7 +182,7 @@ LEDGER = pa.schema(
     ]
 )
 
-# How each input file looked when a run read it (pipeline/stamps.py): the next run reuses a
+# How each input file looked when a run read it (pipeline/runstore/stamps.py): the next run reuses a
 # file whose stamp is unchanged without reading it. Run state, like runs and changes.
 INPUTS = pa.schema(
     [

@@ -293,7 +293,7 @@ def read(sources: list[Source], selection: Selection) -> Iterator[RawDocument]:
 
 def stat(src: Source) -> os.stat_result | None:
     """The stat of a local file to be read (taken before reading it, to stamp it:
-    pipeline/stamps.py); None for tables, URIs, files listing already rejected and files
+    pipeline/runstore/stamps.py); None for tables, URIs, files listing already rejected and files
     that cannot be stat'ed."""
     if src.is_table or src.scheme or src.problem is not None:
         return None

@@ -16,7 +16,7 @@ from click.testing import CliRunner
 
 from chunkmill.jobs.cli import main
 from chunkmill.pipeline import runstore
-from chunkmill.pipeline.runs_table import read_history
+from chunkmill.pipeline.runstore.runs_table import read_history
 from tests.conftest import SAMPLE
 from tests.helpers import SMALL_FLAGS, sentences
 

@@ -18,7 +18,8 @@ from chunkmill import Policy
 from chunkmill import run as api_run
 from chunkmill.jobs.cli import main
 from chunkmill.jobs.runlog import RunLog
-from chunkmill.pipeline import ledger, queries, runstore
+from chunkmill.pipeline import queries, runstore
+from chunkmill.pipeline.runstore import ledger
 from tests.conftest import SAMPLE
 from tests.helpers import SMALL_FLAGS
 

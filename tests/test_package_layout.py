@@ -62,3 +62,16 @@ def test_python_m_chunkmill_is_the_command(tmp_path):
     )
     assert done.returncode == 0, done.stderr
     assert "chunkmill" in done.stdout and "run" in done.stdout
+
+
+def test_every_package_docstring_names_each_of_its_modules():
+    import importlib
+    import re
+
+    for package in ("chunkmill.pipeline", "chunkmill.pipeline.runstore", "chunkmill.jobs"):
+        module = importlib.import_module(package)
+        folder = Path(module.__file__).parent
+        named = set(re.findall(r"\w+", module.__doc__))
+        modules = {p.stem for p in folder.glob("*.py") if p.stem != "__init__"}
+        modules |= {p.name for p in folder.iterdir() if (p / "__init__.py").exists()}
+        assert modules and modules <= named, (package, sorted(modules - named))

@@ -119,7 +119,7 @@ def test_stored_rows_are_taken_from_the_row_groups_that_hold_them(tmp_path):
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from chunkmill.jobs.published_run import StoredRows
+    from chunkmill.pipeline.runstore.published_run import StoredRows
 
     schema = pa.schema([("doc_id", pa.string()), ("n", pa.int32())])
     ids = ["a", "a", "a", "b", "c", "c", "d", "e", "e", "e", "e"]
@@ -198,8 +198,8 @@ def test_an_incremental_run_reads_its_inputs_as_its_batches_go(tmp_path, monkeyp
     """An edit of every file: the run writes its first batches while it still reads, as a
     --full run does, instead of holding every changed document's bytes until the last one
     is read and hashed."""
-    from chunkmill.jobs.changeset import ChangeSet
     from chunkmill.pipeline import sources
+    from chunkmill.pipeline.runstore.changeset import ChangeSet
 
     corpus, out = tmp_path / "src", tmp_path / "out"
     shutil.copytree(SAMPLE, corpus)

@@ -499,9 +499,9 @@ def test_stored_postings_are_reused_only_when_made_with_the_same_terms(tmp_path)
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from chunkmill.jobs.published_run import Previous
     from chunkmill.pipeline import schemas
     from chunkmill.pipeline.policy import POSTINGS_VERSION
+    from chunkmill.pipeline.runstore.published_run import Previous
 
     def footer_says(version):
         folder = tmp_path / str(version)

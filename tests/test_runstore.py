@@ -20,7 +20,8 @@ from click.testing import CliRunner
 from chunkmill import Policy
 from chunkmill import run as api_run
 from chunkmill.jobs.cli import main
-from chunkmill.pipeline import lock, manifest, parquet_files, queries, runstore
+from chunkmill.pipeline import queries, runstore
+from chunkmill.pipeline.runstore import lock, manifest, parquet_files
 from tests.conftest import REPO, SAMPLE
 
 POLICY_A = Policy(target_tokens=60, max_tokens=100, min_tokens=20, overlap_tokens=10)
@@ -133,7 +134,7 @@ def test_a_kill_at_each_step_of_publishing_leaves_one_run_published(published_a,
 HOLDER = """
 import json, sys, time
 from pathlib import Path
-from chunkmill.pipeline.lock import Lock, LockedError
+from chunkmill.pipeline.runstore.lock import Lock, LockedError
 
 root, start_at = Path(sys.argv[1]), float(sys.argv[2])
 while time.time() < start_at:
@@ -191,7 +192,7 @@ def test_fifty_simultaneous_pairs_never_both_proceed(tmp_path):
 LOCK_AND_WAIT = """
 import sys, time
 from pathlib import Path
-from chunkmill.pipeline.lock import Lock
+from chunkmill.pipeline.runstore.lock import Lock
 
 Lock(Path(sys.argv[1])).__enter__()
 print("locked", flush=True)

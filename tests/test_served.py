@@ -14,7 +14,8 @@ from click.testing import CliRunner
 
 from chunkmill import api
 from chunkmill.jobs.cli import main
-from chunkmill.pipeline import manifest, runstore
+from chunkmill.pipeline import runstore
+from chunkmill.pipeline.runstore import manifest
 from tests.conftest import SAMPLE
 from tests.helpers import SMALL_FLAGS, sentences
 

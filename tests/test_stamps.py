@@ -10,7 +10,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from chunkmill import api
-from chunkmill.pipeline import manifest, runstore, sources, stamps
+from chunkmill.pipeline import runstore, sources
+from chunkmill.pipeline.runstore import manifest, stamps
 from tests.conftest import SAMPLE
 from tests.helpers import SMALL_FLAGS, fresh_python
 
@@ -196,7 +197,7 @@ def test_unchanged_run_loads_no_parser_or_polars(corpus, tmp_path):
     code = (
         "import sys\n"
         "from chunkmill import api\n"
-        "from chunkmill.pipeline import stamps\n"
+        "from chunkmill.pipeline.runstore import stamps\n"
         "stamps.RACY_NS = 0\n"
         f"policy = api.resolve_policy(None, **{_small_policy()!r})\n"
         f"record = api.run({str(corpus)!r}, {str(out)!r}, policy=policy, workers=1).record\n"

@@ -37,7 +37,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from chunkmill.pipeline import arrow_columns, schemas
-from chunkmill.pipeline.parquet_files import conform, upgrade, write_atomic
+from chunkmill.pipeline.runstore.parquet_files import conform, upgrade, write_atomic
 
 if TYPE_CHECKING:  # polars is imported where it is used: an unchanged run never loads it
     import polars as pl

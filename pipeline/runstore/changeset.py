@@ -27,8 +27,9 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from chunkmill.jobs.published_run import OldRun
-from chunkmill.pipeline import arrow_columns, parquet_files, schemas
+from chunkmill.pipeline import arrow_columns, schemas
+from chunkmill.pipeline.runstore import parquet_files
+from chunkmill.pipeline.runstore.published_run import OldRun
 
 
 class ChangeSet:

@@ -1,6 +1,21 @@
-"""The run layout of an output folder: one folder per run, a pointer to the published one.
+"""The run store: all the state of an output folder, in one home.
 
-    DIR/LOCK                 held (flock) by the run in progress; see pipeline/lock.py
+This module is the run layout and its publishing; each kind of file has a module of its own:
+
+    lock            DIR/LOCK, held by the run in progress
+    runs_table      DIR/runs.parquet, one row per run (and its copy in each run)
+    manifest        a run's manifest.json: policy, parser key, file checksums
+    parquet_files   how every table is written: atomically, one schema, checksummed pages
+    stamps          the input files' stamps, so an unchanged file is not read again
+    ledger          DIR/ledger.parquet, the chunk ids of every publication
+    changeset       a run's changes.parquet against the published run
+    change_records  the changes between any two publications, for consumers
+    published_run   the published run as the next run reuses it (rows by document)
+    guards          what a run may not publish (mass deletion, a silent policy change)
+
+The run layout of an output folder: one folder per run, a pointer to the published one.
+
+    DIR/LOCK                 held (flock) by the run in progress; see lock.py
     DIR/CURRENT              {"run": RUN_ID}: the published run; replaced atomically
     DIR/published            symlink to runs/RUN_ID (for duckdb/polars), replaced after it
     DIR/runs.parquet         the runs table (history), updated after CURRENT flips
@@ -29,10 +44,15 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from chunkmill.pipeline import manifest
-from chunkmill.pipeline.lock import LOCK, Lock, LockedError  # noqa: F401 - re-exported
-from chunkmill.pipeline.parquet_files import fsync_dir, write_atomic
-from chunkmill.pipeline.runs_table import HISTORY, new_record, read_history, write_history  # noqa: F401
+from chunkmill.pipeline.runstore import manifest
+from chunkmill.pipeline.runstore.lock import LOCK, Lock, LockedError  # noqa: F401 - re-exported
+from chunkmill.pipeline.runstore.parquet_files import fsync_dir, write_atomic
+from chunkmill.pipeline.runstore.runs_table import (  # noqa: F401 - re-exported
+    HISTORY,
+    new_record,
+    read_history,
+    write_history,
+)
 
 POINTER = "CURRENT"
 LINK = "published"

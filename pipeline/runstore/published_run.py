@@ -19,9 +19,10 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from chunkmill.pipeline import arrow_columns, ledger, parquet_files, runstore, schemas
+from chunkmill.pipeline import arrow_columns, runstore, schemas
 from chunkmill.pipeline.batch import document_runs
 from chunkmill.pipeline.policy import POSTINGS_VERSION
+from chunkmill.pipeline.runstore import ledger, parquet_files
 
 OLD_CHUNK_COLUMNS = ["chunk_id", "doc_id", "path"]
 OLD_DOC_COLUMNS = ["doc_id", "path", "source", "content_hash"]

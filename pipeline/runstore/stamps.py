@@ -66,7 +66,8 @@ def load(folder: Path) -> dict[str, tuple[str, Stamp]]:
 
 def write(folder: Path, rows: list[tuple[str, str, Stamp]]) -> None:
     """inputs.parquet of a run: one (path, doc_id, stamp) per file read or trusted."""
-    from chunkmill.pipeline import arrow_columns, parquet_files, schemas
+    from chunkmill.pipeline import arrow_columns, schemas
+    from chunkmill.pipeline.runstore import parquet_files
 
     uris, doc_ids, found = zip(*rows) if rows else ((), (), ())
     size, mtime, ctime, inode = zip(*found) if rows else ((), (), (), ())

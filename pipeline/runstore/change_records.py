@@ -22,7 +22,8 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from chunkmill.pipeline import frontmatter, ledger, manifest, runstore
+from chunkmill.pipeline import frontmatter, runstore
+from chunkmill.pipeline.runstore import ledger, manifest
 
 NEXT = "next_since"
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from chunkmill.pipeline.parquet_files import upgrade, write_atomic
+from chunkmill.pipeline.runstore.parquet_files import upgrade, write_atomic
 
 HISTORY = "runs.parquet"
 
@@ -55,7 +55,7 @@ def write_history(folder: Path, records: list[dict], durable: bool = True) -> No
     import pyarrow.parquet as pq
 
     from chunkmill.pipeline import arrow_columns, schemas
-    from chunkmill.pipeline.parquet_files import WRITE_OPTIONS
+    from chunkmill.pipeline.runstore.parquet_files import WRITE_OPTIONS
 
     # arrow_columns.table, not pa.Table.from_pylist: that one imports pandas (start-up time)
     rows = {f.name: [r.get(f.name) for r in records] for f in schemas.RUNS}

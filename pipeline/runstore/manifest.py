@@ -20,7 +20,7 @@ import json
 import time
 from pathlib import Path
 
-from chunkmill.pipeline.parquet_files import write_atomic
+from chunkmill.pipeline.runstore.parquet_files import write_atomic
 
 MANIFEST = "manifest.json"
 FORMAT = "mdchunk.manifest/1"
