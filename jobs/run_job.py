@@ -367,13 +367,14 @@ def run(
         try:  # from here on, a failure, a refusal or Ctrl-C is recorded in the runs table
             history = runstore.history(job.root) if dry else runstore.start(job.root, job.log.warn)
             fresh = _ledger_damage(job)
-            base = guards.baseline(job.root)
+            pub = runstore.current(job.root)  # the published run, opened once, under the lock
+            base = guards.baseline(pub)
             guards.check_policy(
                 base, policy.canonical_json(), CHUNKER_VERSION, job.guards, job.log.warn
             )
             runstore.make_run_dir(job.root, run_id)
             with job.stack:  # the workers, if the run starts them, stop at its end
-                result, known = _execute(job, folder, record)
+                result, known = _execute(job, folder, record, pub)
             for pattern in job.selection.unmatched():  # before a guard refuses the run
                 job.log.warn(f"--include {pattern!r} matched no path")
             _check_result(job, result, base)
@@ -486,11 +487,14 @@ class Tally:
     unlisted: set[str] = field(default_factory=set)  # path prefixes of unlistable folders
 
 
-def _execute(job: RunJob, folder: Path, record: dict) -> tuple[RunSummary, dict]:
-    """The run's files, and the manifest entries of files linked from the previous run."""
+def _execute(
+    job: RunJob, folder: Path, record: dict, pub: runstore.Published
+) -> tuple[RunSummary, dict]:
+    """The run's files, and the manifest entries of files linked from the previous run
+    (``pub``, the published run as the run opened it)."""
     t_start = time.perf_counter()
     policy, log = job.policy, job.log
-    prev, old, note = open_published(job.root)
+    prev, old, note = open_published(job.root, pub)
     record["previous_run"] = old.run_id
     if note:
         log.warn(note)

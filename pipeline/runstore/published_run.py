@@ -150,12 +150,15 @@ class StoredRows:
         return bisect_right(self.starts, row) - 1
 
 
-def open_published(root: Path) -> tuple[Previous | None, OldRun, str | None]:
+def open_published(
+    root: Path, pub: runstore.Published | None = None
+) -> tuple[Previous | None, OldRun, str | None]:
     """(the reusable previous run or None, what is readable of it, a one-line note on why
     it cannot be reused, if it cannot). The chunk ids of a published run that cannot be
     read come from the ledger, which records them: the change set then removes exactly
-    what the ledger removes."""
-    pub = runstore.current(root)
+    what the ledger removes. ``pub``: the published run as the caller opened it (checked
+    against its manifest), else opened here."""
+    pub = pub if pub is not None else runstore.current(root)
     if pub.usable:
         docs = parquet_files.read(pub.folder, "documents", OLD_DOC_COLUMNS)
         chunks = partial(parquet_files.read, pub.folder, "chunks", OLD_CHUNK_COLUMNS)
