@@ -222,9 +222,8 @@ def chunk_table(
 
     import pyarrow as pa
 
-    from chunkmill.jobs.blocks_job import BATCH_DOCS, batched
     from chunkmill.pipeline import schemas
-    from chunkmill.pipeline.batch import Batch, process
+    from chunkmill.pipeline.batch import BATCH_DOCS, Batch, batched, process
     from chunkmill.pipeline.sources import Selection, table_documents
 
     resolved = resolve_policy(policy)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -13,13 +13,6 @@ import pyarrow as pa
 from chunkmill.pipeline import batch as batch_stages
 from chunkmill.pipeline import document, sources
 from chunkmill.pipeline.runstore import parquet_files
-
-BATCH_DOCS = 256  # documents per batch at most; one Parquet row group per batch and table
-# and input bytes per batch at most (a larger document is a batch of its own). A worker's
-# memory grows with the bytes of its batch (about 65 MB per MB of markdown), and batches cut
-# by count alone held 0.1 to 2.3 MB on the shared corpora: the heaviest batch decided the
-# run's peak, and a larger corpus had more chances of a heavier one.
-BATCH_BYTES = 1 << 20
 
 
 @dataclass
@@ -56,31 +49,6 @@ class BlocksSummary:
         return " at {} {}".format(*self.limits[reason]) if reason in self.limits else ""
 
 
-def batched(items: Iterable, n: int, max_bytes: int = BATCH_BYTES) -> Iterator[list]:
-    """Consecutive items in batches of at most ``n`` items and, unless one item alone is
-    larger, ``max_bytes`` of input. An item weighs its document's bytes, whether it comes
-    read (a RawDocument) or reused unread (a Reused): so an incremental run cuts the very
-    batches (and row groups) a full run over the same files cuts."""
-    batch: list = []
-    size = 0
-    for item in items:
-        weight = _weight(item)
-        if batch and (len(batch) == n or size + weight > max_bytes):
-            yield batch
-            batch, size = [], 0
-        batch.append(item)
-        size += weight
-    if batch:
-        yield batch
-
-
-def _weight(item) -> int:
-    if isinstance(item, batch_stages.Reused):
-        return item.n_bytes
-    data = getattr(item, "data", None)
-    return len(data) if data is not None else 0
-
-
 def run(
     plan: list[sources.Source],
     out: Path,
@@ -96,7 +64,7 @@ def run(
     summary = BlocksSummary()
     raws = sources.read(plan, selection)
     with parquet_files.OutputSet(Path(out), ["documents", "blocks", "rejects"]) as output:
-        for group in batched(raws, BATCH_DOCS):
+        for group in batch_stages.batched(raws, batch_stages.BATCH_DOCS):
             docs, blks, rejects = batch_stages.documents_and_blocks(
                 group, mdx, bias, max_bytes, parser
             )

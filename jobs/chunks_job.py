@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from chunkmill.jobs import blocks_job
 from chunkmill.pipeline import runstore, schemas
+from chunkmill.pipeline.batch import BATCH_DOCS as BATCH
 from chunkmill.pipeline.batch import DocRows, drop_rejected
 from chunkmill.pipeline.policy import CHUNKER_VERSION, POSTINGS_VERSION, Policy
 from chunkmill.pipeline.runstore import parquet_files
 
-BATCH_DOCS = blocks_job.BATCH_DOCS
+BATCH_DOCS = BATCH
 
 
 @dataclass

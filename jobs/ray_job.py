@@ -49,7 +49,7 @@ def read_raw(table: pa.Table, known: dict[str, str], max_bytes: int) -> pa.Table
         data = got.data
         digest = hashlib.sha256(data).hexdigest() if data is not None else None
         unchanged = digest is not None and known.get(make_doc_id(row["path"])) == digest
-        if unchanged:  # what the document weighs when batches are cut (blocks_job.batched)
+        if unchanged:  # what the document weighs when batches are cut (batch.batched)
             row["n_bytes"] = len(data)
         row["data"] = None if unchanged else data
         row["uri"] = "" if unchanged else row["uri"]  # "" marks a reused document

@@ -35,7 +35,7 @@ from chunkmill.pipeline.runstore.changeset import ChangeSet
 from chunkmill.pipeline.runstore.published_run import OldRun, Previous, open_published
 from chunkmill.pipeline.tokens import ESTIMATE_VERSION, HF_COUNT_VERSION
 
-BATCH_DOCS = blocks_job.BATCH_DOCS
+BATCH_DOCS = batch.BATCH_DOCS
 
 
 def parse_key(policy: Policy, parser: str = DEFAULT_BACKEND) -> str:
@@ -324,8 +324,7 @@ class RunJob:
     def results(self, items, prev, reuse_chunks: bool):
         """(tables, counters) of every batch, in input order, from the chosen engine."""
         batches = (
-            prepare(b, prev, self.policy, reuse_chunks)
-            for b in blocks_job.batched(items, BATCH_DOCS)
+            prepare(b, prev, self.policy, reuse_chunks) for b in batch.batched(items, BATCH_DOCS)
         )
         step = partial(
             batch.process,
@@ -436,7 +435,7 @@ def _one_batch(plan: list[sources.Source]) -> bool:
     if len(plan) > BATCH_DOCS or any(s.is_table or s.scheme for s in plan):
         return False
     sizes = (sources.stat(s) for s in plan)
-    return sum(st.st_size if st else 0 for st in sizes) <= blocks_job.BATCH_BYTES
+    return sum(st.st_size if st else 0 for st in sizes) <= batch.BATCH_BYTES
 
 
 def _record_failure(job: RunJob, history, record: dict, exc: BaseException, dry: bool):

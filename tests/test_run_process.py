@@ -11,8 +11,7 @@ import pytest
 
 from chunkmill import api
 from chunkmill.jobs import pool, run_job
-from chunkmill.jobs.blocks_job import batched
-from chunkmill.pipeline.batch import Reused
+from chunkmill.pipeline.batch import Reused, batched
 from chunkmill.pipeline.document import RawDocument
 from tests.helpers import fresh_python
 
