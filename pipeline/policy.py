@@ -14,37 +14,14 @@ from pathlib import Path
 BIASES = ("balanced", "code", "prose")
 
 # Bumped whenever the output for the same input and policy changes.
-# 2: split parts count the whitespace between pieces.
-# 3: embed_text carries the context header (title, section path, first-chunk front matter
-#    fields); clean heading text; anchor/url/title/embed_hash/image_src columns; sections of
-#    only link definitions or comments count as empty; sibling packing; the context is part
-#    of chunk_id.
-# 3 (also): script-aware estimate, sentence ends outside English, cuts between grapheme
-#    clusters, room for headings before a split block.
-# 3 (also): nothing rejected for size (long titles and breadcrumb prefixes cut, huge fences
-#    re-opened short, long whitespace shortened, words packed in runs), ISO dates.
-# 4: a deeper heading whose blocks would pass the target in the current chunk but fit one
-#    of their own starts a new chunk (packing rule 3); a document that opens with its top
-#    heading takes it as title (retrieval: the subsection rule lifted BM25
-#    recall@5 / @10 on the development questions from 80 / 88 to 81 / 89).
-# 5: a prose block in another language than English written in Latin letters counts its
-#    letters heavier (tokens.FOREIGN_LETTER): the English weights under-counted Finnish,
-#    Hungarian, Polish, Swahili... by up to 38 % of cl100k, so such chunks passed the cap;
-#    Greek, Hebrew, Georgian and the scripts cl100k leaves to bytes (Armenian, Ethiopic,
-#    Cherokee...) count more.
-# 6: every run of digits counts tokens.NUMBER more: byte-level BPE cuts numbers apart from
-#    their neighbours, and numeric data (printed arrays, matrices, floats, tables of
-#    numbers) passed the cap by up to 2.5x in cl100k tokens; and so do scripts with few
-#    merges (Odia, Urdu, Lao, Tibetan...), four-byte characters and the Han characters the
-#    vocabularies split (Traditional Chinese).
+# What each version changed: CHANGELOG.md, Version labels. The label keeps the name the
+# product had when the ids began, so that no chunk id changes with the name.
 CHUNKER_VERSION = "mdchunk-6"
 # Bumped when chunk rows change for the same input and policy while every chunk id keeps its
 # meaning: a run does not reuse the chunks of a published run assembled otherwise, it packs
 # that run's stored blocks again once (nothing is parsed), the ids whose boundaries stay are
 # kept and their changed rows reach consumers as updates (`chunkmill changes --updates`).
-# 2: embed_text writes heading lines cleaned as breadcrumbs are (ids, attribute lists and
-#    template tags removed) and leaves out MkDocs include lines ({* file *}); code indented
-#    with no-break spaces is split at line starts, so re-opened fences stay balanced.
+# What each version changed: CHANGELOG.md, Version labels.
 ASSEMBLY_VERSION = "assembly-2"
 MIN_MAX_TOKENS = 16  # a smaller cap leaves no room for a context header and a word
 # The terms of pipeline/postings.py: bump when they change. A run reuses the postings rows of

@@ -25,21 +25,11 @@ if TYPE_CHECKING:  # polars is imported where it is used: a run with nothing to 
 
 # Changes whenever the estimate gives other numbers for the same text (stored blocks carry
 # their estimate, so a run does not reuse blocks of another estimate version).
-# 2: script-aware character classes; 3: Latin-script text in another language
-# than English counts its letters heavier (FOREIGN_LETTER), and so do Greek, Hebrew, the
-# two-byte scripts left to bytes (TWO_BYTE_EXTRA), Georgian and the three-byte scripts
-# left to bytes (THREE_BYTE_EXTRA); 4: every run of digits counts NUMBER more, and so do
-# Urdu and Persian letters, Lao, Tibetan, Sinhala, Myanmar, the scripts left to bytes
-# (Odia, Mongolian, Tifinagh, Yi, Vai: a token per byte) and characters of four bytes;
-# 5: ASCII control characters count (they counted nothing), Hangul by syllable (the ones
-# a vocabulary splits count more, the rest less), decomposed Hangul (jamo) as bytes,
-# half-width katakana and full-width ASCII as split CJK forms, Hebrew points and Arabic
-# vowel marks heavier.
+# What each version changed: CHANGELOG.md, Version labels.
 ESTIMATE_VERSION = "estimate-5"
 # How hf: tokenizers count; bumped when that changes. A run under an hf: policy reuses no
 # stored block or chunk of a run that counted otherwise: it packs every document again once,
 # and the chunks whose boundaries stay keep their ids (the policy hash does not change).
-# hf-2: n_tokens includes the tokens the post-processor adds ([CLS], [SEP]).
 HF_COUNT_VERSION = "hf-2"
 
 

@@ -204,3 +204,12 @@ def test_a_loop_of_calls_resolves_its_policy_once(tmp_path):
     assert resolve_policy(path).max_tokens == 400
     path.write_text("max_tokens: 500\ntarget_tokens: 300\n")
     assert resolve_policy(path).max_tokens == 500  # a file is read again
+
+
+def test_fixed_strategy_on_a_front_matter_only_file():
+    text = "---\ntitle: Section index\nweight: 3\n---\n"  # a Hugo _index.md
+    assert chunkmill.chunk_text(text, path="_index.md", strategy="fixed") == []
+    included = chunkmill.chunk_text(
+        text, path="_index.md", strategy="fixed", front_matter="include"
+    )
+    assert [c.text for c in included] == [text.rstrip("\n")]

@@ -1,4 +1,4 @@
-"""Publish guards : a run that would do damage publishes nothing."""
+"""Publish guards: a run that would do damage publishes nothing."""
 
 from __future__ import annotations
 

@@ -19,7 +19,7 @@ from click.testing import CliRunner
 from chunkmill.jobs.cli import main
 from chunkmill.pipeline import queries, runstore
 from tests.conftest import REPO, SAMPLE
-from tests.helpers import SMALL_FLAGS, document_metadata
+from tests.helpers import SMALL_FLAGS, document_metadata, sentences
 
 
 def run(src: Path, out: Path, *flags: str) -> dict:
@@ -578,3 +578,35 @@ def test_a_batch_with_stored_postings_split_after_a_crash_gives_the_same_tables(
     together, _ = batch.process(mixed, policy, 1 << 20)
     for name in together:
         assert merged[name].equals(together[name]), name
+
+
+def _run_once(src, out, *flags) -> None:
+    result = CliRunner().invoke(
+        main, ["run", str(src), "--out", str(out), "--workers", "1", *flags]
+    )
+    assert result.exit_code == 0, result.output
+
+
+def _rejects(out):
+    return (runstore.resolve(out) / "rejects.parquet").read_bytes()
+
+
+def test_incremental_rejects_equal_full_in_input_order(tmp_path):
+    """Rejects of reused and re-read documents come out in input order, the same for an
+    incremental run and a --full run. (Chunk-stage over_cap rejects, which this test used
+    to make, no longer happen: nothing is rejected for its size.)"""
+    src = tmp_path / "src"
+    src.mkdir()
+    for name in ("a", "b", "c"):
+        (src / f"{name}.md").write_text(f"# {name}\n\n{sentences(40, start=ord(name))}\n")
+    (src / "z.md").write_text("# Z\n\nA document every run can read.\n")
+    inc, full = tmp_path / "inc", tmp_path / "full"
+    _run_once(src, inc)  # the default --max-bytes reads them all
+    (src / "b.md").write_text((src / "b.md").read_text() + "\nOne more line.\n")
+    # a and c reused, b read again: all too large (3 of 4 chunks go: a deliberate removal)
+    _run_once(src, inc, "--max-bytes", "1000", "--allow-mass-delete")
+    _run_once(src, full, "--max-bytes", "1000", "--full")
+    got = pl.read_parquet(runstore.resolve(inc) / "rejects.parquet")
+    assert got["path"].to_list() == ["a.md", "b.md", "c.md"]
+    assert set(got["reason"]) == {"too_large"}
+    assert _rejects(inc) == _rejects(full)

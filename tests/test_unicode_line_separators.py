@@ -1,15 +1,14 @@
-"""Smaller breaks, each pinned by a test that failed before its fix."""
+"""Characters that Python takes for line breaks and CommonMark does not (U+2028, NEL, VT,
+FF, ...): fences, chunk texts and the data checks agree with the parser on them."""
 
 from __future__ import annotations
 
-import polars as pl
 import pytest
 from click.testing import CliRunner
 
 from chunkmill import chunk_text
 from chunkmill.jobs.cli import main
-from chunkmill.pipeline import fence, queries, runstore
-from tests.helpers import sentences
+from chunkmill.pipeline import fence, queries
 
 # Characters that str.splitlines() takes for line breaks but CommonMark (and our parser)
 # does not: U+2028, U+2029, NEL, VT, FF, FS, GS, RS.
@@ -21,13 +20,6 @@ def _run(src, out, *flags) -> None:
         main, ["run", str(src), "--out", str(out), "--workers", "1", *flags]
     )
     assert result.exit_code == 0, result.output
-
-
-def test_fixed_strategy_on_a_front_matter_only_file():
-    text = "---\ntitle: Section index\nweight: 3\n---\n"  # a Hugo _index.md
-    assert chunk_text(text, path="_index.md", strategy="fixed") == []
-    included = chunk_text(text, path="_index.md", strategy="fixed", front_matter="include")
-    assert [c.text for c in included] == [text.rstrip("\n")]
 
 
 @pytest.mark.parametrize("sep", NOT_LINE_BREAKS)
@@ -62,28 +54,3 @@ def test_check_passes_on_a_document_of_unicode_spaces(tmp_path):
     assert queries.checks(tmp_path / "out")["documents_have_chunks"].is_empty()
     result = CliRunner().invoke(main, ["check", str(tmp_path / "out")])
     assert result.exit_code == 0, result.output
-
-
-def _rejects(out):
-    return (runstore.resolve(out) / "rejects.parquet").read_bytes()
-
-
-def test_incremental_rejects_equal_full_in_input_order(tmp_path):
-    """Rejects of reused and re-read documents come out in input order, the same for an
-    incremental run and a --full run. (Chunk-stage over_cap rejects, which this test used
-    to make, no longer happen: nothing is rejected for its size.)"""
-    src = tmp_path / "src"
-    src.mkdir()
-    for name in ("a", "b", "c"):
-        (src / f"{name}.md").write_text(f"# {name}\n\n{sentences(40, start=ord(name))}\n")
-    (src / "z.md").write_text("# Z\n\nA document every run can read.\n")
-    inc, full = tmp_path / "inc", tmp_path / "full"
-    _run(src, inc)  # the default --max-bytes reads them all
-    (src / "b.md").write_text((src / "b.md").read_text() + "\nOne more line.\n")
-    # a and c reused, b read again: all too large (3 of 4 chunks go: a deliberate removal)
-    _run(src, inc, "--max-bytes", "1000", "--allow-mass-delete")
-    _run(src, full, "--max-bytes", "1000", "--full")
-    got = pl.read_parquet(runstore.resolve(inc) / "rejects.parquet")
-    assert got["path"].to_list() == ["a.md", "b.md", "c.md"]
-    assert set(got["reason"]) == {"too_large"}
-    assert _rejects(inc) == _rejects(full)

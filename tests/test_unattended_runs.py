@@ -1,4 +1,5 @@
-"""The rough edges a cron job meets: each one here failed before it was fixed."""
+"""What a run from cron meets: one-line errors with their exit codes, JSON logs to the end,
+Ctrl-C, policy files, several inputs, skipped entries counted, limits on reused documents."""
 
 from __future__ import annotations
 
