@@ -40,6 +40,8 @@ def read_raw(table: pa.Table, known: dict[str, str], max_bytes: int) -> pa.Table
     """Ray task: read and hash each planned file (a reject decided by listing is kept as
     it is); drop the bytes of documents whose hash is ``known`` (the published run's),
     which the driver will reuse."""
+    from chunkmill.pipeline.runstore.published_run import unchanged
+
     rows = table.to_pylist()
     for row in rows:
         if row["reason"] is not None:
@@ -48,11 +50,11 @@ def read_raw(table: pa.Table, known: dict[str, str], max_bytes: int) -> pa.Table
         row.update(error=got.detail, reason=got.reason, n_bytes=got.n_bytes)
         data = got.data
         digest = hashlib.sha256(data).hexdigest() if data is not None else None
-        unchanged = digest is not None and known.get(make_doc_id(row["path"])) == digest
-        if unchanged:  # what the document weighs when batches are cut (batch.batched)
+        same = unchanged(known, make_doc_id(row["path"]), digest)
+        if same:  # what the document weighs when batches are cut (batch.batched)
             row["n_bytes"] = len(data)
-        row["data"] = None if unchanged else data
-        row["uri"] = "" if unchanged else row["uri"]  # "" marks a reused document
+        row["data"] = None if same else data
+        row["uri"] = "" if same else row["uri"]  # "" marks a reused document
     return pa.Table.from_pylist(rows, schema=RAW)
 
 

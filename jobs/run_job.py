@@ -32,7 +32,13 @@ from chunkmill.pipeline.parse import DEFAULT_BACKEND, parser_key
 from chunkmill.pipeline.policy import ASSEMBLY_VERSION, CHUNKER_VERSION, Policy
 from chunkmill.pipeline.runstore import changeset, guards, ledger, manifest, parquet_files, stamps
 from chunkmill.pipeline.runstore.changeset import ChangeSet
-from chunkmill.pipeline.runstore.published_run import OldRun, Previous, open_published
+from chunkmill.pipeline.runstore.published_run import (
+    OldRun,
+    Previous,
+    document_counts,
+    open_published,
+    unchanged,
+)
 from chunkmill.pipeline.tokens import ESTIMATE_VERSION, HF_COUNT_VERSION
 
 BATCH_DOCS = batch.BATCH_DOCS
@@ -177,9 +183,9 @@ def _hash_inputs(raws, prev: Previous, tally: Tally, on_fresh: Callable[[], None
             work.bytes_read += len(raw.data or b"")
             doc_id = make_doc_id(raw.path)
             digest = content_hash(raw.data, raw.metadata) if raw.data is not None else None
-            unchanged = digest and prev.hashes.get(doc_id) == digest
-            item = Reused(doc_id, len(raw.data)) if unchanged else raw
-            if not unchanged:
+            same = unchanged(prev.hashes, doc_id, digest)
+            item = Reused(doc_id, len(raw.data)) if same else raw
+            if not same:
                 on_fresh()
                 tally.fresh.add(doc_id)
         tally.seen.add(item.doc_id if isinstance(item, Reused) else make_doc_id(item.path))
@@ -631,9 +637,7 @@ def _fill_record(record, old: OldRun, tally: Tally, folder, counts, t_start, has
     }
     work = tally.work
     record.update(
-        documents_added=sum(1 for d in hashes if d not in before),
-        documents_changed=sum(1 for d, h in hashes.items() if d in before and before[d] != h),
-        documents_unchanged=sum(1 for d, h in hashes.items() if before.get(d) == h),
+        **document_counts(before, hashes),
         documents_deleted=len(gone),
         documents_parsed=work.parsed,
         documents_repacked=work.repacked,

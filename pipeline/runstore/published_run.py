@@ -10,7 +10,7 @@ missing previous run costs a full recompute, never a crash or a wrong change set
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property, partial
 from itertools import accumulate
@@ -148,6 +148,26 @@ class StoredRows:
 
     def _group(self, row: int) -> int:
         return bisect_right(self.starts, row) - 1
+
+
+def unchanged(known: Mapping[str, str], doc_id: str, digest: str | None) -> bool:
+    """Whether a document is unchanged since the published run: its content hash is the one
+    that run recorded (``known``: doc_id -> content_hash). The one rule of the local and Ray
+    engines and of a run's counts; a file stamp stands in for the hash only where the
+    published run recorded both (``runstore.stamps``)."""
+    return digest is not None and known.get(doc_id) == digest
+
+
+def document_counts(known: Mapping[str, str], now: Mapping[str, str]) -> dict[str, int]:
+    """documents_added, _changed and _unchanged of a run whose documents hash as ``now``,
+    against the published run's ``known``."""
+    same = sum(1 for d, h in now.items() if unchanged(known, d, h))
+    added = sum(1 for d in now if d not in known)
+    return {
+        "documents_added": added,
+        "documents_changed": len(now) - added - same,
+        "documents_unchanged": same,
+    }
 
 
 def open_published(
