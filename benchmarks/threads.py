@@ -24,7 +24,7 @@ CORPORA = REPO.parent / "shared" / "corpora"
 
 def one_process(threads: int, out: Path) -> None:
     """Every stage of a cold run in this process, the core on ``threads`` threads."""
-    from chunkmill.jobs.blocks_job import BATCH_DOCS, batched
+    from chunkmill.pipeline.batch import BATCH_DOCS, batched
     from chunkmill.jobs.chunks_job import run_metadata
     from chunkmill.pipeline import batch, schemas, sources
     from chunkmill.pipeline.policy import Policy

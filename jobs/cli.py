@@ -28,6 +28,14 @@ OUT = click.option(
 )
 
 
+POLICY_FILE = click.option(
+    "--policy",
+    "policy_file",
+    type=click.Path(exists=True, dir_okay=False),
+    help="YAML file of policy fields (target_tokens: 500, ...); a flag overrides it.",
+)
+
+
 def _run_out(ctx, param, value: str):
     """`chunkmill run --out`: a folder, or an object-store prefix kept as the URI it is."""
     return value if "://" in value else Path(value)
@@ -168,12 +176,7 @@ def main(debug: bool) -> None:
 @click.argument("inputs", nargs=-1, required=True, metavar="INPUT...")
 @RUN_OUT
 @policy_options()
-@click.option(
-    "--policy",
-    "policy_file",
-    type=click.Path(exists=True, dir_okay=False),
-    help="YAML file of policy fields (target_tokens: 500, ...); a flag overrides it.",
-)
+@POLICY_FILE
 @click_options(RunOptions)
 @click.option(
     "--log-json",
@@ -390,12 +393,7 @@ def runs_cmd(out, as_json):
 @click.argument("blocks_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @OUT
 @policy_options()
-@click.option(
-    "--policy",
-    "policy_file",
-    type=click.Path(exists=True, dir_okay=False),
-    help="YAML file of policy fields (target_tokens: 500, ...); a flag overrides it.",
-)
+@POLICY_FILE
 def chunks_cmd(blocks_dir, out, policy_file, **flags):
     """Pack the blocks of BLOCKS_DIR (written by `chunkmill blocks`) into chunks.
 
