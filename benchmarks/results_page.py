@@ -133,7 +133,11 @@ def floor(d: dict) -> list[str]:
     f = d.get("floor_cpu")
     if not f:
         return []
-    rows = [[part, _num(cpu)] for part, cpu in f["cpu"].items()]
+    # the sum counts the worker start-up once per worker: a cold run starts two
+    rows = [
+        [part + " (x2)", f"2 x {_num(cpu)}"] if "worker's start-up" in part else [part, _num(cpu)]
+        for part, cpu in f["cpu"].items()
+    ]
     rows.append(["**sum**", f"**{_num(f['fixed_cpu'])}**"])
     return [
         "## Where a cold run's time goes",

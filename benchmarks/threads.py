@@ -24,9 +24,9 @@ CORPORA = REPO.parent / "shared" / "corpora"
 
 def one_process(threads: int, out: Path) -> None:
     """Every stage of a cold run in this process, the core on ``threads`` threads."""
-    from chunkmill.pipeline.batch import BATCH_DOCS, batched
     from chunkmill.jobs.chunks_job import run_metadata
     from chunkmill.pipeline import batch, schemas, sources
+    from chunkmill.pipeline.batch import BATCH_DOCS, batched
     from chunkmill.pipeline.policy import Policy
     from chunkmill.pipeline.runstore import parquet_files
 
