@@ -198,10 +198,16 @@ def of(cls: type, values: dict[str, Any]) -> Any:
 def click_options(cls: type, only: tuple[str, ...] | None = None):
     """A decorator adding one click option per field of ``cls`` (or of the fields ``only``
     names), in field order; a command gets each value under the field's name."""
+    return _decorator(cls, only, _click_option)
+
+
+def _decorator(cls: type, only: tuple[str, ...] | None, make):
+    """A decorator adding ``make(field)`` for the fields of ``cls`` (``only``: these)."""
+    specs = [s for s in fields(cls) if only is None or s.name in only]
 
     def decorate(f):
-        for spec in reversed([s for s in fields(cls) if only is None or s.name in only]):
-            f = _click_option(spec)(f)
+        for spec in reversed(specs):
+            f = make(spec)(f)
         return f
 
     return decorate
@@ -225,13 +231,7 @@ def policy_options(only: tuple[str, ...] | None = None):
     """A decorator adding one flag per Policy field (or per field ``only`` names): its
     help from the field, its default shown as the Policy has it. A flag left out is None,
     so it does not override ``--policy FILE`` (the command resolves the policy)."""
-
-    def decorate(f):
-        for spec in reversed([s for s in fields(Policy) if only is None or s.name in only]):
-            f = _policy_flag(spec)(f)
-        return f
-
-    return decorate
+    return _decorator(Policy, only, _policy_flag)
 
 
 def _policy_flag(spec: dataclasses.Field):
