@@ -123,10 +123,16 @@ def document_columns(text: bytes, markdown: bool, is_mdx: bool, bias: str) -> di
     ``chunk_text``): block_index, block_id, kind, level, char_start, char_end, line_start,
     alt, item_starts and tokens as lists, ``text`` as an Arrow array, ``english`` (does the
     document read as English). The same core calls as ``blocks`` and the chunks stage make
-    for a batch of one. None when the core leaves the document to the reference parser."""
+    for a batch of one. None when the core leaves the document to the reference parser, or
+    fails on it (``blocks`` then decides, as for any batch)."""
     from chunkmill import _core
 
-    out = _core.blocks([text], [markdown], [is_mdx], 1)
+    try:
+        out = _core.blocks([text], [markdown], [is_mdx], 1)
+    except _NOT_OURS:
+        raise
+    except BaseException:
+        return None
     if out["fallback"]:
         return None
     n = out["n"]

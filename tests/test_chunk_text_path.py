@@ -107,3 +107,18 @@ def test_corpus_documents_same_as_the_batch_stages():
         text = p.read_text("utf-8", errors="replace")
         fast, batch = _both(text, str(p.relative_to(root)), POLICIES[i % len(POLICIES)])
         assert fast == batch, p
+
+
+def test_a_core_failure_on_the_document_goes_to_the_batch_stages(monkeypatch):
+    from chunkmill import _core
+
+    text, expected = EDGES["markup.md"], api.chunk_text(EDGES["markup.md"], path="markup.md")
+    calls = []
+
+    def failing(*args):
+        calls.append(args)
+        raise RuntimeError("the core failed")
+
+    monkeypatch.setattr(_core, "blocks", failing)
+    assert api.chunk_text(text, path="markup.md") == expected  # the reference parser's blocks
+    assert calls  # the one-document path tried the core first
