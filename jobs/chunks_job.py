@@ -3,50 +3,14 @@
 from __future__ import annotations
 
 import time
-from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 
-import pyarrow as pa
-
+from chunkmill.jobs.counts import RunCounts
 from chunkmill.pipeline import runstore, schemas
-from chunkmill.pipeline.batch import BATCH_DOCS as BATCH
-from chunkmill.pipeline.batch import DocRows, drop_rejected
+from chunkmill.pipeline.batch import BATCH_DOCS, DocRows, drop_rejected
 from chunkmill.pipeline.policy import CHUNKER_VERSION, POSTINGS_VERSION, Policy
 from chunkmill.pipeline.runstore import parquet_files
-
-BATCH_DOCS = BATCH
-
-
-@dataclass
-class ChunksSummary:
-    documents: int = 0
-    chunks: int = 0
-    strategies: Counter = field(default_factory=Counter)
-    tokens: list[int] = field(default_factory=list)
-    rejects: Counter = field(default_factory=Counter)
-    seconds: float = 0.0
-
-    def add(self, chunks: pa.Table, rejects: pa.Table, documents: int) -> None:
-        self.documents += documents
-        self.chunks += chunks.num_rows
-        self.strategies.update(chunks.column("strategy").to_pylist())
-        self.tokens.extend(chunks.column("n_tokens").to_pylist())
-        self.rejects.update(rejects.column("reason").to_pylist())
-
-    def line(self) -> str:
-        tokens = sorted(self.tokens or [0])
-
-        def nearest(q: float) -> int:  # the nearest-rank quantile, as polars' "nearest"
-            return tokens[int((len(tokens) - 1) * q + 0.5)]
-
-        mix = ", ".join(f"{k} {v}" for k, v in sorted(self.strategies.items()))
-        return (
-            f"{self.documents} documents, {self.chunks} chunks ({mix or 'none'}), "
-            f"tokens p50 {nearest(0.5)} p95 {nearest(0.95)} max {tokens[-1]}, "
-            f"{sum(self.rejects.values())} rejects, {self.seconds:.2f} s"
-        )
 
 
 def run_metadata(policy: Policy) -> dict[str, str]:
@@ -60,7 +24,7 @@ def run_metadata(policy: Policy) -> dict[str, str]:
 
 def run_chunks(
     blocks_dir: Path, out: Path, policy: Policy, progress: Callable[[int], None] = lambda n: None
-) -> ChunksSummary:
+) -> RunCounts:
     """Chunk an existing blocks folder (documents.parquet + blocks.parquet) into ``out``,
     which may be ``blocks_dir`` itself: inputs are read first, outputs replace files whole."""
     from chunkmill.pipeline import chunk
@@ -68,7 +32,7 @@ def run_chunks(
 
     started = time.perf_counter()
     counting = chunk.Counting(policy)
-    summary = ChunksSummary()
+    summary = RunCounts()
     documents = parquet_files.read(blocks_dir, "documents")
     blocks = DocRows(parquet_files.read(blocks_dir, "blocks"))
     earlier_rejects = parquet_files.read(blocks_dir, "rejects")
@@ -87,15 +51,15 @@ def run_chunks(
                 ("rejects", rejects),
             ):
                 output.write(name, table)
-            summary.add(chunks, rejects, docs.num_rows)
+            summary.add({"documents": docs, "chunks": chunks, "rejects": rejects})
             progress(docs.num_rows)
         output.write("rejects", earlier_rejects)
-    summary.seconds = time.perf_counter() - started
+    summary.wall = time.perf_counter() - started
     record = runstore.new_record(runstore.new_run_id(), [], False, policy, "")
     record.update(
         inputs=[str(blocks_dir)],
         chunks_total=summary.chunks,
-        seconds={"total": round(summary.seconds, 3)},
+        seconds={"total": round(summary.wall, 3)},
     )
     runstore.record_plain(Path(out), record)
     return summary

@@ -272,11 +272,11 @@ def _run_summary(result, out, policy, log) -> None:
             "summary",
             status="dry-run" if result.dry_run else "published",
             run=r["run_id"],
-            documents=result.blocks.documents,
-            blocks=result.blocks.blocks,
-            rejects=dict(result.blocks.rejects),  # the chunks summary counts them too
-            skipped=dict(result.blocks.skipped),
-            chunks=result.chunks.chunks,
+            documents=result.counts.documents,
+            blocks=result.counts.blocks,
+            rejects=dict(result.counts.rejects),
+            skipped=dict(result.counts.skipped),
+            chunks=result.counts.chunks,
             **{k: r[k] for k in SUMMARY_COUNTS},
             policy=policy.policy_hash,
             seconds=r["seconds"]["total"],
@@ -284,8 +284,8 @@ def _run_summary(result, out, policy, log) -> None:
         return
     verb = "dry run, nothing published" if result.dry_run else "published"
     lines = [
-        result.blocks.line(out),
-        f"{result.chunks.line()} (policy {policy.policy_hash})",
+        result.counts.blocks_line(out),
+        f"{result.counts.chunks_line()} (policy {policy.policy_hash})",
         f"run {r['run_id']} {verb}: documents +{r['documents_added']} "
         f"~{r['documents_changed']} ={r['documents_unchanged']} -{r['documents_deleted']}, "
         f"chunks +{r['chunks_added']} -{r['chunks_removed']} ~{r['chunks_updated']} "
@@ -419,7 +419,8 @@ def chunks_cmd(blocks_dir, out, policy_file, **flags):
     with _progress(total, "chunks") as bar:
         summary = chunks_job.run_chunks(blocks_dir, out, policy, progress=bar.update)
     click.echo(
-        f"chunkmill chunks: {summary.line()} (policy {policy.policy_hash}) -> {out}", err=True
+        f"chunkmill chunks: {summary.chunks_line()} (policy {policy.policy_hash}) -> {out}",
+        err=True,
     )
 
 
@@ -465,7 +466,7 @@ def blocks_cmd(inputs, out, mdx, bias, **values):
                 progress=bar.update,
             )
     unmatched = [f"warning: --include {g!r} matched no path" for g in selection.unmatched()]
-    _finish("blocks", [*unmatched, summary.line(out)], summary.documents)
+    _finish("blocks", [*unmatched, summary.blocks_line(out)], summary.documents)
 
 
 for _command in query_cli.COMMANDS + consumer_cli.COMMANDS:

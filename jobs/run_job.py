@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import time
-from collections import Counter
 from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass, field
@@ -21,8 +20,9 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
-from chunkmill.jobs import blocks_job, pool
-from chunkmill.jobs.chunks_job import ChunksSummary, run_metadata
+from chunkmill.jobs import pool
+from chunkmill.jobs.chunks_job import run_metadata
+from chunkmill.jobs.counts import RunCounts
 from chunkmill.jobs.options import RunOptions
 from chunkmill.jobs.runlog import RunLog, run_seconds
 from chunkmill.pipeline import batch, runstore, schemas, sources
@@ -93,24 +93,6 @@ def prestart(root: Path, policy: Policy, options: RunOptions) -> None:
         pool.prestart(limits, partial(batch.warm, policy))
 
 
-@dataclass
-class Work:
-    parsed: int = 0
-    repacked: int = 0
-    reused: int = 0  # documents whose bytes did not change
-    bytes_read: int = 0  # of documents only hashed or stamped (reused), not parsed
-    unread: int = 0  # documents reused on their file stamp alone, without reading them
-    trusted: int = 0  # file stamps of the published run this run could trust
-    stamped: list = field(default_factory=list)  # (path, doc_id, stamp) of local files
-    seconds: Counter = field(default_factory=Counter)  # summed over workers for parse/chunk
-
-    def add(self, counts: Counter) -> None:
-        self.parsed += counts["parsed"]
-        self.repacked += counts["repacked"]
-        self.seconds["parse"] += counts["seconds_parse"]
-        self.seconds["chunk"] += counts["seconds_chunk"]
-
-
 def prepare(items: list, prev: Previous | None, policy: Policy, reuse_chunks: bool) -> Batch:
     """In the main process: the previous run's rows of this batch's unchanged documents."""
     reused = [x.doc_id for x in items if isinstance(x, Reused)]
@@ -140,7 +122,7 @@ def _carry_unlisted(raws, prev: Previous | None, plan: list[sources.Source]):
             yield from (Reused(d) for d, path in below if (raw.source, path) not in listed)
 
 
-def _read_stamped(plan, selection, trusted: dict, known: dict, work: Work):
+def _read_stamped(plan, selection, trusted: dict, known: dict, work: RunCounts):
     """Every document of ``plan`` in input order, as sources.read gives them, each local
     file stamped before it is read. A file whose stamp and doc_id are as ``trusted`` (the
     published run's inputs.parquet) recorded them, and whose document that run holds
@@ -193,7 +175,7 @@ def _hash_inputs(raws, prev: Previous, tally: Tally, on_fresh: Callable[[], None
         yield item
 
 
-def _read_logged(items, log: RunLog, work: Work, t_start: float):
+def _read_logged(items, log: RunLog, work: RunCounts, t_start: float):
     """The items; once the last one is read, the read stage is logged, with the seconds
     spent reading and hashing (interleaved with the batches once a document changed)."""
     work.seconds["read"] = time.perf_counter() - t_start
@@ -246,12 +228,11 @@ def _link_previous(prev: Previous, folder: Path, tables: list[str]) -> dict[str,
 class RunSummary:
     """What one run did: its id and folder, its row of the runs table (``record``: counts
     of documents added/changed/unchanged/deleted, chunks added/removed/kept, seconds per
-    stage), and the summaries of its blocks and chunks stages."""
+    stage), and what it counted (``counts``: documents, blocks, chunks, rejects, ...)."""
 
     run_id: str
     record: dict
-    chunks: ChunksSummary
-    blocks: blocks_job.BlocksSummary
+    counts: RunCounts
     folder: Path
     dry_run: bool = False  # computed and reported, not published (the folder is gone)
     # kept ids whose rows changed (every id written, when the published run was damaged)
@@ -312,7 +293,7 @@ class RunJob:
         if self.supervisor is not None:
             self.supervisor.start()
 
-    def documents(self, prev: Previous | None, work: Work):
+    def documents(self, prev: Previous | None, work: RunCounts):
         """Every document in input order: RawDocuments, and Reused ids for the files whose
         stamp is as ``prev`` recorded it (the Ray engine: whose bytes hash as in ``prev``)."""
         if self.options.engine == "ray":
@@ -469,12 +450,12 @@ def _check_result(job: RunJob, result: RunSummary, base: guards.Baseline):
         lost = guards.chunks_of_lost_documents(base, result.folder)
         removed = removed if lost is None else lost
     guards.check_result(
-        result.blocks.documents,
+        result.counts.documents,
         job.selection.skipped,
         removed,
         base,
         job.guards,
-        result.blocks.rejects,
+        result.counts.rejects,
         result.lost_unlisted,
         job.limits.options(),
     )
@@ -484,9 +465,7 @@ def _check_result(job: RunJob, result: RunSummary, base: guards.Baseline):
 class Tally:
     """What the batches of one run add up to."""
 
-    work: Work = field(default_factory=Work)
-    blocks: blocks_job.BlocksSummary = field(default_factory=blocks_job.BlocksSummary)
-    chunks: ChunksSummary = field(default_factory=ChunksSummary)
+    work: RunCounts = field(default_factory=RunCounts)
     seen: set[str] = field(default_factory=set)  # documents and rejects of this run
     fresh: set[str] = field(default_factory=set)  # of them, those read anew (incremental)
     unlisted: set[str] = field(default_factory=set)  # path prefixes of unlistable folders
@@ -510,8 +489,8 @@ def _execute(
     if not reuse_chunks:  # there will be packing to do
         job.start_workers()
     tally = Tally()
-    tally.blocks.limits = job.limits.options()
     work = tally.work
+    work.limits = job.limits.options()
     raws = _carry_unlisted(job.documents(prev if reuse_blocks else None, work), prev, job.plan)
     items, unchanged = raws, None
     if reuse_blocks:
@@ -553,13 +532,12 @@ def _execute(
     )
     same = prev.hashes if nothing_changed else None  # its documents are the very same file
     _fill_record(record, old, tally, folder, counts, t_start, same)
-    bsum, csum = tally.blocks, tally.chunks
-    bsum.skipped = job.selection.skipped
-    bsum.bytes = work.bytes_read if reuse_blocks else bsum.bytes
-    bsum.seconds = csum.seconds = time.perf_counter() - t_start
+    work.skipped = job.selection.skipped
+    work.bytes = work.bytes_read if reuse_blocks else work.bytes
+    work.wall = time.perf_counter() - t_start
     lost = counts["unlisted_lost"], sorted(tally.unlisted)
     summary = RunSummary(
-        record["run_id"], record, csum, bsum, folder, updated=updated, lost_unlisted=lost
+        record["run_id"], record, work, folder, updated=updated, lost_unlisted=lost
     )
     return summary, known
 
@@ -579,7 +557,6 @@ def _write_batches(
             changes.add(tables["chunks"])
             work.seconds["write"] += t2 - t1
             work.seconds["changes"] += time.perf_counter() - t2
-            work.add(counts)
             rejects = tables["rejects"]
             if not reuse_blocks:  # reading was interleaved with parsing
                 tally.seen.update(tables["documents"]["doc_id"].to_pylist())
@@ -587,8 +564,7 @@ def _write_batches(
             for path, reason in zip(rejects["path"].to_pylist(), rejects["reason"].to_pylist()):
                 if reason == sources.UNLISTABLE:
                     tally.unlisted.add(sources.folder_prefix(path))
-            tally.blocks.add(counts["bytes"], tables["documents"], tables["blocks"], rejects)
-            tally.chunks.add(tables["chunks"], rejects, tables["documents"].num_rows)
+            work.add(tables, counts)
             job.progress(counts["items"])
     log.stage(
         "parse",
@@ -601,8 +577,8 @@ def _write_batches(
     log.stage(
         "chunk",
         documents_repacked=work.repacked,
-        chunks=tally.chunks.chunks,
-        strategies=dict(tally.chunks.strategies),
+        chunks=work.chunks,
+        strategies=dict(work.strategies),
         json_also={"seconds": work.seconds["chunk"]},
         workers=job.workers,
         summed_worker_seconds=work.seconds["chunk"],
@@ -614,10 +590,9 @@ def _summaries_of_linked(folder: Path, tally: Tally) -> None:
     documents = pq.read_metadata(folder / "documents.parquet").num_rows
     rejects = parquet_files.read(folder, "rejects", ["reason"])
     chunks = parquet_files.read(folder, "chunks", ["strategy", "n_tokens"])
-    tally.blocks.documents = documents
-    tally.blocks.blocks = pq.read_metadata(folder / "blocks.parquet").num_rows
-    tally.blocks.rejects.update(rejects["reason"].to_pylist())
-    tally.chunks.add(chunks, rejects, documents)
+    tally.work.documents = documents
+    tally.work.blocks = pq.read_metadata(folder / "blocks.parquet").num_rows
+    tally.work.add({"chunks": chunks, "rejects": rejects})
 
 
 def _fill_record(record, old: OldRun, tally: Tally, folder, counts, t_start, hashes=None) -> None:
