@@ -1,6 +1,6 @@
 """Readers: turn the user's INPUT (folder, files, or a table of documents) into RawDocuments.
 
-With ``pipeline.reading`` (a file's bytes) and ``pipeline.tables`` (a table's rows), this is
+With ``pipeline.reading`` (a file's bytes) and ``pipeline.table_rows`` (a table's rows), this is
 the only part of the library that reads input files. Order is deterministic: folders are
 walked in sorted order, tables in row order.
 
@@ -132,7 +132,7 @@ def plan(
     inputs: list[str], selection: Selection, labels: dict[str, str | None] | None = None
 ) -> list[Source]:
     """Everything INPUT names, in a deterministic order; counts what is skipped. ``labels``
-    (pipeline.labels.input_labels) prefixes the paths of each input's documents."""
+    (pipeline.input_labels.input_labels) prefixes the paths of each input's documents."""
     out: list[Source] = []
     for item in inputs:
         label = (labels or {}).get(item)
