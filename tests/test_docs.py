@@ -62,6 +62,7 @@ def _run(language: str, code: str, cwd: Path) -> subprocess.CompletedProcess:
     return subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
 
 
+@pytest.mark.slow  # runs the commands of every page: make test, not the fast lanes
 @pytest.mark.parametrize("page", PAGES, ids=[p.name for p in PAGES])
 def test_every_code_block_runs_as_written(page, scratch):
     ran = 0
