@@ -11,24 +11,32 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
-# One stamp per set of extras, remade when pyproject.toml or the Rust core changes (an
-# install builds chunkmill/_core from rust/; an editable install does not rebuild it by itself;
-# the lowest lane shares that in-place build).
-RUST_SOURCES := Cargo.toml Cargo.lock $(wildcard rust/*/Cargo.toml rust/*/src/*.rs)
-$(VENV)/.installed-base: pyproject.toml $(RUST_SOURCES) | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e .
+# One stamp per set of extras, remade when pyproject.toml, the Rust core (every file under
+# rust/) or the list of Python modules changes: an editable install is a tree of links to
+# the source files (pyproject.toml), so a module added or removed needs the install again,
+# and it does not rebuild chunkmill/_core by itself (the lowest lane shares that build).
+RUST_SOURCES := Cargo.toml Cargo.lock $(shell find rust -name '*.rs' -o -name Cargo.toml)
+PACKAGE_FOLDERS := src/chunkmill $(shell find pipeline jobs sql -type d -not -name __pycache__)
+INSTALL_DEPS := pyproject.toml $(RUST_SOURCES) $(PACKAGE_FOLDERS)
+# pip is quiet and the build's own warnings are left out (the editable install's notes on
+# its link tree under build/): say what the long silence of a first build is.
+PIP_INSTALL := @echo "installing chunkmill into $(VENV): the first build of the Rust core in \
+release mode takes about 3 minutes on 2 idle cores, 5-6 on a busy machine; later builds \
+take seconds" && PYTHONWARNINGS=ignore $(BIN)/python -m pip install --quiet
+$(VENV)/.installed-base: $(INSTALL_DEPS) | $(BIN)/python
+	$(PIP_INSTALL) -e .
 	touch $@
 
-$(VENV)/.installed-report: pyproject.toml $(RUST_SOURCES) | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e ".[report]"
+$(VENV)/.installed-report: $(INSTALL_DEPS) | $(BIN)/python
+	$(PIP_INSTALL) -e ".[report]"
 	touch $@ $(VENV)/.installed-base
 
-$(VENV)/.installed-dev: pyproject.toml $(RUST_SOURCES) | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e ".[dev]"
+$(VENV)/.installed-dev: $(INSTALL_DEPS) | $(BIN)/python
+	$(PIP_INSTALL) -e ".[dev]"
 	touch $@ $(VENV)/.installed-report $(VENV)/.installed-base
 
-$(VENV)/.installed-bench: pyproject.toml $(RUST_SOURCES) | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e ".[dev,bench]"
+$(VENV)/.installed-bench: $(INSTALL_DEPS) | $(BIN)/python
+	$(PIP_INSTALL) -e ".[dev,bench]"
 	touch $@ $(VENV)/.installed-dev $(VENV)/.installed-report $(VENV)/.installed-base
 
 # PyTorch first: plain `torch` from PyPI pulls a CUDA build (several GB of nvidia packages)
@@ -37,9 +45,9 @@ $(VENV)/.installed-bench: pyproject.toml $(RUST_SOURCES) | $(BIN)/python
 # make install-eval TORCH_CPU="torch --index-url https://download.pytorch.org/whl/cpu".
 # With torch in place the eval extra's sentence-transformers takes it as it is.
 TORCH_CPU ?= torch==2.13.0
-$(VENV)/.installed-eval: pyproject.toml $(RUST_SOURCES) | $(BIN)/python
+$(VENV)/.installed-eval: $(INSTALL_DEPS) | $(BIN)/python
 	$(BIN)/python -m pip install --quiet $(TORCH_CPU)
-	$(BIN)/python -m pip install --quiet -e ".[dev,bench,eval]"
+	$(PIP_INSTALL) -e ".[dev,bench,eval]"
 	touch $@ $(VENV)/.installed-bench $(VENV)/.installed-dev $(VENV)/.installed-base
 
 install: $(VENV)/.installed-base
@@ -124,4 +132,4 @@ lint: $(VENV)/.installed-dev
 	PYO3_PYTHON=$(abspath $(BIN)/python) cargo clippy --workspace --all-targets -- -D warnings
 
 clean:
-	rm -rf $(VENV) $(LOWEST) out build *.egg-info .pytest_cache target chunkmill/_core*.so
+	rm -rf $(VENV) $(LOWEST) out build *.egg-info .pytest_cache target src/chunkmill/_core*.so

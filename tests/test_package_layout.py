@@ -1,13 +1,23 @@
 """The install adds one import package, ``chunkmill``, mapped from real folders: no symbolic
 link in the repository, no top-level ``pipeline``/``jobs``/``tests`` after an editable
-install, every module loaded once, and ``python -m chunkmill`` is the command."""
+install, every module loaded once, and ``python -m chunkmill`` is the command.
+
+No folder shadows the installed package: neither the repository root (no ``chunkmill/``
+folder there: the package's own files are in ``src/chunkmill/``) nor the folder holding the
+clone, where the clone itself is a folder named ``chunkmill`` (an editable install puts a
+tree of links on sys.path, which a regular package beats a namespace portion on). Checked
+with a regular and an editable install of this repository into fresh environments, the Ray
+engine's workers included."""
 
 from __future__ import annotations
 
 import os
+import site
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -75,3 +85,98 @@ def test_every_package_docstring_names_each_of_its_modules():
         modules = {p.stem for p in folder.glob("*.py") if p.stem != "__init__"}
         modules |= {p.name for p in folder.iterdir() if (p / "__init__.py").exists()}
         assert modules and modules <= named, (package, sorted(modules - named))
+
+
+# --- no folder shadows the install -------------------------------------------------------
+
+USE = """
+import chunkmill
+from chunkmill.jobs import cli
+table = chunkmill.chunk_texts(["# A\\n\\nalpha"], paths=["a.md"])
+print(table.num_rows, chunkmill.__file__)
+"""
+
+
+@pytest.fixture(scope="module")
+def installs(tmp_path_factory):
+    """Two fresh environments of this repository: ``regular`` (a wheel built from it) and
+    ``editable``. Their dependencies come from the environment running the tests (a .pth
+    naming its site-packages, whose own .pth files are not run), so nothing is downloaded;
+    both builds reuse the compiled core in target/ when it is up to date."""
+    root = tmp_path_factory.mktemp("installs")
+    env = _clean_env()
+    wheel = root / "wheel"
+    _check([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps",
+            "--no-build-isolation", "-w", wheel, REPO], env)  # fmt: skip
+    made = {}
+    for kind, what in (("regular", [*wheel.glob("chunkmill-*.whl")]), ("editable", ["-e", REPO])):
+        venv = root / kind
+        _check([sys.executable, "-m", "venv", "--without-pip", venv], env)
+        purelib = subprocess.run(
+            [venv / "bin/python", "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+            capture_output=True, text=True, check=True,
+        ).stdout.strip()  # fmt: skip
+        # after the install's own .pth files ("__editable__..." sorts first)
+        Path(purelib, "zz_test_dependencies.pth").write_text(
+            "\n".join(site.getsitepackages()) + "\n"
+        )
+        _check([sys.executable, "-m", "pip", "--python", venv / "bin/python", "install",
+                "--quiet", "--no-deps", "--no-build-isolation", *what], env)  # fmt: skip
+        made[kind] = venv
+    return made
+
+
+def _clean_env() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+
+
+def _check(args, env) -> None:
+    done = subprocess.run([str(a) for a in args], env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-3000:]
+
+
+@pytest.fixture(scope="module")
+def clone_parent(tmp_path_factory):
+    """A folder holding the clone as a folder named chunkmill, as the README's clone does."""
+    parent = tmp_path_factory.mktemp("parent")
+    (parent / "chunkmill").symlink_to(REPO, target_is_directory=True)
+    (parent / "use.py").write_text(USE)
+    return parent
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", ["regular", "editable"])
+@pytest.mark.parametrize("where", ["repository root", "parent folder", "script in parent"])
+def test_no_folder_shadows_the_install(installs, clone_parent, kind, where):
+    python = installs[kind] / "bin/python"
+    if where == "repository root":
+        args, cwd = [python, "-c", USE], REPO
+    elif where == "parent folder":
+        args, cwd = [python, "-c", USE], clone_parent
+    else:
+        args, cwd = [python, clone_parent / "use.py"], REPO
+    done = subprocess.run([str(a) for a in args], cwd=cwd, env=_clean_env(),
+                          capture_output=True, text=True)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    rows, where_from = done.stdout.split()
+    assert rows == "1"
+    if kind == "regular":
+        assert where_from.startswith(str(installs[kind]))
+    else:  # the link tree under build/
+        assert Path(where_from).resolve() == REPO / "src" / "chunkmill" / "__init__.py"
+        assert "__editable__" in where_from
+
+
+@pytest.mark.slow
+@pytest.mark.cluster
+@pytest.mark.parametrize("kind", ["regular", "editable"])
+def test_the_ray_engine_runs_from_the_repository_root(installs, tmp_path, kind):
+    """Ray's workers have the driver's working folder on their path: the repository root
+    must hold nothing that shadows the install there."""
+    done = subprocess.run(
+        [installs[kind] / "bin/chunkmill", "run", "sample_data", "--out", tmp_path / "out",
+         "--engine", "ray", "--workers", "1"],
+        cwd=REPO, env=_clean_env(), capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "published" in done.stderr

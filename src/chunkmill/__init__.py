@@ -18,7 +18,17 @@ polars, pyarrow and duckdb load only when a function needs them.
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING
+
+# An editable install is a tree of links to the source files under build/ (pyproject.toml,
+# tool.distutils.editable_wheel), and setuptools-rust builds the compiled core beside the
+# real file of this one, src/chunkmill/_core*.so, which that tree does not link: the real
+# folder is searched after the tree's. In a regular install both are the same folder.
+_source = os.path.dirname(os.path.realpath(__file__))
+if _source not in __path__:
+    __path__.append(_source)
+del _source
 
 __all__ = [
     "Chunk",

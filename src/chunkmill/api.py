@@ -78,6 +78,7 @@ class Chunk:
     spans: tuple[tuple[int, int], ...]
     char_start: int
     char_end: int
+    is_slice: bool
     line_start: int
     line_end: int
     is_split: bool
@@ -286,9 +287,14 @@ def chunk_texts(
     names = list(paths) if paths is not None else [f"doc-{i}.md" for i in range(len(texts))]
     if len(names) != len(texts):
         raise ValueError(f"chunk_texts: {len(texts)} texts but {len(names)} paths")
-    table = pa.table(
-        {"path": pa.array(names, pa.string()), "text": pa.array(texts, pa.large_string())}
-    )
+    try:
+        column = pa.array(texts, pa.large_string())
+    except UnicodeEncodeError:  # a lone surrogate: as bytes, its document alone is a reject
+        column = pa.array(
+            [t.encode("utf-8", "surrogatepass") if isinstance(t, str) else t for t in texts],
+            pa.large_binary(),
+        )
+    table = pa.table({"path": pa.array(names, pa.string()), "text": column})
     return chunk_table(table, policy=resolve_policy(policy, **overrides), threads=threads)
 
 
