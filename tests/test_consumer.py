@@ -5,6 +5,7 @@ exactly the published run's chunks, also after --keep 2 pruned the runs it last 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import random
 import shutil
@@ -250,13 +251,14 @@ def test_front_matter_and_moved_lines_are_updates_of_kept_ids(tmp_path):
     assert f"-1 ~{len(moved)} =" in listing.output
 
     # a folder written before updates were recorded: its ledger and runs table lack the
-    # columns (and the ledger its checksum); they read as none recorded, and the next runs
-    # record them
-    (out / "ledger.sha256").unlink()
+    # columns; they read as none recorded, and the next runs record them
     for name, column in (("ledger.parquet", "updated"), ("runs.parquet", "chunks_updated")):
         table = pq.read_table(out / name)
         pq.write_table(table.drop_columns([column]).replace_schema_metadata(
             table.schema.metadata), out / name)  # fmt: skip
+    data = (out / "ledger.parquet").read_bytes()
+    stamp = {"bytes": len(data), "sha256": hashlib.sha256(data).hexdigest(), "previous": None}
+    (out / "ledger.sha256").write_text(json.dumps(stamp))
     old_runs = read_history(out / "runs.parquet")  # read as it is, not rebuilt
     assert old_runs is not None and {r["chunks_updated"] for r in old_runs} == {None}
     # the recorded updates are gone, the adds and removes are not

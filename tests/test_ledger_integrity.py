@@ -142,13 +142,19 @@ def test_a_write_stopped_between_checksum_and_ledger_leaves_a_sound_ledger(
     assert _ops(ledger.changes_since(out, second)) == _ops(changes) and ledger.problem(out) is None
 
 
-def test_a_ledger_written_before_checksums_is_read_and_then_checksummed(two_runs, tmp_path):
+def test_a_ledger_without_its_checksum_is_damaged_not_read_unchecked(two_runs, tmp_path):
     src, out, first, _ = _copy(two_runs, tmp_path)
     (out / ledger.CHECKSUM).unlink()
+    assert "ledger.sha256 is missing" in ledger.problem(out)
+    with pytest.raises(ledger.LedgerDamaged, match="--full"):
+        ledger.changes_since(out, first)
+    result = CliRunner().invoke(main, ["check", str(out)])
+    assert result.exit_code == 1 and "FAIL  ledger" in result.output
+    refused = _cli_run(src, out)
+    assert refused.exit_code == 4 and "--full" in refused.output
+    assert not (out / ledger.CHECKSUM).exists()  # not stamped again as if it were sound
+    assert _cli_run(src, out, "--full").exit_code == 0
     assert ledger.problem(out) is None
-    assert ledger.changes_since(out, first).num_rows > 0
-    _run(src, out)
-    assert (out / ledger.CHECKSUM).exists() and ledger.problem(out) is None
 
 
 # --- the published run cannot be read: the removes come from the ledger ------------------
@@ -167,10 +173,21 @@ def _truncate_chunks(out: Path) -> None:
     path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
 
 
+def _delete_pointer(out: Path) -> None:
+    (out / runstore.POINTER).unlink()
+    (out / runstore.LINK).unlink()
+
+
+def _point_nowhere(out: Path) -> None:
+    (out / runstore.POINTER).write_text(json.dumps({"run": "20990101T000000000Z-abcdef"}))
+
+
 UNREADABLE = {
     "published folder deleted": _delete_published,
     "CURRENT damaged": _garble_pointer,
     "chunks file truncated": _truncate_chunks,
+    "CURRENT deleted": _delete_pointer,
+    "CURRENT names no run": _point_nowhere,
 }
 
 
@@ -186,6 +203,17 @@ def test_an_unreadable_published_run_removes_what_the_ledger_removes(two_runs, t
     assert removed == expected and len(expected) > 0
     paths = changes.filter(pl.col("op") == "remove")["path"]
     assert all(p.startswith("guides/") for p in paths)
+
+
+@pytest.mark.parametrize("damage", ["CURRENT deleted", "CURRENT names no run"])
+def test_a_run_over_a_lost_pointer_says_so(two_runs, tmp_path, damage):
+    src, out, _, second = _copy(two_runs, tmp_path)
+    UNREADABLE[damage](out)
+    result = _cli_run(src, out, "--allow-mass-delete")
+    assert result.exit_code == 0, result.output
+    warning = [line for line in result.output.splitlines() if "warning" in line]
+    assert any(str(out / runstore.POINTER) in w or "CURRENT" in w for w in warning), warning
+    assert any(f"run {second}" in w for w in warning), warning
 
 
 def test_a_rollback_over_a_damaged_ledger_is_refused_before_it_writes(two_runs, tmp_path):

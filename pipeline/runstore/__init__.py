@@ -61,6 +61,11 @@ MARK = ".mdchunk-run"  # written into a run folder as it is made: the store made
 # UTC time to the millisecond, then 6 random hex digits. Ids sort in the order runs started
 # (pruning and the object store rely on it); ids of older versions lack the milliseconds.
 RUN_ID = re.compile(r"\d{8}T\d{6}(\d{3})?Z-[0-9a-f]{6}")
+# The temporary files the store writes into DIR (write_atomic's ``.NAME.PID.tmp``); a killed
+# run leaves them, the next one removes them, and no other file of DIR.
+OWN_TMP = re.compile(
+    r"\.(CURRENT|published|runs\.parquet|ledger\.parquet|ledger\.sha256|report\.html)\.\d+\.tmp"
+)
 # The steps of ``commit``, in order. ``checkpoint(step)`` runs after each (tests kill there).
 STEPS = ("files", "run_history", "manifest", "synced", "publishing", "pointer", "link", "done")
 
@@ -139,7 +144,7 @@ def pointed(root: Path) -> Published:
     try:
         raw = pointer.read_bytes()
     except FileNotFoundError:
-        return Published()
+        return _unpointed(Path(root))
     try:
         run_id = json.loads(raw)["run"]
         assert isinstance(run_id, str) and RUN_ID.fullmatch(run_id)
@@ -149,6 +154,23 @@ def pointed(root: Path) -> Published:
     if not folder.is_dir():
         return Published(run_id, problem=f"{folder} is missing (CURRENT names it)")
     return Published(run_id, folder)
+
+
+def _unpointed(root: Path) -> Published:
+    """No CURRENT: nothing is published yet, unless the runs table of a run store records a
+    run as published (CURRENT was deleted): a problem to say, never a fresh start, whose
+    change set would remove nothing consumers hold."""
+    if not ((root / RUNS).is_dir() or (root / "ledger.parquet").exists()):
+        return Published()
+    published = [
+        r["run_id"] for r in read_history(root / HISTORY) or [] if r["status"] == "published"
+    ]
+    if not published:
+        return Published()
+    return Published(
+        problem=f"{root / POINTER} is missing, yet the runs table records run {published[-1]} "
+        "as published"
+    )
 
 
 def current(root: Path, verify: bool = True) -> Published:
@@ -362,7 +384,8 @@ def start(root: Path, warn=quiet) -> list[dict]:
             changed = True
         remove_run(root, run_id, warn)
     for tmp in root.glob(".*.tmp"):
-        tmp.unlink(missing_ok=True)
+        if OWN_TMP.fullmatch(tmp.name):
+            tmp.unlink(missing_ok=True)
     if changed:
         write_history(root, records)
     return records

@@ -20,9 +20,9 @@ come from the published run, which holds every chunk it adds. A ledger written b
 The checksum file is replaced first, then the ledger, each atomically; a ledger matching
 either entry is sound, so a write stopped between the two leaves the old ledger, which is
 right (it is written before CURRENT names the new run). Every read checks the ledger
-against it (``LedgerDamaged``); a ledger without one (older chunkmill) is read unchecked and
-gets one when next written. A damaged ledger can only be replaced: ``record(fresh=True)``
-(`chunkmill run --full`) starts a new one from the published run.
+against it (``LedgerDamaged``); a ledger without one is damaged too (it cannot be checked,
+and a flipped byte in its footer would go unseen). A damaged ledger can only be replaced:
+``record(fresh=True)`` (`chunkmill run --full`) starts a new one from the published run.
 """
 
 from __future__ import annotations
@@ -77,8 +77,8 @@ def _damage(path: Path, data: bytes | None) -> str | None:
         previous = found["previous"]
         sound = [{"bytes": found["bytes"], "sha256": found["sha256"]}]
         sound.append(previous and {"bytes": previous["bytes"], "sha256": previous["sha256"]})
-    except FileNotFoundError:
-        return None
+    except FileNotFoundError:  # every ledger is written with one: a lost one is damage
+        return None if data is None else f"{stamp} is missing: {path} cannot be verified"
     except (OSError, ValueError, KeyError, TypeError):
         return f"{stamp} is damaged (not the checksum of {LEDGER})"
     if (None if data is None else _entry(data)) in sound:

@@ -221,15 +221,16 @@ def open_published(
 
 
 def _recorded(root: Path, run_id: str | None) -> tuple[str | None, pa.Table | None]:
-    """(the published run, the chunk ids the ledger records for it), the run taken from
-    the runs table when CURRENT cannot name it; (None, None) when the ledger cannot say."""
-    if run_id is None:
-        published = [r["run_id"] for r in runstore.history(root) if r["status"] == "published"]
-        run_id = published[-1] if published else None
-    found = None if run_id is None else ledger.held(root, run_id)
-    if found is None:
-        return None, None
-    return run_id, parquet_files.conform(found, _empty("chunks", OLD_CHUNK_COLUMNS).schema)
+    """(the published run, the chunk ids the ledger records for it): the run CURRENT names,
+    else (CURRENT is missing, or names a run the ledger never saw published) the last run
+    the runs table records as published; (None, None) when the ledger cannot say."""
+    published = [r["run_id"] for r in runstore.history(root) if r["status"] == "published"]
+    for candidate in dict.fromkeys([run_id, *published[-1:]]):
+        found = None if candidate is None else ledger.held(root, candidate)
+        if found is not None:
+            schema = _empty("chunks", OLD_CHUNK_COLUMNS).schema
+            return candidate, parquet_files.conform(found, schema)
+    return None, None
 
 
 def _removes(recorded: pa.Table | None, run_id: str | None) -> str:
