@@ -162,6 +162,23 @@ def read_uri(uri: str, limit: int) -> Fetched:
     return Fetched(data)
 
 
+def open_table(uri: str):
+    """A table file opened for random access (a local path or a URI), or InputError."""
+    try:
+        if "://" in uri:
+            from pyarrow import fs
+
+            filesystem, path = fs.FileSystem.from_uri(uri)
+            return filesystem.open_input_file(path)
+        st = os.stat(uri)
+        kind = _kind(st.st_mode)
+        if kind:
+            raise InputError(f"{uri}: {kind}, not a table file")
+        return open(uri, "rb")
+    except (OSError, ValueError) as exc:
+        raise InputError(f"{uri}: could not read: {getattr(exc, 'strerror', None) or exc}") from exc
+
+
 def fetch(uri: str, limit: int, within: str | None = None) -> Fetched:
     """The bytes at a local path or a URI, or why they were not read. Both engines read
     through here, so a file is rejected with the same words whichever runs. ``within``: the

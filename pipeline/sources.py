@@ -35,9 +35,14 @@ from chunkmill.pipeline.reading import (  # noqa: F401 - re-exported for callers
     InputError,
     fetch,
     inside,
+    open_table,
     printable,
 )
-from chunkmill.pipeline.table_rows import jsonl_documents, table_documents  # noqa: F401
+from chunkmill.pipeline.table_rows import (  # noqa: F401
+    jsonl_documents,
+    parquet_documents,
+    table_documents,
+)
 
 TABLE_SUFFIXES = {".parquet", ".jsonl", ".ndjson"}
 
@@ -315,20 +320,21 @@ def read_file(src: Source, max_bytes: int) -> RawDocument:
 
 
 def _read_table(src: Source, selection: Selection) -> Iterator[RawDocument]:
-    import pyarrow.parquet as pq
-
     path = src.uri
-    got = fetch(path, 1 << 62)  # a table holds many documents: --max-bytes is per document
-    if got.data is None:
-        raise InputError(f"{path}: {got.detail}")
     if src.path.suffix.lower() != ".parquet":
+        got = fetch(path, 1 << 62)  # a table holds many documents: --max-bytes is per document
+        if got.data is None:
+            raise InputError(f"{path}: {got.detail}")
         yield from _labelled(jsonl_documents(io.BytesIO(got.data), selection, path), src.label)
         return
-    try:
-        table = pq.read_table(io.BytesIO(got.data))
-    except Exception as exc:  # noqa: BLE001 - any reader failure is an unusable input
-        raise InputError(f"{path}: could not read table: {exc}") from exc
-    yield from _labelled(table_documents(table, selection, path), src.label)
+    with open_table(path) as file:
+        try:
+            docs = parquet_documents(file, selection, path)
+            yield from _labelled(docs, src.label)
+        except InputError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - any reader failure is an unusable input
+            raise InputError(f"{path}: could not read table: {exc}") from exc
 
 
 def _labelled(docs: Iterator[RawDocument], label: str | None) -> Iterator[RawDocument]:

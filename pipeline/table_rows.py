@@ -3,6 +3,11 @@
 Rows are judged one by one: a line that is not a JSON object (a truncated last line, say),
 a text that is not text (a number, a list), a lone surrogate, or a null becomes a reject
 (``bad_row``) naming its row; the other rows of the table are read as usual.
+
+A Parquet file is read one row group at a time, in batches of rows, never whole. Before a
+row group is read, the sizes its pages declare are checked (``parquet_pages``): a row group
+with a page over the size limit is not decompressed, and its rows are rejects
+(``too_large``) naming the page. A JSONL line over twice the limit is a reject unparsed.
 """
 
 from __future__ import annotations
@@ -11,8 +16,9 @@ import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
+from chunkmill.pipeline.doc_limits import DEFAULT_MAX_BYTES
 from chunkmill.pipeline.document import RawDocument
-from chunkmill.pipeline.reading import BAD_ROW, DUPLICATE, InputError
+from chunkmill.pipeline.reading import BAD_ROW, DUPLICATE, TOO_LARGE, InputError
 
 TEXT_COLUMNS = ("text", "content", "body", "markdown")
 ID_COLUMNS = ("path", "id", "doc_id", "url", "name")
@@ -23,12 +29,17 @@ class BadRow:
     """A row that could not be read at all, and why."""
 
     why: str
+    reason: str = BAD_ROW
 
 
-def jsonl_rows(lines: Iterable[bytes]) -> list[dict | BadRow]:
+def jsonl_rows(lines: Iterable[bytes], max_bytes: int = DEFAULT_MAX_BYTES) -> list[dict | BadRow]:
     """One entry per non-blank line: the parsed object, or why it is not one."""
     rows: list[dict | BadRow] = []
     for n, line in enumerate(lines, 1):
+        if len(line) > 2 * max_bytes:  # not parsed: JSON's escapes rarely double a text
+            why = f"line {n} holds {len(line)} bytes, over twice the limit of {max_bytes} bytes"
+            rows.append(BadRow(f"{why} for a document (--max-bytes)", TOO_LARGE))
+            continue
         if not line.strip():
             continue
         try:
@@ -70,6 +81,51 @@ def arrow_rows(table) -> Iterator[dict | BadRow]:
                 yield batch.slice(j, 1).to_pylist()[0]
             except problems as exc:
                 yield BadRow(f"could not be read: {exc}")
+
+
+BATCH_ROWS = 1024  # rows decoded at a time from a Parquet row group
+
+
+def parquet_rows(parquet, file, max_bytes: int) -> Iterator[dict | BadRow]:
+    """The rows of the ``pyarrow.parquet.ParquetFile`` over the random-access ``file``, one
+    row group at a time in batches; the rows of a row group holding a page over the limit
+    (``max_bytes``, at least the default: a page holds many documents) as BadRows, unread."""
+    import pyarrow as pa
+
+    from chunkmill.pipeline import parquet_pages
+
+    metadata = parquet.metadata
+    ceiling = max(max_bytes, DEFAULT_MAX_BYTES)
+    for group in range(metadata.num_row_groups):
+        try:
+            big = parquet_pages.oversized(file, metadata, group, ceiling)
+        except parquet_pages.ThriftError as exc:
+            big, damaged = [], f"row group {group}: {exc}"
+        else:
+            damaged = None
+        rows = metadata.row_group(group).num_rows
+        if big or damaged:
+            why = damaged or _unread(group, big[0], ceiling)
+            yield from (BadRow(why, BAD_ROW if damaged else TOO_LARGE) for _ in range(rows))
+            continue
+        done = 0
+        try:
+            for batch in parquet.iter_batches(batch_size=BATCH_ROWS, row_groups=[group]):
+                for row in arrow_rows(pa.Table.from_batches([batch])):
+                    done += 1
+                    yield row
+        except (OSError, pa.ArrowException) as exc:  # a damaged page: the rest of its group
+            why = f"row group {group} could not be read: {exc}"
+            yield from (BadRow(why) for _ in range(rows - done))
+
+
+def _unread(group: int, page, ceiling: int) -> str:
+    where = "its dictionary" if not page.values else f"from its row {page.first_row}"
+    return (
+        f"row group {group} declares a page of {page.size} bytes in column {page.column!r} "
+        f"({where}), over the limit of {ceiling} bytes (--max-bytes): the row group is "
+        "not read"
+    )
 
 
 def _temporal_as_text(table):
@@ -185,7 +241,7 @@ def row_documents(
     from: its bad rows are rejects and the run's guards judge the rest."""
     if not columns:
         for i, row in enumerate(rows):
-            yield RawDocument(f"(row {i})", source, None, f"row {i}: {row.why}", reason=BAD_ROW)
+            yield RawDocument(f"(row {i})", source, None, f"row {i}: {row.why}", reason=row.reason)
         return
     text_col = pick(columns, selection.text_column, TEXT_COLUMNS, "text", source)
     id_col = pick(columns, selection.id_column, ID_COLUMNS, "id", source)
@@ -193,7 +249,7 @@ def row_documents(
     first: dict[str, int] = {}
     for i, row in enumerate(rows):
         if isinstance(row, BadRow):  # no id can be read: a path no id can take
-            yield RawDocument(f"(row {i})", source, None, f"row {i}: {row.why}", reason=BAD_ROW)
+            yield RawDocument(f"(row {i})", source, None, f"row {i}: {row.why}", reason=row.reason)
             continue
         key, bad = f"row-{i}", None
         if id_col:
@@ -221,6 +277,15 @@ def table_documents(table, selection, source: str) -> Iterator[RawDocument]:
     return row_documents(arrow_rows(table), table.column_names, selection, source)
 
 
+def parquet_documents(file, selection, source: str) -> Iterator[RawDocument]:
+    """The documents of the Parquet file open as the random-access ``file``."""
+    import pyarrow.parquet as pq
+
+    parquet = pq.ParquetFile(file, buffer_size=1 << 20)  # streamed, not a column chunk at once
+    rows = parquet_rows(parquet, file, selection.max_bytes)
+    return row_documents(rows, parquet.schema_arrow.names, selection, source)
+
+
 def jsonl_documents(lines: Iterable[bytes], selection, source: str) -> Iterator[RawDocument]:
-    rows = jsonl_rows(lines)
+    rows = jsonl_rows(lines, selection.max_bytes)
     return row_documents(rows, columns_of(rows), selection, source)

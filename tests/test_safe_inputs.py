@@ -480,3 +480,68 @@ def test_a_file_replaced_by_a_link_outside_after_listing_is_not_read(tmp_path, s
     assert "outside the input folder" in docs["sub/a.md"].error
     followed = {d.path: d for d in sources.read(planned_following, following)}
     assert followed["sub/a.md"].data.startswith(b"# Secret")
+
+
+# A Parquet table of three row groups: ordinary documents around one text cell of SIZE bytes
+# that zstd shrinks to a few kilobytes (written in a child process: the cell is large).
+BOMB_TABLE = """
+import sys
+import pyarrow as pa, pyarrow.parquet as pq
+
+path, size = sys.argv[1], int(sys.argv[2])
+with pq.ParquetWriter(path, pa.schema([("path", pa.string()), ("text", pa.string())]),
+                      compression="zstd") as writer:
+    writer.write_table(pa.table({"path": ["a.md", "b.md"], "text": ["# A\\n\\nalpha\\n"] * 2}))
+    writer.write_table(pa.table({"path": ["bomb.md"], "text": ["x" * size]}))
+    writer.write_table(pa.table({"path": ["c.md"], "text": ["# C\\n\\ngamma\\n"]}))
+"""
+
+
+@pytest.mark.slow
+def test_a_small_table_declaring_a_huge_cell_is_a_reject_never_decompressed(tmp_path):
+    size = 600 * 1024**2
+    table = tmp_path / "docs.parquet"
+    subprocess.run([sys.executable, "-c", BOMB_TABLE, str(table), str(size)], check=True)
+    assert table.stat().st_size < 200_000
+    out = tmp_path / "out"
+    result, stderr, _ = _measured(["run", str(table), "--out", str(out), "--workers", "1"])
+    assert result["code"] == 0, stderr
+    assert result["peak_mb"] < size / 1024**2 / 2  # the cell was never decompressed
+    docs = pl.read_parquet(runstore.resolve(out) / "documents.parquet")
+    assert sorted(docs["path"]) == ["a.md", "b.md", "c.md"]
+    rejects = pl.read_parquet(runstore.resolve(out) / "rejects.parquet")
+    assert rejects["reason"].to_list() == ["too_large"]
+    assert rejects["path"].to_list() == ["(row 2)"]
+    assert "row group 1" in rejects["detail"][0] and "column 'text'" in rejects["detail"][0]
+
+
+def test_a_table_is_read_in_row_batches(tmp_path, monkeypatch):
+    """Rows come from the file one batch at a time (never a whole table in memory), in
+    order, and a JSONL line over twice --max-bytes is a reject without being parsed."""
+    import pyarrow.parquet as pq
+
+    from chunkmill.pipeline import table_rows
+
+    monkeypatch.setattr(table_rows, "BATCH_ROWS", 7)
+    paths = [f"d{i:03}.md" for i in range(50)]
+    pq.write_table(pa.table({"path": paths, "text": [f"# {p}\n" for p in paths]}),
+                   tmp_path / "t.parquet", row_group_size=20)  # fmt: skip
+    read = []
+    real = pq.ParquetFile.iter_batches
+
+    def counted(self, *args, **kwargs):
+        for batch in real(self, *args, **kwargs):
+            read.append(batch.num_rows)
+            yield batch
+
+    monkeypatch.setattr(pq.ParquetFile, "iter_batches", counted)
+    src = sources.plan([str(tmp_path / "t.parquet")], Selection())[0]
+    docs = list(sources.read([src], Selection()))
+    assert [d.path for d in docs] == paths
+    assert max(read) == 7 and sum(read) == 50
+
+    line = json.dumps({"path": "big.md", "text": "y" * 5000}).encode()
+    (tmp_path / "t.jsonl").write_bytes(b'{"path": "a.md", "text": "# A"}\n' + line + b"\n")
+    src = sources.plan([str(tmp_path / "t.jsonl")], Selection(max_bytes=1000))[0]
+    got = {d.path: d.reason for d in sources.read([src], Selection(max_bytes=1000))}
+    assert got == {"a.md": None, "(row 1)": "too_large"}
