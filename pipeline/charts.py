@@ -9,6 +9,7 @@ figure or, when there is nothing to draw, a note saying so.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from html import escape
 
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
@@ -49,6 +50,44 @@ def style(fig: go.Figure, height: int, legend: bool = True) -> go.Figure:
     # subplot titles (annotations with no colour of their own) in grey
     fig.update_annotations(font=dict(size=12, color=MUTED), selector=lambda a: not a.font.color)
     return fig
+
+
+# What Plotly reads as markup (<b>, <br>, <a href>, <span style>) in the values it shows;
+# the hover templates, ours, keep theirs.
+_SHOWN = ("x", "y", "text", "customdata", "hovertext", "name", "labels")
+
+
+def as_text(figure: go.Figure) -> dict:
+    """The figure as Plotly JSON with every value it shows escaped (``<`` as ``&lt;``, which
+    Plotly draws as the character): a path or a run label is shown as it is spelled, never
+    as a link, a font or a line break."""
+    data = figure.to_plotly_json()
+    for trace in data["data"]:
+        for key in _SHOWN:
+            if key in trace:
+                trace[key] = _escaped(trace[key])
+    layout = data["layout"]
+    for note in layout.get("annotations", ()):
+        note["text"] = _escaped(note.get("text"))
+    for key, axis in layout.items():
+        if key.startswith(("xaxis", "yaxis")) and isinstance(axis, dict):
+            if isinstance(axis.get("title"), dict) and "text" in axis["title"]:
+                axis["title"]["text"] = _escaped(axis["title"]["text"])
+            if "ticktext" in axis:
+                axis["ticktext"] = _escaped(axis["ticktext"])
+    return data
+
+
+def _escaped(value):
+    import numpy as np
+
+    if isinstance(value, str):
+        return escape(value, quote=False)
+    if isinstance(value, np.ndarray):
+        return _escaped(value.tolist()) if value.dtype == object else value
+    if isinstance(value, (list, tuple)):
+        return [_escaped(v) for v in value]
+    return value
 
 
 def name_of(runs: list[RunFigures], i: int) -> str:

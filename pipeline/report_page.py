@@ -11,7 +11,7 @@ import json
 from datetime import UTC, datetime
 from html import escape
 
-from chunkmill.pipeline.charts import Chart
+from chunkmill.pipeline.charts import Chart, as_text
 from chunkmill.pipeline.report import RunFigures
 
 # (stats table, column, label, format): the headline figures, all from sql/stats/
@@ -125,7 +125,10 @@ def _card(chart: Chart) -> str:
 
 
 def _island(chart: Chart) -> str:
-    data = chart.figure.to_json().replace("<", "\\u003c")  # as plotly does: no tag ends the island
+    from plotly.io.json import to_json_plotly
+
+    # as plotly does: no tag ends the island
+    data = to_json_plotly(as_text(chart.figure)).replace("<", "\\u003c")
     return f'<script type="application/json" data-figure-for="chart-{chart.key}">{data}</script>'
 
 

@@ -352,7 +352,36 @@ def test_a_path_cannot_end_the_figure_data(tmp_path):
     ok("report", tmp_path / "out")
     page = Page((tmp_path / "out" / "report.html").read_text(encoding="utf-8"))
     hover = page.figures["top_documents"]["data"][0]["customdata"]
-    assert hover[0][0] == "</script>.md"
+    assert hover[0][0] == "&lt;/script&gt;.md"  # Plotly draws the entity as the character
+
+
+LINK = '<a href="https://evil.example/">x</a><b>b</b>.md'  # short: a tick label in full
+
+
+@pytest.fixture(scope="module")
+def markup_page(tmp_path_factory):
+    """A run whose only document's path is markup Plotly would draw: a link and bold."""
+    base = tmp_path_factory.mktemp("markup")
+    (base / "docs.jsonl").write_text(json.dumps({"path": LINK, "text": "# Links\n\nText.\n"}))
+    ok("run", base / "docs.jsonl", "--out", base / "out")
+    ok("report", base / "out")
+    return base / "out" / "report.html"
+
+
+def test_the_values_a_chart_shows_are_text_never_markup(markup_page):
+    page = Page(markup_page.read_text(encoding="utf-8"))
+    shown = json.dumps(page.figures)
+    assert "<a" not in shown and "<b>b" not in shown
+    assert "&lt;a href=" in shown
+
+
+def test_a_path_of_markup_draws_no_link_in_chromium(chromium, markup_page):
+    with browser.visit(markup_page, chromium) as seen:
+        page = seen.page
+        assert page.eval_on_selector_all(".chart a", "els => els.length") == 0
+        assert page.eval_on_selector_all(".chart b", "els => els.length") == 0
+        text = page.eval_on_selector_all(".chart text", "els => els.map(e => e.textContent)")
+        assert any("evil.example" in t and "<a href=" in t for t in text)
 
 
 def test_without_plotly_it_says_how_to_install(sample_page, monkeypatch):
