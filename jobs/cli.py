@@ -217,20 +217,52 @@ def run_cmd(inputs, out, policy_file, log_json, **values):
     (bad_name). A folder that cannot be listed is a reject (unlistable) and its documents
     of the published run are kept as they were: nothing below it is removed.
     """
+    from chunkmill.pipeline import objectstore
+
+    if log_json:
+        errors.json_mode()
+    policy = _policy(policy_file, **{k: values.pop(k) for k in POLICY_FIELDS})
+    options = {**values, "names": _names(values["names"], inputs)}
+    if objectstore.is_uri(out):
+        _run(inputs, out, policy, options, log_json)
+        return
+    _not_an_input(out, inputs)
+    _a_run_store_or_empty(out)
+    with _made_for_this_run(out):
+        _writable(out)
+        _run(inputs, out, policy, options, log_json)
+
+
+@contextmanager
+def _made_for_this_run(out: Path):
+    """--out as a run leaves it: a folder this command created is removed again when the run
+    published nothing (refused, failed, a dry run, Ctrl-C), so no empty output folder is
+    left behind; a folder that existed is left as the run leaves it."""
+    import shutil
+
+    from chunkmill.pipeline import runstore
+
+    created = not out.exists()
+    try:
+        yield
+    finally:
+        if created and out.is_dir() and not (out / runstore.POINTER).exists():
+            try:  # never from under a run that started there meanwhile
+                with runstore.Lock(out):
+                    if not (out / runstore.POINTER).exists():
+                        shutil.rmtree(out, ignore_errors=True)
+            except runstore.LockedError:
+                pass
+
+
+def _run(inputs, out, policy, options: dict, log_json: bool) -> None:
+    """The run itself, its refusals as exits, then its closing lines."""
     from chunkmill import api
     from chunkmill.jobs.errors import EngineError
     from chunkmill.jobs.runlog import RunLog
     from chunkmill.pipeline import objectstore, runstore
     from chunkmill.pipeline.runstore.guards import Refused
 
-    if log_json:
-        errors.json_mode()
-    policy = _policy(policy_file, **{k: values.pop(k) for k in POLICY_FIELDS})
-    options = {**values, "names": _names(values["names"], inputs)}
-    if not objectstore.is_uri(out):
-        _not_an_input(out, inputs)
-        _a_run_store_or_empty(out)
-        _writable(out)
     log = RunLog(as_json=log_json)
     bar = None if log_json else _Progress("run")  # a bar label is not a JSON line
     with _input_errors():
@@ -359,12 +391,16 @@ def _names(pairs: tuple[str, ...], inputs: tuple[str, ...]) -> dict[str, str]:
 @click.argument("out", metavar="DIR", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.option("--json", "as_json", is_flag=True, help="The runs table as JSON.")
 def runs_cmd(out, as_json):
-    """List the runs of DIR, oldest first, with their counts and status."""
+    """List the runs of DIR, oldest first, with their counts and status. A published run
+    whose folder --keep has since removed is shown as pruned: `chunkmill publish` cannot
+    bring it back, `chunkmill changes --since` still can start from it."""
     import json
 
     from chunkmill.pipeline import runstore
 
     records = runstore.history(out)
+    for r in records:
+        r["pruned"] = r["status"] == "published" and not runstore.run_dir(out, r["run_id"]).is_dir()
     if as_json:
         click.echo(json.dumps(records, default=str, indent=1))
         return
@@ -376,8 +412,9 @@ def runs_cmd(out, as_json):
         mark = "*" if current is not None and current.name == r["run_id"] else " "
         secs = r["seconds"] or {}
         total = dict(secs).get("total") if secs else None
+        status = "pruned" if r["pruned"] else r["status"]
         click.echo(
-            f"{mark} {r['run_id']}  {r['status']:<9} "
+            f"{mark} {r['run_id']}  {status:<9} "
             f"docs +{r['documents_added'] or 0} ~{r['documents_changed'] or 0} "
             f"={r['documents_unchanged'] or 0} -{r['documents_deleted'] or 0}  "
             f"chunks +{r['chunks_added'] or 0} -{r['chunks_removed'] or 0} "

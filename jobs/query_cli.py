@@ -102,9 +102,15 @@ def _bar(n: int, most: int, width: int = 40) -> str:
     "--meta", metavar="KEY=VALUE", help="Only documents whose front matter has KEY equal to VALUE."
 )
 @click.option("--limit", "-k", default=10, show_default=True, type=click.IntRange(1, 10_000))
-@click.option("--json", "as_json", is_flag=True, help="One JSON array, for machines.")
-def search_cmd(out, query, section, level, chunk_type, path_glob, meta, limit, as_json):
-    """Keyword search over the chunks of DIR, ranked by BM25 (k1 1.2, b 0.75).
+@click.option(
+    "--full",
+    is_flag=True,
+    help="Print each hit's whole text, not a snippet around its first match.",
+)
+@click.option("--json", "as_json", is_flag=True, help="One JSON array (whole texts), for machines.")
+def search_cmd(out, query, section, level, chunk_type, path_glob, meta, limit, full, as_json):
+    """Keyword search over the chunks of DIR, ranked by BM25 (k1 1.2, b 0.75). Each hit is
+    printed with a snippet of a few lines around its first match (--full: the whole text).
 
     \b
     Example:
@@ -147,7 +153,31 @@ def search_cmd(out, query, section, level, chunk_type, path_glob, meta, limit, a
         link = h["url"] or (f"#{h['anchor']}" if h["anchor"] else None)
         if link:
             click.echo(f"       {link}")
-        click.echo(textwrap.indent(h["text"].strip("\n"), "       "))
+        text = h["text"].strip("\n") if full else snippet(h["text"], query)
+        click.echo(textwrap.indent(text, "       "))
+
+
+SNIPPET_LINES, SNIPPET_WIDTH = 3, 100
+
+
+def snippet(text: str, query: str) -> str:
+    """A few lines of ``text`` from the line before the first one holding a word of
+    ``query`` (else from the start), each cut to a width; "…" marks what is left out."""
+    import re
+
+    words = [w for w in re.findall(r"\w+", query.lower()) if len(w) > 1]
+    lines = [line for line in text.strip("\n").splitlines() if line.strip()]
+    hit = next((i for i, line in enumerate(lines) if any(w in line.lower() for w in words)), 0)
+    start = max(hit - 1, 0)
+    shown = lines[start : start + SNIPPET_LINES]
+    cut = [
+        line if len(line) <= SNIPPET_WIDTH else line[: SNIPPET_WIDTH - 1] + "…" for line in shown
+    ]
+    if start > 0:
+        cut[0] = "… " + cut[0]
+    if start + SNIPPET_LINES < len(lines):
+        cut.append("…")
+    return "\n".join(cut)
 
 
 @click.command("stats")
@@ -331,10 +361,20 @@ def check_cmd(out, tokenizer, show):
     help="Write to FILE instead of the terminal (needed for parquet); --out as in "
     "`changes` and `report`.",
 )
-def sql_cmd(out, query, fmt, output):
+@click.option(
+    "--rows",
+    default=50,
+    show_default=True,
+    type=click.IntRange(0),
+    help="Rows the table format shows (0: all); the other formats write every row.",
+)
+def sql_cmd(out, query, fmt, output, rows):
     """Run any SQL QUERY over DIR with the views documents, blocks, chunks, rejects and
     postings in place. The files of the views QUERY names are checked against the run's
     manifest first; a damaged one is refused (exit 1).
+
+    The table format shows the first --rows rows and says on stderr when there are more;
+    csv, json and parquet hold every row.
 
     \b
     Example:
@@ -363,8 +403,15 @@ def sql_cmd(out, query, fmt, output):
     elif fmt == "json":
         text = json.dumps(_jsonable(frame), indent=1, ensure_ascii=False)
     else:
-        with pl.Config(tbl_rows=50, fmt_str_lengths=80, tbl_width_chars=200):
-            text = str(frame)
+        shown = frame.height if rows == 0 else min(rows, frame.height)
+        with pl.Config(tbl_rows=shown, fmt_str_lengths=80, tbl_width_chars=200):
+            text = str(frame.head(shown))
+        if shown < frame.height:
+            click.echo(
+                f"chunkmill sql: showing {shown} of {frame.height} rows (--rows 0 shows all; "
+                "--format csv, json or parquet writes every row)",
+                err=True,
+            )
     if fmt != "parquet":
         if output:
             output.write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")

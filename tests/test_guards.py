@@ -40,10 +40,17 @@ def state(out: Path) -> tuple:
 def test_empty_input_publishes_nothing(tmp_path):
     empty = tmp_path / "empty"
     empty.mkdir()
-    result = cli(empty, tmp_path / "out")
+    result = cli(empty, tmp_path / "new")
     assert result.exit_code == 1
     assert "no document was read from INPUT" in result.output
     assert "Nothing was published" in result.output
+    assert not (tmp_path / "new").exists()  # the folder it made is gone with the run
+    missing = cli(tmp_path / "no-such-input", tmp_path / "new")
+    assert missing.exit_code == 2 and not (tmp_path / "new").exists()
+    # into a folder that was there: the refusal is recorded in it
+    (tmp_path / "out").mkdir()
+    result = cli(empty, tmp_path / "out")
+    assert result.exit_code == 1 and "Nothing was published" in result.output
     assert runstore.published(tmp_path / "out") is None
     assert [r["status"] for r in runstore.history(tmp_path / "out")] == ["refused"]
     # the readers say there is no published run yet, once, as a usage error

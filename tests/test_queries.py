@@ -329,9 +329,41 @@ def test_search_results_carry_url_anchor_and_text(tmp_path):
     assert [(r["url"], r["anchor"], r["text"]) for r in rows] == list(
         zip(hits["url"], hits["anchor"], hits["text"])
     )
-    listing = CliRunner().invoke(main, ["search", str(out), "compactor", "--level", "2"])
+    listing = CliRunner().invoke(main, ["search", str(out), "compactor", "--level", "2", "--full"])
     assert listing.exit_code == 0, listing.output
     first = hits.row(0, named=True)
     assert first["url"] in listing.output
-    # the whole text, each line indented under its hit
+    # --full: the whole text, each line indented under its hit
     assert all(line.strip() in listing.output for line in first["text"].splitlines())
+
+
+def test_search_prints_a_snippet_around_the_first_match(tmp_path):
+    doc = "# Guide\n\n" + "\n".join(f"Filler line {i} about nothing." for i in range(30))
+    doc += "\nThe compactor merges segments at night.\n" + "Trailing line.\n" * 20
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "guide.md").write_text(doc)
+    out = tmp_path / "out"
+    assert (
+        CliRunner().invoke(main, ["run", str(tmp_path / "src"), "--out", str(out)]).exit_code == 0
+    )
+    listing = CliRunner().invoke(main, ["search", str(out), "compactor"])
+    assert listing.exit_code == 0, listing.output
+    rank, link, *body = [line.strip() for line in listing.output.splitlines()]
+    assert rank.endswith("guide.md:1-53  Guide") and link == "#guide"
+    assert body[0] == "… Filler line 29 about nothing."
+    assert body[1] == "The compactor merges segments at night." and body[-1] == "…"
+    assert len(body) == 4 and "Filler line 3 " not in listing.output
+    full = CliRunner().invoke(main, ["search", str(out), "compactor", "--full"])
+    assert "Filler line 3 about nothing." in full.output and full.output.count("Trailing") == 20
+
+
+def test_sql_says_when_the_table_shows_fewer_rows_than_the_query_returned(sample_out):
+    query = "SELECT * FROM range(200)"
+    result = CliRunner().invoke(main, ["sql", str(sample_out), query])
+    assert result.exit_code == 0, result.output
+    assert "showing 50 of 200 rows" in result.stderr
+    assert "│ 49 " in result.stdout and "│ 50 " not in result.stdout
+    every = CliRunner().invoke(main, ["sql", str(sample_out), query, "--rows", "0"])
+    assert "│ 199 " in every.stdout and "showing" not in every.stderr
+    small = CliRunner().invoke(main, ["sql", str(sample_out), "SELECT * FROM range(3)"])
+    assert "showing" not in small.stderr
