@@ -130,6 +130,19 @@ def test_image_only_block_is_its_own_chunk_counted_by_its_alt_text():
     assert all("![" not in c["text"] for c in text_chunks)
 
 
+@pytest.mark.parametrize("alt", ["", "   "])
+def test_an_image_without_alt_text_stays_in_its_sections_text(alt):
+    doc = f"# Pics\n\nSome words here.\n\n![{alt}](assets/d.png)\n\nMore.\n"
+    chunks = chunk_text(doc)
+    assert [c["chunk_type"] for c in chunks] == ["section"]  # nothing to embed on its own
+    (only,) = chunks
+    assert f"![{alt}](assets/d.png)" in only["text"] and "assets/d.png" in only["embed_text"]
+    assert only["spans"] == [{"start": 0, "end": len(doc) - 1}]  # every character covered
+    big = f"# Pics\n\n![{alt}](data:image/png;base64,{'QUJD' * 3000})\n"
+    parts = chunk_text(big, Policy(target_tokens=200, max_tokens=300, min_tokens=50))
+    assert len(parts) > 1 and all(p["n_tokens"] <= 300 for p in parts)  # cut as text is
+
+
 def test_headingless_document_uses_the_fallback():
     doc = "\n\n".join(sentences(5, start=i * 5) for i in range(30))
     chunks = chunk_text(doc, SMALL, path="notes/plain.md")

@@ -104,7 +104,7 @@ pub fn units_of<C: Counting>(
             code: code_like(b.kind),
             counting,
         };
-        if (b.tokens <= limit && !crowded) || b.kind == Kind::Image {
+        if (b.tokens <= limit && !crowded) || captioned(b.kind, b.alt) {
             let (text, n) = closed(b.text, b.tokens, &mut count)?;
             let alt = match (b.kind, b.alt) {
                 (Kind::Image, Some(alt)) if !alt.is_empty() => {
@@ -231,12 +231,22 @@ pub fn pack_arrays(units: &[Unit]) -> pack::UnitArrays {
                 )
             })
             .collect(),
-        image: kinds().map(|k| k == Kind::Image).collect(),
+        image: units
+            .iter()
+            .map(|u| captioned(u.kind, u.alt.as_deref()))
+            .collect(),
         overlap_ok: kinds()
             .map(|k| !matches!(k, Kind::Heading | Kind::FrontMatter | Kind::Image))
             .collect(),
         filler: units.iter().map(filler).collect(),
     }
+}
+
+/// An image with an alt text: a chunk of its own, embedded as that text. An image without
+/// one (or only spaces) would embed its breadcrumb alone: it stays in its section's text,
+/// as written, source path included.
+fn captioned(kind: Kind, alt: Option<&str>) -> bool {
+    kind == Kind::Image && alt.is_some_and(|a| !a.trim().is_empty())
 }
 
 /// Says nothing alone: a heading, or link reference definitions or comments only.
