@@ -22,7 +22,7 @@ CHUNKER_VERSION = "mdchunk-6"
 # that run's stored blocks again once (nothing is parsed), the ids whose boundaries stay are
 # kept and their changed rows reach consumers as updates (`chunkmill changes --updates`).
 # What each version changed: CHANGELOG.md, Version labels.
-ASSEMBLY_VERSION = "assembly-2"
+ASSEMBLY_VERSION = "assembly-3"
 MIN_MAX_TOKENS = 16  # a smaller cap leaves no room for a context header and a word
 # The terms of pipeline/postings.py: bump when they change. A run reuses the postings rows of
 # unchanged chunks only from a published postings.parquet whose footer names this version.

@@ -96,6 +96,7 @@ CHUNKS = pa.schema(
         ("spans", pa.list_(SPAN)),
         ("char_start", pa.int64()),
         ("char_end", pa.int64()),
+        ("is_slice", pa.bool_()),  # text == the document's characters [char_start, char_end)
         ("line_start", pa.int32()),
         ("line_end", pa.int32()),
         ("is_split", pa.bool_()),

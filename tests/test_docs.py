@@ -148,3 +148,28 @@ def test_the_results_page_is_rendered_from_the_latest_results():
     from benchmarks import results_page
 
     assert results_page.main(["--check"]) == 0  # else: python benchmarks/results_page.py
+
+
+def test_the_readme_chunk_row_is_what_a_run_makes(tmp_path):
+    """The README's example row, run with the flags it names: the same values, and what it
+    says of ``text`` and ``is_slice`` holds for that row."""
+    import polars as pl
+
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    flags = re.search(r"One chunk row \(of\s+`sample_data/` at `([^`]+)`", readme)[1].split()
+    row = re.search(r"```text\n(chunk_id .*?)```", readme, re.S)[1]
+    shown = dict(re.findall(r"(\w+)\s+(\d+|true|false|[0-9a-f]{32})(?=\s|$)", row))
+    out = tmp_path / "out"
+    subprocess.run([BIN / "chunkmill", "run", REPO / "sample_data", "--out", out, *flags],
+                   check=True, capture_output=True)  # fmt: skip
+    chunks = pl.read_parquet(out / "published" / "chunks.parquet")
+    got = chunks.filter(pl.col("chunk_id") == shown["chunk_id"]).row(0, named=True)
+    for name in ("n_tokens", "char_start", "char_end", "line_start"):
+        assert str(got[name]) == shown[name], name
+    assert str(got["is_slice"]).lower() == shown["is_slice"]
+    text = pl.read_parquet(out / "published" / "documents.parquet").filter(
+        pl.col("doc_id") == got["doc_id"]
+    )["text"][0]
+    assert (text[got["char_start"] : got["char_end"]] == got["text"]) == got["is_slice"]
+    assert got["text"].startswith(re.search(r"(?m)^text +(.+)$", row)[1])
+    assert f"{len(chunks.columns)} columns" in readme

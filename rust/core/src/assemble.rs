@@ -37,13 +37,15 @@ pub struct IdParts<'a> {
     pub id_hash: &'a str,
 }
 
-/// One assembled chunk: its text, its merged spans (code points, sorted), the 1-based
-/// lines of its first and last character, its id, the tokens of its overlap units and the
-/// first and last block it draws from.
+/// One assembled chunk: its text, its merged spans (code points, sorted), whether the text
+/// is the document's characters from the first span's start to the last span's end, the
+/// 1-based lines of its first and last character, its id, the tokens of its overlap units
+/// and the first and last block it draws from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Chunk {
     pub body: String,
     pub spans: Vec<(usize, usize)>,
+    pub is_slice: bool,
     pub line_start: usize,
     pub line_end: usize,
     pub chunk_id: String,
@@ -69,8 +71,10 @@ fn chunk_of(doc: &Text, units: &Units, g: &Group, ids: &IdParts, lines: &mut Lin
     let (first, last) = (spans[0], spans[spans.len() - 1]);
     let keys = g.units.iter().map(|&k| units.keys[k]);
     let blocks = || g.units.iter().map(|&k| units.block_index[k]);
+    let body = g.image_body.map_or(body, str::to_owned);
     Chunk {
-        body: g.image_body.map_or(body, str::to_owned),
+        is_slice: body == units.text[doc.byte(first.0)..doc.byte(last.1)],
+        body,
         line_start: lines.line_of(doc.byte(first.0)),
         line_end: lines.line_of(doc.byte(last.1.saturating_sub(1).max(last.0))),
         chunk_id: chunk_id(ids, keys, g.prefix, g.anchor),

@@ -344,6 +344,7 @@ struct Outcome {
     span_start: Vec<usize>,
     span_end: Vec<usize>,
     spans_at: Vec<usize>,
+    is_slice: Vec<bool>,
     line_start: Vec<usize>,
     line_end: Vec<usize>,
     part: Vec<usize>,
@@ -404,6 +405,7 @@ impl Outcome {
                 self.span_start.push(s);
                 self.span_end.push(e);
             }
+            self.is_slice.push(r.is_slice);
             self.line_start.push(r.line_start);
             self.line_end.push(r.line_end);
             self.part.push(r.part);
@@ -445,6 +447,7 @@ impl Outcome {
             span_start,
             span_end,
             spans_at,
+            is_slice,
             line_start,
             line_end,
             part,
