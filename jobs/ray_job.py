@@ -150,7 +150,7 @@ def read(
             continue
         row = next(rows)
         if row["uri"] == "":
-            yield Reused(make_doc_id(row["path"]), row["n_bytes"])
+            yield Reused(make_doc_id(row["path"]), row["n_bytes"], row["source"])
         else:
             yield RawDocument(
                 row["path"],

@@ -18,6 +18,7 @@ from functools import partial
 from itertools import chain
 from pathlib import Path
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 
 from chunkmill.jobs import pool
@@ -102,9 +103,21 @@ def prepare(items: list, prev: Previous | None, policy: Policy, reuse_chunks: bo
     postings = None
     if chunks is not None and prev.postings_reusable:
         postings = prev.postings(chunks["chunk_id"].to_pylist())
-    return Batch(
-        items, prev.take("documents", reused), prev.blocks(reused, policy.bias), chunks, postings
-    )
+    docs = _sourced(prev.take("documents", reused), [x for x in items if isinstance(x, Reused)])
+    return Batch(items, docs, prev.blocks(reused, policy.bias), chunks, postings)
+
+
+def _sourced(docs: pa.Table, reused: list[Reused]) -> pa.Table:
+    """The published rows of reused documents with ``source`` as this run spells INPUT
+    (``./docs/`` or an absolute path for ``docs``), as a run with --full writes it."""
+    if docs.num_rows != len(reused) or all(r.source is None for r in reused):
+        return docs
+    old = docs["source"].to_pylist()
+    now = [r.source if r.source is not None else o for r, o in zip(reused, old)]
+    if now == old:
+        return docs
+    at = docs.schema.get_field_index("source")
+    return docs.set_column(at, docs.schema.field(at), pa.array(now, docs.schema.field(at).type))
 
 
 def _carry_unlisted(raws, prev: Previous | None, plan: list[sources.Source]):
@@ -119,7 +132,11 @@ def _carry_unlisted(raws, prev: Previous | None, plan: list[sources.Source]):
             if listed is None:
                 listed = {(s.root_uri, s.rel) for s in plan if not s.is_table}
             below = prev.under(raw.source, sources.folder_prefix(raw.path))
-            yield from (Reused(d) for d, path in below if (raw.source, path) not in listed)
+            yield from (
+                Reused(d, source=raw.source)
+                for d, path in below
+                if (raw.source, path) not in listed
+            )
 
 
 def _read_stamped(plan, selection, trusted: dict, known: dict, work: RunCounts):
@@ -142,7 +159,7 @@ def _read_stamped(plan, selection, trusted: dict, known: dict, work: RunCounts):
         if stamp[0] <= max_bytes and doc_id in known and trusted.get(key) == (doc_id, stamp):
             work.unread += 1
             work.bytes_read += stamp[0]
-            yield Reused(doc_id, stamp[0])
+            yield Reused(doc_id, stamp[0], src.root_uri)
         else:
             yield sources.read_file(src, max_bytes)
 
@@ -166,7 +183,7 @@ def _hash_inputs(raws, prev: Previous, tally: Tally, on_fresh: Callable[[], None
             doc_id = make_doc_id(raw.path)
             digest = content_hash(raw.data, raw.metadata) if raw.data is not None else None
             same = unchanged(prev.hashes, doc_id, digest)
-            item = Reused(doc_id, len(raw.data)) if same else raw
+            item = Reused(doc_id, len(raw.data), raw.source) if same else raw
             if not same:
                 on_fresh()
                 tally.fresh.add(doc_id)

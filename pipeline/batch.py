@@ -49,10 +49,12 @@ _BATCH_TABLES = {
 @dataclass(frozen=True)
 class Reused:
     """A document whose bytes did not change since the previous run (``n_bytes`` of them:
-    what it weighs when batches are cut, as if it had been read)."""
+    what it weighs when batches are cut, as if it had been read), read from ``source`` (the
+    INPUT as this run spells it; None: as the previous run recorded it)."""
 
     doc_id: str
     n_bytes: int = 0
+    source: str | None = None
 
 
 @dataclass
@@ -262,8 +264,13 @@ def _single(batch: Batch, item) -> Batch:
 
 def merge(results: list[tuple[dict[str, pa.Table], Counter]]):
     """The results of a batch's single-document batches, as ``process`` of the whole batch
-    gives them: rows in document order, rejects by stage then document."""
-    tables = {name: pa.concat_tables([r[0][name] for r in results]) for name in results[0][0]}
+    gives them: rows in document order, rejects by stage then document, each column one
+    array (the Parquet writer cuts pages where the arrays of a column meet, so parts left
+    apart would make other bytes of the same rows)."""
+    tables = {
+        name: pa.concat_tables([r[0][name] for r in results]).combine_chunks()
+        for name in results[0][0]
+    }
     rejects = tables["rejects"]
     if rejects.num_rows:
         rank = [STAGE_ORDER.get(s, 9) for s in rejects["stage"].to_pylist()]

@@ -117,6 +117,8 @@ def decode(raw: RawDocument, mdx: str = "auto", max_bytes: int = DEFAULT_MAX_BYT
         return reject(raw.reason or "unreadable", raw.error or "could not be read")
     if size > max_bytes:
         return reject("too_large", f"{size} bytes is over the limit of {max_bytes} bytes")
+    if raw.data[:4] in (b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff"):  # UTF-32's mark
+        return reject("invalid_utf8", "UTF-32 text (byte order mark at byte 0): save it as UTF-8")
     if raw.data[:2] in (b"\xff\xfe", b"\xfe\xff"):  # a UTF-16 byte order mark
         return reject("invalid_utf8", "UTF-16 text (byte order mark at byte 0): save it as UTF-8")
     nul = raw.data.find(b"\x00")

@@ -108,6 +108,15 @@ def test_chunk_texts_equals_chunk_text_for_each_document_on_any_number_of_thread
     assert sorted(set(named["path"].to_pylist())) == ["doc-0.md", "doc-1.md"]
 
 
+def test_a_lone_surrogate_rejects_its_document_not_the_call():
+    texts = ["# A\n\nalpha", "bad \ud800 text", "# C\n\ngamma"]
+    with pytest.warns(UserWarning, match="1 document.* rejected, e.g. b.md: invalid_utf8"):
+        table = chunk_texts(texts, paths=["a.md", "b.md", "c.md"])
+    assert table["path"].to_pylist() == ["a.md", "c.md"]
+    alone = chunk_texts([texts[0], texts[2]], paths=["a.md", "c.md"])
+    assert table["chunk_id"].to_pylist() == alone["chunk_id"].to_pylist()
+
+
 def test_chunk_texts_names_what_it_does_not_take():
     with pytest.raises(TypeError, match="list of str"):
         chunk_texts("# one document")

@@ -26,6 +26,28 @@ def test_two_runs_are_byte_identical(tmp_path):
         assert (a / f"{name}.parquet").read_bytes() == (b / f"{name}.parquet").read_bytes()
 
 
+def test_an_incremental_run_equals_a_full_one_whatever_the_spelling_of_input(tmp_path):
+    import os
+    import shutil
+
+    shutil.copytree(SAMPLE, tmp_path / "docs")
+    here = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        for spelling in ("docs", f"{tmp_path}/docs"):
+            with open("docs/index.md", "a") as fh:
+                fh.write("\nOne more line.\n")
+            args = ["run", spelling, "--out", "night"]
+            assert CliRunner().invoke(main, args).exit_code == 0
+        full = ["run", f"{tmp_path}/docs", "--out", "full", "--full"]
+        assert CliRunner().invoke(main, full).exit_code == 0
+    finally:
+        os.chdir(here)
+    night, full = runstore.resolve(tmp_path / "night"), runstore.resolve(tmp_path / "full")
+    for name in ("documents", "blocks", "chunks", "postings", "rejects"):
+        assert (night / f"{name}.parquet").read_bytes() == (full / f"{name}.parquet").read_bytes()
+
+
 def test_chunk_id_recipe_and_policy_change(tmp_path):
     chunks = pl.read_parquet(_run(tmp_path / "a") / "chunks.parquet")
     for row in chunks.head(20).iter_rows(named=True):
@@ -55,6 +77,32 @@ def test_output_is_identical_for_one_and_two_workers(tmp_path):
     for name in ("documents", "blocks", "chunks", "postings", "rejects"):
         assert (one / f"{name}.parquet").read_bytes() == (two / f"{name}.parquet").read_bytes()
     assert pl.read_parquet(one / "documents.parquet").height == 700
+
+
+def test_a_batch_run_again_document_by_document_writes_the_same_bytes(tmp_path):
+    """After a worker dies, its batch runs again one document at a time and the parts are
+    merged: the files must not tell (page boundaries included)."""
+    from chunkmill.pipeline import batch, schemas
+    from chunkmill.pipeline.document import RawDocument
+    from chunkmill.pipeline.runstore.parquet_files import TableWriter
+
+    items = []
+    for i in range(400):
+        body = "\n\n".join(f"## S{j}\n\nText {i} {j} " + "word " * (50 + i % 200) for j in range(9))
+        items.append(RawDocument(f"d{i:03d}.md", "src", f"# Doc {i}\n\n{body}\n".encode(), None))
+    whole = batch.Batch(items)
+    policy = Policy()
+    once = batch.process(whole, policy, 1 << 20)[0]
+    again = batch.merge([batch.process(b, policy, 1 << 20) for b in batch.split(whole)])[0]
+    assert sum(len(t) for t in once["blocks"]["text"].to_pylist()) > 2 << 20  # several pages
+    for name in once:
+        files = []
+        for tag, tables in (("once", once), ("again", again)):
+            writer = TableWriter(tmp_path / f"{name}.{tag}.parquet", schemas.TABLES[name])
+            writer.write(tables[name])
+            writer.close()
+            files.append((tmp_path / f"{name}.{tag}.parquet").read_bytes())
+        assert files[0] == files[1], name
 
 
 def _run_workers(src, out, workers):

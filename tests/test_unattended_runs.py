@@ -279,6 +279,8 @@ def test_nan_is_no_timeout_and_utf16_is_named(tmp_path):
     src = tmp_path / "src"
     src.mkdir()
     (src / "windows.md").write_bytes("# Notes\n\nSaved by Notepad.\n".encode("utf-16"))
+    (src / "wide.md").write_bytes("# Notes\n\nFour bytes each.\n".encode("utf-32"))
+    (src / "wide-be.md").write_bytes(b"\x00\x00\xfe\xff" + "# Big end\n".encode("utf-32-be"))
     (src / "ok.md").write_text("# Fine\n\ntext\n")
     result = CliRunner().invoke(
         main, ["run", str(src), "--out", str(tmp_path / "o"), "--doc-timeout", "nan"]
@@ -289,6 +291,8 @@ def test_nan_is_no_timeout_and_utf16_is_named(tmp_path):
     result = CliRunner().invoke(main, ["run", str(src), "--out", str(tmp_path / "o")])
     assert result.exit_code == 0, result.output
     rejects = pl.read_parquet(runstore.resolve(tmp_path / "o") / "rejects.parquet")
-    assert rejects["detail"].to_list() == [
-        "UTF-16 text (byte order mark at byte 0): save it as UTF-8"
-    ]
+    assert dict(zip(rejects["path"], rejects["detail"])) == {
+        "windows.md": "UTF-16 text (byte order mark at byte 0): save it as UTF-8",
+        "wide.md": "UTF-32 text (byte order mark at byte 0): save it as UTF-8",
+        "wide-be.md": "UTF-32 text (byte order mark at byte 0): save it as UTF-8",
+    }

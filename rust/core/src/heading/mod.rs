@@ -231,6 +231,15 @@ mod tests {
     }
 
     #[test]
+    fn an_attribute_list_of_any_length_is_read_without_recursion() {
+        // a stack frame per attribute overflowed the stack of a test thread (2 MiB) here
+        let many = format!("## Deep {{#last {}}}", ".c ".repeat(100_000).trim_end());
+        assert_eq!(cleaned(&many), ("Deep".into(), Some("last".into())));
+        let broken = format!("## Deep {{{} =}}", ".c ".repeat(100_000));
+        assert_eq!(cleaned(&broken).1, None);
+    }
+
+    #[test]
     fn titles_are_bounded() {
         assert_eq!(title("é".repeat(200)), "é".repeat(200));
         assert_eq!(

@@ -185,20 +185,67 @@ impl<'a> AttrList<'a> {
         }
     }
 
+    /// Depth first over the starts of the following ATTRs, with a stack of its own (an
+    /// attribute list of a hundred thousand ATTRs is as deep): a start parses when one of
+    /// its ATTR's ends is the end of the text, or is followed by blanks and a start that
+    /// parses.
     fn parses_from(&mut self, start: usize) -> bool {
         if let Some(&known) = self.known.get(&start) {
             return known;
         }
-        let ok = self.attr_ends(start).into_iter().any(|end| {
-            let b = self.text.as_bytes();
-            if end == b.len() {
-                return true;
+        // (a start, the starts after its ATTR, how many of them were tried)
+        let mut stack = match self.followers(start) {
+            None => return self.settle(&[start], true),
+            Some(next) => vec![(start, next, 0)],
+        };
+        while let Some((at, next, tried)) = stack.last_mut() {
+            let Some(&candidate) = next.get(*tried) else {
+                let failed = *at;
+                stack.pop();
+                self.known.insert(failed, false);
+                continue;
+            };
+            *tried += 1;
+            let grows = match self.known.get(&candidate) {
+                Some(&false) => continue,
+                Some(&true) => None,
+                None => self.followers(candidate),
+            };
+            match grows {
+                Some(after) => stack.push((candidate, after, 0)),
+                None => {
+                    // it parses, and so does every start waiting on it
+                    let mut starts: Vec<usize> = stack.iter().map(|f| f.0).collect();
+                    starts.push(candidate);
+                    return self.settle(&starts, true);
+                }
             }
-            let next = end + b[end..].iter().take_while(|&&c| is_blank(c)).count();
-            next > end && next < b.len() && self.parses_from(next)
-        });
-        self.known.insert(start, ok);
+        }
+        false
+    }
+
+    fn settle(&mut self, starts: &[usize], ok: bool) -> bool {
+        for &s in starts {
+            self.known.insert(s, ok);
+        }
         ok
+    }
+
+    /// The starts of the ATTRs that may follow the one at `start` (after its blanks), or
+    /// None when an ATTR there ends the text.
+    fn followers(&self, start: usize) -> Option<Vec<usize>> {
+        let b = self.text.as_bytes();
+        let mut next = Vec::new();
+        for end in self.attr_ends(start) {
+            if end == b.len() {
+                return None;
+            }
+            let after = end + b[end..].iter().take_while(|&&c| is_blank(c)).count();
+            if after > end && after < b.len() {
+                next.push(after);
+            }
+        }
+        Some(next)
     }
 
     /// The ends an ATTR starting at `start` can have and still be followed by a blank or
