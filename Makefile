@@ -20,9 +20,9 @@ PACKAGE_FOLDERS := src/chunkmill $(shell find pipeline jobs sql -type d -not -na
 INSTALL_DEPS := pyproject.toml $(RUST_SOURCES) $(PACKAGE_FOLDERS)
 # pip is quiet and the build's own warnings are left out (the editable install's notes on
 # its link tree under build/): say what the long silence of a first build is.
-PIP_INSTALL := @echo "installing chunkmill into $(VENV): the first build of the Rust core in \
-release mode takes about 3 minutes on 2 idle cores, 5-6 on a busy machine; later builds \
-take seconds" && PYTHONWARNINGS=ignore $(BIN)/python -m pip install --quiet
+PIP_INSTALL := @echo "installing chunkmill into $(VENV): the first build of the Rust core \
+(release mode, quiet) takes 1.5-2 minutes on 2 idle cores, 3-6 on a busy machine; later \
+builds take seconds" && PYTHONWARNINGS=ignore $(BIN)/python -m pip install --quiet
 $(VENV)/.installed-base: $(INSTALL_DEPS) | $(BIN)/python
 	$(PIP_INSTALL) -e .
 	touch $@
