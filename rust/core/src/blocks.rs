@@ -206,24 +206,34 @@ fn heading_paths(cols: &mut Columns, found: &[Block]) -> Vec<String> {
 }
 
 /// Content-derived ids: sha256 of kind, text, heading path and occurrence among
-/// identical blocks, as 16 hex digits.
+/// identical blocks, as 16 hex digits. Each block's text is read once, by the hash: the
+/// digest of kind, text and path tells identical blocks apart, and the occurrence number is
+/// hashed on from there.
 fn block_ids(found: &[Block], bodies: &[&str], paths: &[String]) -> Vec<String> {
-    let mut seen: HashMap<String, usize> = HashMap::new();
+    let mut seen: HashMap<[u8; 32], usize> = HashMap::new();
     let mut out = Vec::with_capacity(found.len());
     for ((b, body), path) in found.iter().zip(bodies).zip(paths) {
-        let key = format!("{}\0{}\0{}\0", b.kind.name(), body, path);
-        let n = seen.entry(key.clone()).or_insert(0);
-        let payload = format!("{key}{n}");
+        let mut hash = Sha256::new();
+        for part in [b.kind.name(), body, path] {
+            hash.update(part.as_bytes());
+            hash.update([0u8]);
+        }
+        let n = seen.entry(hash.clone().finalize().into()).or_insert(0);
+        hash.update(n.to_string().as_bytes());
         *n += 1;
-        out.push(short_hash(payload.as_bytes(), 16));
+        out.push(hex_prefix(&hash.finalize(), 16));
     }
     out
 }
 
 /// The first `n` lowercase hex digits of the sha256 of `data`.
 pub fn short_hash(data: &[u8], n: usize) -> String {
+    hex_prefix(&Sha256::digest(data), n)
+}
+
+/// The first `n` lowercase hex digits of `digest`.
+fn hex_prefix(digest: &[u8], n: usize) -> String {
     const HEX: &[u8; 16] = b"0123456789abcdef";
-    let digest = Sha256::digest(data);
     let mut out = String::with_capacity(n);
     for byte in digest.iter() {
         for nibble in [byte >> 4, byte & 15] {
