@@ -127,7 +127,10 @@ def installs(tmp_path_factory):
 
 
 def _clean_env() -> dict[str, str]:
-    return {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    # the interpreter the compiled core was built for: another one (the new environment's,
+    # which pip --python builds with) would make cargo build it again, for a minute
+    return {**env, "PYO3_PYTHON": sys.executable, "PYTHON_SYS_EXECUTABLE": sys.executable}
 
 
 def _check(args, env) -> None:
