@@ -127,7 +127,7 @@ fuzz: $(VENV)/.installed-dev
 ## lint: ruff, then rustfmt and clippy over both Rust crates (the binding crate finds the
 ## venv's Python through PYO3_PYTHON)
 lint: $(VENV)/.installed-dev
-	$(BIN)/ruff check chunkmill pipeline jobs tests benchmarks tools
+	$(BIN)/ruff check src pipeline jobs tests benchmarks tools
 	cargo fmt --all --check
 	PYO3_PYTHON=$(abspath $(BIN)/python) cargo clippy --workspace --all-targets -- -D warnings
 

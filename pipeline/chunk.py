@@ -243,26 +243,32 @@ def _fields(doc: dict, policy: Policy) -> list[str]:
 
 
 def _core_table(out: dict, docs: list[dict], policy: Policy, counting: Counting) -> pa.Table:
-    """The CHUNKS table of the core's columns."""
-    doc = out["doc"]
-    fm = [front_matter_column(d, policy) for d in docs]
+    """The CHUNKS table of the core's columns. What is the same for every chunk of a
+    document (its id, path, front matter) is one value per document, taken per chunk."""
+    doc = pa.array(out["doc"], pa.int32())
     n = len(doc)
+
+    def per_document(values: list, kind: pa.DataType) -> pa.Array:
+        return pa.array(values, kind).take(doc)
 
     def listed(name: str) -> pa.Array:
         offsets = pa.array(out[f"{name}_at"], pa.int32())
         return pa.ListArray.from_arrays(offsets, pa.array(out[name], pa.string()))
 
+    def same(value, kind: pa.DataType) -> pa.Array:
+        return pa.repeat(pa.scalar(value, kind), n)
+
+    starts = pa.array(out["span_start"], pa.int64())
+    ends = pa.array(out["span_end"], pa.int64())
+    spans_at = pa.array(out["spans_at"], pa.int32())
     spans = pa.ListArray.from_arrays(
-        pa.array(out["spans_at"], pa.int32()),
-        pa.StructArray.from_arrays(
-            [pa.array(out["span_start"], pa.int64()), pa.array(out["span_end"], pa.int64())],
-            fields=list(schemas.SPAN),
-        ),
+        spans_at, pa.StructArray.from_arrays([starts, ends], fields=list(schemas.SPAN))
     )
+    parts = pa.array(out["parts"], pa.int32())
     columns = {
         "chunk_id": out["chunk_id"],
-        "doc_id": [docs[d]["doc_id"] for d in doc],
-        "path": [docs[d]["path"] for d in doc],
+        "doc_id": per_document([d["doc_id"] for d in docs], pa.string()),
+        "path": per_document([d["path"] for d in docs], pa.string()),
         "title": out["title"],
         "chunk_index": out["chunk_index"],
         "chunk_type": out["chunk_type"],
@@ -278,24 +284,26 @@ def _core_table(out: dict, docs: list[dict], policy: Policy, counting: Counting)
         "embed_hash": out["embed_hash"],
         "image_src": out["image_src"],
         "n_tokens": out["n_tokens"],
-        "token_source": [counting.counter.name] * n,
+        "token_source": same(counting.counter.name, pa.string()),
         "overlap_tokens": out["overlap_tokens"],
         "block_start": out["block_start"],
         "block_end": out["block_end"],
         "block_ids": listed("block_ids"),
         "spans": spans,
-        "char_start": [out["span_start"][out["spans_at"][i]] for i in range(n)],
-        "char_end": [out["span_end"][out["spans_at"][i + 1] - 1] for i in range(n)],
+        "char_start": starts.take(spans_at.slice(0, n)),
+        "char_end": ends.take(pc.subtract(spans_at.slice(1), 1)),
         "is_slice": out["is_slice"],
         "line_start": out["line_start"],
         "line_end": out["line_end"],
-        "is_split": [p > 1 for p in out["parts"]],
+        "is_split": pc.greater(parts, 1),
         "part": out["part"],
-        "parts": out["parts"],
+        "parts": parts,
         "strategy": out["strategy"],
-        "front_matter": [fm[d] for d in doc],
-        "chunker_version": [CHUNKER_VERSION] * n,
-        "policy_hash": [policy.policy_hash] * n,
+        "front_matter": per_document(
+            [front_matter_column(d, policy) for d in docs], schemas.STR_MAP
+        ),
+        "chunker_version": same(CHUNKER_VERSION, pa.string()),
+        "policy_hash": same(policy.policy_hash, pa.string()),
     }
     arrays = [
         c if isinstance(c, pa.Array) else pa.array(c, f.type)

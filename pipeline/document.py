@@ -70,114 +70,105 @@ def make_doc_id(path: str) -> str:
     return hashlib.sha256(b"doc\x00" + path.encode("utf-8")).hexdigest()[:16]
 
 
-def _endings(text: str) -> tuple[int, int, int]:
-    """(CRLF, lone CR, lone LF) line endings of ``text``."""
-    if "\r" not in text:  # the common case: one scan
-        return 0, 0, text.count("\n")
-    crlf = text.count("\r\n")
-    return crlf, text.count("\r") - crlf, text.count("\n") - crlf
-
-
-def newline_style(text: str, endings: tuple[int, int, int] | None = None) -> str:
-    crlf, cr, lf = endings or _endings(text)
-    kinds = [name for name, n in (("crlf", crlf), ("cr", cr), ("lf", lf)) if n]
-    if not kinds:
-        return "none"
-    return kinds[0] if len(kinds) == 1 else "mixed"
-
-
-def line_breaks(text: str) -> int:
-    """Line endings in ``text``: LF, CRLF and lone CR each count once (as CommonMark says)."""
-    return text.count("\n") + text.count("\r") - text.count("\r\n")
-
-
-def count_lines(text: str, endings: tuple[int, int, int] | None = None) -> int:
-    if not text:
-        return 0
-    breaks = sum(endings or _endings(text))
-    return breaks + (0 if text.endswith(("\n", "\r")) else 1)
-
-
 def decode(raw: RawDocument, mdx: str = "auto", max_bytes: int = DEFAULT_MAX_BYTES):
-    """Return ``("document", row)`` or ``("reject", row)`` for one raw document."""
-    doc_id = make_doc_id(raw.path)
-    size = raw.n_bytes if raw.data is None else len(raw.data)
-
-    def reject(reason: str, detail: str) -> tuple[str, dict]:
-        return "reject", {
-            "path": raw.path,
-            "doc_id": doc_id,
-            "stage": "documents",
-            "reason": reason,
-            "detail": detail,
-            "n_bytes": size,
-        }
-
-    if raw.data is None:
-        return reject(raw.reason or "unreadable", raw.error or "could not be read")
-    if size > max_bytes:
-        return reject("too_large", f"{size} bytes is over the limit of {max_bytes} bytes")
-    if raw.data[:4] in (b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff"):  # UTF-32's mark
-        return reject("invalid_utf8", "UTF-32 text (byte order mark at byte 0): save it as UTF-8")
-    if raw.data[:2] in (b"\xff\xfe", b"\xfe\xff"):  # a UTF-16 byte order mark
-        return reject("invalid_utf8", "UTF-16 text (byte order mark at byte 0): save it as UTF-8")
-    nul = raw.data.find(b"\x00")
-    if nul >= 0:
-        return reject("binary", f"NUL byte at byte offset {nul}: looks like a binary file")
-    try:
-        text = raw.data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        return reject("invalid_utf8", f"not valid UTF-8 at byte offset {exc.start}: {exc.reason}")
-    had_bom = text.startswith(BOM)
-    if had_bom:
-        text = text[1:]
-    fmt = doc_format(raw.path) or "markdown"
-    is_mdx = fmt == "markdown" and (
-        mdx == "on" or (mdx == "auto" and raw.path.lower().endswith(".mdx"))
-    )
-    from chunkmill.pipeline import frontmatter  # here: a run that decodes nothing needs no YAML
-
-    fm = frontmatter.detect(text) if fmt == "markdown" else None
-    endings = _endings(text)
-    return "document", {
-        "doc_id": doc_id,
-        "path": raw.path,
-        "source": raw.source,
-        "format": fmt,
-        "mdx": is_mdx,
-        "content_hash": content_hash(raw.data, raw.metadata),
-        "n_bytes": size,
-        "n_chars": len(text),
-        "n_lines": count_lines(text, endings),
-        "newline": newline_style(text, endings),
-        "had_bom": had_bom,
-        "text": text,
-        "front_matter": None if fm is None or fm.data is None else list(fm.data.items()),
-        "front_matter_format": None if fm is None else fm.format,
-        "front_matter_error": None if fm is None else fm.error,
-        "metadata": list(raw.metadata.items()) or None,
-    }
+    """Return ``("document", row)`` or ``("reject", row)`` for one raw document (its row of
+    the DOCUMENTS or REJECTS table, ``text`` a str)."""
+    docs, rejects = documents([raw], mdx, max_bytes)
+    if rejects.num_rows:
+        return "reject", rejects.to_pylist()[0]
+    return "document", docs.to_pylist()[0]
 
 
 def documents(
     raws, mdx: str = "auto", max_bytes: int = DEFAULT_MAX_BYTES
 ) -> tuple[pa.Table, pa.Table]:
-    """The stage: raw documents -> (documents table, rejects table). The text column is
-    made of the raw bytes (valid UTF-8 once decoded, a BOM left out), not of the decoded
-    strings: the string of a document lives only while it is decoded."""
-    docs: list[dict] = []
-    texts: list[memoryview] = []
-    rejects: list[dict] = []
+    """The stage: raw documents -> (documents table, rejects table), in input order. The
+    Rust core checks and counts the bytes (``_core.documents``), its columns become the
+    table's; front matter found there is parsed here. The text column is made of the raw
+    bytes (valid UTF-8, a BOM left out), not of decoded strings."""
+    from chunkmill import _core
+
+    readable = [r for r in raws if r.data is not None]
+    formats = [doc_format(r.path) or "markdown" for r in readable]
+    out = _core.documents(
+        [r.data for r in readable],
+        [r.path for r in readable],
+        [f == "markdown" for f in formats],
+        max_bytes,
+    )
+    kept = [i for i, reason in enumerate(out["reason"]) if reason is None]
+    texts = [memoryview(readable[i].data)[out["text_start"][i] :] for i in kept]
+    return _documents_table(readable, formats, out, kept, texts, mdx), _rejects(raws, out)
+
+
+def _documents_table(readable, formats, out, kept, texts, mdx: str) -> pa.Table:
+    def column(values: list, kind: pa.DataType) -> pa.Array:
+        return pa.array([values[i] for i in kept], kind)
+
+    raws = [readable[i] for i in kept]
+    fm = [_front_matter(out["front_matter"][i], t) for i, t in zip(kept, texts)]
+    columns = {
+        "doc_id": column(out["doc_id"], pa.string()),
+        "path": [r.path for r in raws],
+        "source": [r.source for r in raws],
+        "format": column(formats, pa.string()),
+        "mdx": [_is_mdx(formats[i], readable[i].path, mdx) for i in kept],
+        "content_hash": [
+            content_hash(r.data, r.metadata) if r.metadata else out["content_hash"][i]
+            for r, i in zip(raws, kept)
+        ],
+        "n_bytes": [len(r.data) for r in raws],
+        "n_chars": column(out["n_chars"], pa.int64()),
+        "n_lines": column(out["n_lines"], pa.int32()),
+        "newline": column(out["newline"], pa.string()),
+        "had_bom": column(out["had_bom"], pa.bool_()),
+        "text": _utf8_column(texts),
+        "front_matter": [None if data is None else list(data.items()) for _, data, _ in fm],
+        "front_matter_format": [kind for kind, _, _ in fm],
+        "front_matter_error": [error for _, _, error in fm],
+        "metadata": [list(r.metadata.items()) or None for r in raws],
+    }
+    arrays = [
+        c if isinstance(c, pa.Array) else pa.array(c, f.type)
+        for f, c in zip(schemas.DOCUMENTS, columns.values())
+    ]
+    return pa.Table.from_arrays(arrays, schema=schemas.DOCUMENTS)
+
+
+def _is_mdx(fmt: str, path: str, mdx: str) -> bool:
+    return fmt == "markdown" and (mdx == "on" or (mdx == "auto" and path.lower().endswith(".mdx")))
+
+
+def _front_matter(found, text: memoryview) -> tuple:
+    """(format, stored keys or None, error) of the front matter the core found, or three
+    Nones."""
+    if found is None:
+        return None, None, None
+    from chunkmill.pipeline import frontmatter  # here: no YAML without front matter
+
+    kind, start, end = found
+    data, error = frontmatter.parsed(kind, str(text[start:end], "utf-8"))
+    return kind, data, error
+
+
+def _rejects(raws, out: dict) -> pa.Table:
+    """The rejects of the stage in input order: unread documents, then what the core
+    refused, each where its document was."""
+    rows, at = [], 0
     for raw in raws:
-        kind, row = decode(raw, mdx, max_bytes)
-        if kind == "document":
-            row["text"] = None
-            texts.append(memoryview(raw.data)[len(BOM.encode()) if row["had_bom"] else 0 :])
-        (docs if kind == "document" else rejects).append(row)
-    table = to_table(docs, schemas.DOCUMENTS)
-    i = table.schema.get_field_index("text")
-    table = table.set_column(i, table.schema.field(i), _utf8_column(texts))
-    return table, to_table(rejects, schemas.REJECTS)
+        if raw.data is None:
+            reason, detail = raw.reason or "unreadable", raw.error or "could not be read"
+            rows.append((raw.path, make_doc_id(raw.path), reason, detail, raw.n_bytes))
+            continue
+        i, at = at, at + 1
+        if out["reason"][i] is not None:
+            rows.append((raw.path, out["doc_id"][i], out["reason"][i], out["detail"][i],
+                         len(raw.data)))  # fmt: skip
+    names = ("path", "doc_id", "reason", "detail", "n_bytes")
+    columns = {name: [row[k] for row in rows] for k, name in enumerate(names)}
+    columns["stage"] = ["documents"] * len(rows)
+    return pa.table({f.name: pa.array(columns[f.name], f.type) for f in schemas.REJECTS},
+                    schema=schemas.REJECTS)  # fmt: skip
 
 
 def _utf8_column(texts: list[memoryview]) -> pa.Array:
@@ -186,7 +177,3 @@ def _utf8_column(texts: list[memoryview]) -> pa.Array:
     offsets = array("q", [0, *accumulate(len(t) for t in texts)])
     buffers = [None, pa.py_buffer(offsets), pa.py_buffer(data)]
     return pa.Array.from_buffers(pa.large_string(), len(texts), buffers)
-
-
-def to_table(rows: list[dict], schema: pa.Schema) -> pa.Table:
-    return pa.Table.from_pylist(rows, schema=schema)

@@ -30,6 +30,12 @@ class FrontMatter:
     error: str | None
 
 
+def parsed(fmt: str, body: str) -> tuple[dict[str, str] | None, str | None]:
+    """(the top-level keys as stored, or None; why it was not stored) of a front matter
+    body of ``fmt`` (yaml or toml), as ``detect`` gives them."""
+    return _parse(fmt, body)
+
+
 def detect(text: str) -> FrontMatter | None:
     """Front matter at offset 0 of ``text``, parsed, or None."""
     found = locate(text)

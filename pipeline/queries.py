@@ -84,6 +84,8 @@ def connect(
             "CREATE VIEW changes AS "
             "SELECT * FROM read_parquet(getvariable('chunkmill_out') || '/changes.parquet')"
         )
+    elif runstore.is_run_path(out):  # a folder's first publication: its chunks are adds
+        con.execute(load("first_changes.sql"))
     return con
 
 

@@ -12,6 +12,20 @@ import pyarrow as pa
 STR_MAP = pa.map_(pa.string(), pa.string())
 SPAN = pa.struct([("start", pa.int64()), ("end", pa.int64())])
 
+# Per table, the columns that repeat a few values (kinds, labels, a document's id and path
+# on each of its chunks, a chunk's id on each of its terms): written with a dictionary.
+# Every other column is written plain (parquet_files.table_options).
+_CHUNK_LABELS = {"doc_id", "path", "title", "chunk_type", "section_title", "token_source",
+                 "strategy", "chunker_version", "policy_hash"}  # fmt: skip
+REPEATED = {
+    "documents": {"source", "format", "newline", "front_matter_format"},
+    "blocks": {"doc_id", "kind", "lang"},
+    "chunks": _CHUNK_LABELS,
+    "changes": _CHUNK_LABELS | {"op"},
+    "postings": {"term", "chunk_id"},
+    "rejects": {"stage", "reason"},
+}
+
 DOCUMENTS = pa.schema(
     [
         ("doc_id", pa.string()),

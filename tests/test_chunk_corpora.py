@@ -51,9 +51,7 @@ def runs(tmp_path_factory):
             out = tmp_path_factory.mktemp(f"chunks-{name}")
             selection = sources.Selection(exclude=EXCLUDE.get(name, ()))
             plan = sources.plan([str(root)], selection)
-            run_job.run(
-                plan, out, selection, POLICIES[name], log=RunLog(quiet=True)
-            )
+            run_job.run(plan, out, selection, POLICIES[name], log=RunLog(quiet=True))
             done[name] = (POLICIES[name], runstore.resolve(out))
         return done[name]
 

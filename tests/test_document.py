@@ -185,3 +185,82 @@ def test_dashes_that_are_not_front_matter():
 def test_front_matter_with_crlf():
     fm = frontmatter.detect("---\r\na: 1\r\n---\r\n# H\r\n")
     assert fm.data == {"a": "1"} and fm.raw == "---\r\na: 1\r\n---"
+
+
+# --- the Rust core's documents stage against a reference in Python ----------------------
+
+
+def _reference(data: bytes, path: str, max_bytes: int = 1 << 28) -> tuple:
+    """What the documents stage decides, decided by Python's own decoder: (reason, detail)
+    of a reject, or (had_bom, n_chars, n_lines, newline, front matter format and body)."""
+    if len(data) > max_bytes:
+        return "too_large", f"{len(data)} bytes is over the limit of {max_bytes} bytes"
+    if data[:4] in (b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff"):
+        return "invalid_utf8", "UTF-32 text (byte order mark at byte 0): save it as UTF-8"
+    if data[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        return "invalid_utf8", "UTF-16 text (byte order mark at byte 0): save it as UTF-8"
+    if b"\x00" in data:
+        return "binary", f"NUL byte at byte offset {data.find(0)}: looks like a binary file"
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return "invalid_utf8", f"not valid UTF-8 at byte offset {exc.start}: {exc.reason}"
+    had_bom = text.startswith("\ufeff")
+    text = text[1:] if had_bom else text
+    crlf = text.count("\r\n")
+    cr, lf = text.count("\r") - crlf, text.count("\n") - crlf
+    kinds = [name for name, n in (("crlf", crlf), ("cr", cr), ("lf", lf)) if n]
+    newline = "none" if not kinds else kinds[0] if len(kinds) == 1 else "mixed"
+    lines = 0 if not text else crlf + cr + lf + (0 if text.endswith(("\n", "\r")) else 1)
+    found = frontmatter.locate(text) if path.endswith(".md") else None
+    fm = None if found is None else (found[0], text[found[1] : found[2]])
+    return had_bom, len(text), lines, newline, fm
+
+
+def _core_view(data: bytes, path: str, max_bytes: int = 1 << 28) -> tuple:
+    kind, row = decode(RawDocument(path, "root", data), max_bytes=max_bytes)
+    if kind == "reject":
+        return row["reason"], row["detail"]
+    fm = None
+    if row["front_matter_format"]:
+        found = frontmatter.locate(row["text"])
+        fm = (row["front_matter_format"], row["text"][found[1] : found[2]])
+    return row["had_bom"], row["n_chars"], row["n_lines"], row["newline"], fm
+
+
+EDGES = [
+    b"", b"\n", b"\r", b"\r\n", b"a", b"a\rb\nc\r\nd", b"\xef\xbb\xbf", b"\xef\xbb\xbf# T\r\n",
+    b"ab\x80", b"ab\xc3", b"\xc0\xaf", b"\xed\xa0\x80x", b"\xf4\x90\x80\x80", b"\xe0\x80\x80",
+    b"\xf5x", b"\xe2\x82", b"\xe2\x82x", b"\xff\xfe\x00\x00#", b"\xfe\xff\x00#", b"a\x00b",
+    b"---\nt: 1\n---\nx", b"---  \r\nt: 1\r\n...\r\n", b"+++\nt = 1\n+++\n", b"---\nno close",
+    "caf\u00e9 \U0001f600 \u2028 \u0085\n".encode(), b"x" * 10,
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("data", EDGES)
+def test_the_core_decodes_as_python_does(data):
+    assert _core_view(data, "e.md", 9) == _reference(data, "e.md", 9)
+    assert _core_view(data, "e.txt") == _reference(data, "e.txt")
+
+
+def test_random_bytes_decode_as_python_does():
+    import random
+
+    rng = random.Random(11)
+    alphabet = [b"a", b"\n", b"\r", b"\xc3\xa9", b"\xe2\x82\xac", b"\xf0\x9f\x98\x80",
+                b"\x80", b"\xc3", b"\xe2\x82", b"\xed\xa0\x80", b"\xff", b"---",
+                b"\xef\xbb\xbf", b"\x00"]  # fmt: skip
+    for _ in range(3000):
+        data = b"".join(rng.choice(alphabet) for _ in range(rng.randint(0, 12)))
+        assert _core_view(data, "r.md") == _reference(data, "r.md"), data
+
+
+@pytest.mark.corpus
+def test_every_corpus_file_decodes_as_python_does():
+    from tests.conftest import corpus_dir
+
+    for path in sorted(corpus_dir().rglob("*")):
+        if path.is_file() and path.suffix in (".md", ".mdx", ".markdown", ".txt"):
+            data = path.read_bytes()
+            name = "x.md" if path.suffix != ".txt" else "x.txt"
+            assert _core_view(data, name) == _reference(data, name), path

@@ -1,5 +1,7 @@
 """The change set of a run: ``changes.parquet``, chunk ids added (with their rows) and
-removed relative to the published run; and the kept ids whose rows were updated.
+removed relative to the published run; and the kept ids whose rows were updated. The first
+publication of an output folder has none: every chunk of its chunks.parquet is an add, and
+readers (the ``changes`` view, ``chunkmill changes``) take them from there.
 
 Added rows are written as each batch's chunks arrive, not read back from the finished
 ``chunks.parquet`` (which cost a first run a second pass over every chunk, about 0.7 s of
@@ -51,6 +53,9 @@ class ChangeSet:
         damaged: bool = False,
     ):
         self.old, self.damaged = old, damaged
+        # the first publication of a folder adds every chunk: no changes.parquet, which
+        # would copy chunks.parquet row for row (readers take that run's chunks as adds)
+        self.first = old.run_id is None
         self.writer = parquet_files.TableWriter(folder / "changes.parquet", schemas.CHANGES)
         self.new_ids: list[pa.ChunkedArray] = []
         self.counts: Counter = Counter(total=0, added=0, removed=0, updated=0)
@@ -66,6 +71,10 @@ class ChangeSet:
         import pyarrow.compute as pc  # here: an unchanged run never loads it
 
         if not chunks.num_rows:
+            return
+        if self.first:
+            self.counts["total"] += chunks.num_rows
+            self.counts["added"] += chunks.num_rows
             return
         ids = chunks["chunk_id"]
         self.new_ids.append(ids)
@@ -112,12 +121,15 @@ class ChangeSet:
         updated, kept: updated ids are kept ids; unlisted_lost: removed chunks of documents
         below a folder that could not be listed, ``unlisted``, which this run could not
         carry: no reusable published run; the run's guard refuses to publish them)."""
-        try:
-            self._write_removed(unlisted)
-        except BaseException:
+        if self.first:
             self.writer.abort()
-            raise
-        self.writer.close()
+        else:
+            try:
+                self._write_removed(unlisted)
+            except BaseException:
+                self.writer.abort()
+                raise
+            self.writer.close()
         self.counts["kept"] = self.counts["total"] - self.counts["added"]  # updated among them
         return self.counts
 

@@ -20,6 +20,20 @@ COMPRESSION = "zstd"
 WRITE_OPTIONS = {"compression": COMPRESSION, "write_page_checksum": True}
 
 
+def table_options(name: str, schema: pa.Schema) -> dict:
+    """How a table is written, chosen by measurement (docs/design.md, Decisions): zstd at
+    level 1; a dictionary only for the columns that repeat a few values
+    (``schemas.REPEATED``); statistics for the columns a filter reads, not for texts, lists
+    and maps. ``name``: the table's (a file's stem)."""
+    texts = (pa.types.is_large_string, pa.types.is_list, pa.types.is_map, pa.types.is_struct)
+    return {
+        **WRITE_OPTIONS,
+        "compression_level": 1,
+        "use_dictionary": [f.name for f in schema if f.name in schemas.REPEATED.get(name, ())],
+        "write_statistics": [f.name for f in schema if not any(t(f.type) for t in texts)],
+    }
+
+
 def fsync_dir(path: Path) -> None:
     fd = os.open(path, os.O_RDONLY)
     try:
@@ -69,7 +83,8 @@ class TableWriter:
         self.tmp = self.path.with_name(self.path.name + ".tmp")
         self.schema = schema
         self.rows = 0
-        self._writer = pq.ParquetWriter(self.tmp, schema, **WRITE_OPTIONS)
+        options = table_options(self.path.stem, schema)
+        self._writer = pq.ParquetWriter(self.tmp, schema, **options)
 
     def write(self, table: pa.Table) -> None:
         if table.num_rows:

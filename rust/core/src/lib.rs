@@ -5,6 +5,7 @@ pub mod blocks;
 pub mod chunk;
 pub mod context;
 pub mod counter;
+pub mod document;
 pub mod estimate;
 #[rustfmt::skip]
 mod estimate_tables;

@@ -103,7 +103,12 @@ fn absorb(
         return false;
     }
     let tokens = if forward {
-        joined(from.tokens, from.units.len(), own[other].tokens, own[other].units)
+        joined(
+            from.tokens,
+            from.units.len(),
+            own[other].tokens,
+            own[other].units,
+        )
     } else {
         joined(to.tokens, to.units.len(), own[g].tokens, own[g].units)
     };
