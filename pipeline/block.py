@@ -9,8 +9,8 @@ estimates are computed for all blocks at once.
 from __future__ import annotations
 
 from hashlib import sha256 as _sha256
+from typing import TYPE_CHECKING
 
-import polars as pl
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -18,6 +18,9 @@ from chunkmill.pipeline import bulk_estimate, schemas
 from chunkmill.pipeline.arrow_columns import utf8_views
 from chunkmill.pipeline.block_kinds import CODE_LIKE
 from chunkmill.pipeline.parse import DEFAULT_BACKEND, REFERENCE_BACKEND, check_backend, parse
+
+if TYPE_CHECKING:  # polars is imported where it is used, not by a worker's default path
+    import polars as pl
 
 _FIELDS = [f.name for f in schemas.BLOCKS if f.name not in ("n_chars", "est_tokens")]
 # What the reference parser is asked to fix, and what is a document's own failure (a reject).
@@ -205,6 +208,8 @@ def with_estimates(table: pl.DataFrame, bias: str) -> pl.DataFrame:
     document in the table: a block is judged with its document's language,
     tokens.FOREIGN_LETTER). bulk_estimate counts them in the Rust core: the numbers of
     ``tokens.estimate_expr``."""
+    import polars as pl
+
     arrow = table.select("text", "kind", "doc_id").to_arrow(compat_level=pl.CompatLevel.oldest())
     n_chars, est_tokens = bulk_estimate.estimates(
         bias, arrow["text"], arrow["kind"], arrow["doc_id"]

@@ -12,8 +12,8 @@ with markup, image sources), and the CHUNKS and REJECTS tables out.
 from __future__ import annotations
 
 from bisect import bisect_left
+from typing import TYPE_CHECKING
 
-import polars as pl
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -22,6 +22,9 @@ from chunkmill.pipeline.arrow_columns import one_array, utf8_buffers, utf8_colum
 from chunkmill.pipeline.block import with_estimates
 from chunkmill.pipeline.policy import CHUNKER_VERSION, Policy
 from chunkmill.pipeline.tokens import EstimateCounter, TokenCounter, make_counter
+
+if TYPE_CHECKING:  # polars is imported where it is used, not by a worker's default path
+    import polars as pl
 
 _BLOCK_COLS = [
     "doc_id",
@@ -50,6 +53,8 @@ class Counting:
     def block_tokens(self, blocks: pl.DataFrame) -> pl.Series:
         """Tokens of every block, counted now (``_block_tokens`` reads the blocks'
         est_tokens instead when they were made under this policy's bias)."""
+        import polars as pl
+
         if self.estimate:
             return with_estimates(blocks, self.policy.bias)["est_tokens"]
         return pl.Series(self.counter.count(blocks["text"].to_list()))
@@ -426,6 +431,8 @@ def _block_tokens(blocks: pa.Table, counting: Counting, estimated: bool) -> list
     redone), so the estimate reads them instead of computing them again."""
     if counting.estimate and estimated:
         return blocks["est_tokens"].to_pylist()
+    import polars as pl
+
     frame = pl.from_arrow(blocks.select(["doc_id", "text", "kind", "est_tokens"]))
     return counting.block_tokens(frame).cast(pl.Int64).to_list()
 

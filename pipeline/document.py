@@ -72,11 +72,17 @@ def make_doc_id(path: str) -> str:
 
 def decode(raw: RawDocument, mdx: str = "auto", max_bytes: int = DEFAULT_MAX_BYTES):
     """Return ``("document", row)`` or ``("reject", row)`` for one raw document (its row of
-    the DOCUMENTS or REJECTS table, ``text`` a str)."""
-    docs, rejects = documents([raw], mdx, max_bytes)
-    if rejects.num_rows:
-        return "reject", rejects.to_pylist()[0]
-    return "document", docs.to_pylist()[0]
+    the DOCUMENTS or REJECTS table, as ``to_pylist`` gives it, ``text`` a str): the stage
+    for one document, without building tables."""
+    out = _checked([raw], max_bytes)
+    if raw.data is None or out["reason"][0] is not None:
+        (row,) = _reject_rows([raw], out)
+        return "reject", dict(zip(_REJECT_FIELDS, row))
+    text = memoryview(raw.data)[out["text_start"][0] :]
+    columns = _columns([raw], [doc_format(raw.path) or "markdown"], out, [0], [text], mdx)
+    columns["text"] = [str(text, "utf-8")]
+    row = {name: values[0] for name, values in columns.items()}
+    return "document", row
 
 
 def documents(
@@ -86,53 +92,65 @@ def documents(
     Rust core checks and counts the bytes (``_core.documents``), its columns become the
     table's; front matter found there is parsed here. The text column is made of the raw
     bytes (valid UTF-8, a BOM left out), not of decoded strings."""
+    readable = [r for r in raws if r.data is not None]
+    out = _checked(readable, max_bytes)
+    kept = [i for i, reason in enumerate(out["reason"]) if reason is None]
+    texts = [memoryview(readable[i].data)[out["text_start"][i] :] for i in kept]
+    formats = [doc_format(r.path) or "markdown" for r in readable]
+    columns = _columns(readable, formats, out, kept, texts, mdx)
+    columns["text"] = _utf8_column(texts)
+    arrays = [
+        c if isinstance(c, pa.Array) else pa.array(c, f.type)
+        for f, c in zip(schemas.DOCUMENTS, (columns[f.name] for f in schemas.DOCUMENTS))
+    ]
+    documents = pa.Table.from_arrays(arrays, schema=schemas.DOCUMENTS)
+    rows = _reject_rows(raws, out)
+    rejects = pa.table(
+        {f.name: pa.array([r[k] for r in rows], f.type) for k, f in enumerate(schemas.REJECTS)},
+        schema=schemas.REJECTS,
+    )
+    return documents, rejects
+
+
+def _checked(raws, max_bytes: int = DEFAULT_MAX_BYTES) -> dict:
+    """The Rust core's checks and counts of the documents with bytes among ``raws``."""
     from chunkmill import _core
 
     readable = [r for r in raws if r.data is not None]
-    formats = [doc_format(r.path) or "markdown" for r in readable]
-    out = _core.documents(
+    return _core.documents(
         [r.data for r in readable],
         [r.path for r in readable],
-        [f == "markdown" for f in formats],
+        [(doc_format(r.path) or "markdown") == "markdown" for r in readable],
         max_bytes,
     )
-    kept = [i for i, reason in enumerate(out["reason"]) if reason is None]
-    texts = [memoryview(readable[i].data)[out["text_start"][i] :] for i in kept]
-    return _documents_table(readable, formats, out, kept, texts, mdx), _rejects(raws, out)
 
 
-def _documents_table(readable, formats, out, kept, texts, mdx: str) -> pa.Table:
-    def column(values: list, kind: pa.DataType) -> pa.Array:
-        return pa.array([values[i] for i in kept], kind)
-
+def _columns(readable, formats, out, kept, texts, mdx: str) -> dict[str, list]:
+    """The DOCUMENTS columns of the ``kept`` documents among ``readable`` as Python values
+    (``text`` left to the caller)."""
     raws = [readable[i] for i in kept]
     fm = [_front_matter(out["front_matter"][i], t) for i, t in zip(kept, texts)]
-    columns = {
-        "doc_id": column(out["doc_id"], pa.string()),
+    return {
+        "doc_id": [out["doc_id"][i] for i in kept],
         "path": [r.path for r in raws],
         "source": [r.source for r in raws],
-        "format": column(formats, pa.string()),
+        "format": [formats[i] for i in kept],
         "mdx": [_is_mdx(formats[i], readable[i].path, mdx) for i in kept],
         "content_hash": [
             content_hash(r.data, r.metadata) if r.metadata else out["content_hash"][i]
             for r, i in zip(raws, kept)
         ],
         "n_bytes": [len(r.data) for r in raws],
-        "n_chars": column(out["n_chars"], pa.int64()),
-        "n_lines": column(out["n_lines"], pa.int32()),
-        "newline": column(out["newline"], pa.string()),
-        "had_bom": column(out["had_bom"], pa.bool_()),
-        "text": _utf8_column(texts),
+        "n_chars": [out["n_chars"][i] for i in kept],
+        "n_lines": [out["n_lines"][i] for i in kept],
+        "newline": [out["newline"][i] for i in kept],
+        "had_bom": [out["had_bom"][i] for i in kept],
+        "text": None,
         "front_matter": [None if data is None else list(data.items()) for _, data, _ in fm],
         "front_matter_format": [kind for kind, _, _ in fm],
         "front_matter_error": [error for _, _, error in fm],
         "metadata": [list(r.metadata.items()) or None for r in raws],
     }
-    arrays = [
-        c if isinstance(c, pa.Array) else pa.array(c, f.type)
-        for f, c in zip(schemas.DOCUMENTS, columns.values())
-    ]
-    return pa.Table.from_arrays(arrays, schema=schemas.DOCUMENTS)
 
 
 def _is_mdx(fmt: str, path: str, mdx: str) -> bool:
@@ -151,24 +169,24 @@ def _front_matter(found, text: memoryview) -> tuple:
     return kind, data, error
 
 
-def _rejects(raws, out: dict) -> pa.Table:
-    """The rejects of the stage in input order: unread documents, then what the core
-    refused, each where its document was."""
+_REJECT_FIELDS = [f.name for f in schemas.REJECTS]
+
+
+def _reject_rows(raws, out: dict) -> list[tuple]:
+    """The rejects of the stage in input order, as tuples of the REJECTS columns: unread
+    documents, then what the core refused, each where its document was."""
     rows, at = [], 0
     for raw in raws:
         if raw.data is None:
             reason, detail = raw.reason or "unreadable", raw.error or "could not be read"
-            rows.append((raw.path, make_doc_id(raw.path), reason, detail, raw.n_bytes))
+            rows.append((raw.path, make_doc_id(raw.path), "documents", reason, detail,
+                         raw.n_bytes))  # fmt: skip
             continue
         i, at = at, at + 1
         if out["reason"][i] is not None:
-            rows.append((raw.path, out["doc_id"][i], out["reason"][i], out["detail"][i],
-                         len(raw.data)))  # fmt: skip
-    names = ("path", "doc_id", "reason", "detail", "n_bytes")
-    columns = {name: [row[k] for row in rows] for k, name in enumerate(names)}
-    columns["stage"] = ["documents"] * len(rows)
-    return pa.table({f.name: pa.array(columns[f.name], f.type) for f in schemas.REJECTS},
-                    schema=schemas.REJECTS)  # fmt: skip
+            rows.append((raw.path, out["doc_id"][i], "documents", out["reason"][i],
+                         out["detail"][i], len(raw.data)))  # fmt: skip
+    return rows
 
 
 def _utf8_column(texts: list[memoryview]) -> pa.Array:

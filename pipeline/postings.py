@@ -14,12 +14,16 @@ so memory beyond the output is one chunk's terms.
 
 from __future__ import annotations
 
-import polars as pl
+from typing import TYPE_CHECKING
+
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from chunkmill.pipeline import schemas
 from chunkmill.pipeline.arrow_columns import utf8_buffers, utf8_column
+
+if TYPE_CHECKING:  # polars is imported where it is used, not by a worker's default path
+    import polars as pl
 
 
 def postings(chunks: pa.Table) -> pa.Table:
@@ -57,6 +61,8 @@ def _postings(texts: pa.Array, base: int) -> tuple[pa.Array, ...]:
 def terms(frame: pl.DataFrame, text: str = "text", key: str = "key") -> pl.DataFrame:
     """(key, term) rows, in order: every term of every row's ``text`` (a query's terms are
     these of its text)."""
+    import polars as pl
+
     from chunkmill import _core
 
     texts = frame[text].to_arrow()
