@@ -79,6 +79,24 @@ def test_workers_never_import_pandas():
     assert results == [[]]
 
 
+def test_a_batch_under_the_default_policy_loads_no_polars():
+    """A worker's default path (the estimate, the Rust parser) parses, packs and indexes a
+    batch with pyarrow and the core alone: polars cost each worker a quarter second to
+    import."""
+    code = (
+        "import sys\n"
+        "from chunkmill.pipeline import batch\n"
+        "from chunkmill.pipeline.document import RawDocument\n"
+        "from chunkmill.pipeline.policy import Policy\n"
+        f"raws = [RawDocument(p.name, 's', p.read_bytes()) for p in "
+        f"sorted(__import__('pathlib').Path({str(SAMPLE)!r}).rglob('*.md'))]\n"
+        "tables, _ = batch.process(batch.Batch(raws), Policy(), 1 << 20)\n"
+        "assert tables['chunks'].num_rows and tables['postings'].num_rows\n"
+        "print('polars' in sys.modules)\n"
+    )
+    assert fresh_python(code).splitlines()[-1] == "False"
+
+
 def test_the_main_process_of_a_cold_run_a_repack_and_a_nightly_run_loads_no_polars_or_pandas(
     tmp_path,
 ):
