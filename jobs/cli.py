@@ -309,6 +309,7 @@ def _run_summary(result, out, policy, log) -> None:
             rejects=dict(result.counts.rejects),
             skipped=dict(result.counts.skipped),
             chunks=result.counts.chunks,
+            parsed_by_reference=result.counts.fallback,
             **{k: r[k] for k in SUMMARY_COUNTS},
             policy=policy.policy_hash,
             seconds=r["seconds"]["total"],

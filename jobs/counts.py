@@ -23,6 +23,7 @@ class RunCounts:
     tokens: list[int] = field(default_factory=list)  # n_tokens of every chunk
     bytes: int = 0  # input bytes read (a run that reuses blocks: read, hashed or stamped)
     parsed: int = 0  # documents parsed by this run
+    fallback: int = 0  # of them, parsed by the reference parser (the Rust core gave up)
     repacked: int = 0  # documents packed by this run
     reused: int = 0  # documents whose bytes did not change
     bytes_read: int = 0  # of documents only hashed or stamped (reused), not parsed
@@ -51,6 +52,7 @@ class RunCounts:
         if worker:
             self.bytes += worker["bytes"]
             self.parsed += worker["parsed"]
+            self.fallback += worker.get("fallback", 0)
             self.repacked += worker["repacked"]
             self.seconds["parse"] += worker["seconds_parse"]
             self.seconds["chunk"] += worker["seconds_chunk"]
@@ -66,8 +68,15 @@ class RunCounts:
             f"{self.documents} documents, {self.blocks} blocks, "
             f"{sum(self.rejects.values())} rejects{f' ({rej})' if rej else ''}, "
             f"{skip} skipped{f' ({why})' if why else ''}, "
+            f"{self._fallback_part()}"
             f"{mb:.1f} MB in {self.wall:.2f} s ({rate:.1f} MB/s) -> {out}"
         )
+
+    def _fallback_part(self) -> str:
+        """Documents the Rust core left to the reference parser: none, or how many."""
+        if not self.fallback:
+            return ""
+        return f"{self.fallback} parsed by the reference parser (markdown-it-py), "
 
     def chunks_line(self) -> str:
         """The summary line of what was packed."""

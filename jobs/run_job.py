@@ -586,6 +586,7 @@ def _write_batches(
     log.stage(
         "parse",
         documents_parsed=work.parsed,
+        parsed_by_reference=work.fallback,
         documents_reused=work.reused,
         json_also={"seconds": work.seconds["parse"]},
         workers=job.workers,

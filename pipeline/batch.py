@@ -180,14 +180,16 @@ def documents_and_blocks(
     max_bytes: int,
     parser: str = DEFAULT_BACKEND,
     threads: int = 1,
+    counts: Counter | None = None,
 ):
-    """The documents and blocks stages over raw documents: (documents, blocks, rejects)."""
+    """The documents and blocks stages over raw documents: (documents, blocks, rejects);
+    ``counts`` as ``block.blocks`` counts."""
     from chunkmill.pipeline import block
 
     if not raws:  # a batch of reused documents only
         return tuple(schemas.empty(s) for s in (schemas.DOCUMENTS, schemas.BLOCKS, schemas.REJECTS))
     docs, rejects = document.documents(raws, mdx, max_bytes)
-    blks, parse_rejects = block.blocks(docs, bias, parser, threads)
+    blks, parse_rejects = block.blocks(docs, bias, parser, threads, counts)
     return drop_rejected(docs, parse_rejects), blks, pa.concat_tables([rejects, parse_rejects])
 
 
@@ -364,7 +366,7 @@ def process(
     t0 = time.perf_counter()
     fresh = [x for x in batch.items if isinstance(x, RawDocument)]
     docs, blks, rejects = documents_and_blocks(
-        fresh, policy.mdx, policy.bias, max_bytes, parser, threads
+        fresh, policy.mdx, policy.bias, max_bytes, parser, threads, work
     )
     work.update(
         parsed=docs.num_rows, items=len(batch.items), bytes=sum(len(x.data or b"") for x in fresh)

@@ -8,6 +8,7 @@ estimates are computed for all blocks at once.
 
 from __future__ import annotations
 
+from collections import Counter
 from hashlib import sha256 as _sha256
 from typing import TYPE_CHECKING
 
@@ -29,11 +30,17 @@ _PARSE_ERRORS = (RecursionError, MemoryError, ValueError)
 
 
 def blocks(
-    documents: pa.Table, bias: str = "balanced", parser: str = DEFAULT_BACKEND, threads: int = 1
+    documents: pa.Table,
+    bias: str = "balanced",
+    parser: str = DEFAULT_BACKEND,
+    threads: int = 1,
+    counts: Counter | None = None,
 ) -> tuple[pa.Table, pa.Table]:
     """The stage: documents -> (blocks, rejects). A document that fails to parse is a reject.
     ``threads`` > 1 lets the Rust core parse the documents on that many threads (the same
-    blocks). The texts stay UTF-8 views of the table's buffer (no Python string of each)."""
+    blocks). The texts stay UTF-8 views of the table's buffer (no Python string of each).
+    ``counts["fallback"]`` counts the documents the Rust core left to the reference parser
+    (a run reports them)."""
     check_backend(parser)  # a wrong name is the caller's error, not every document's
     docs = [documents[name].to_pylist() for name in ("doc_id", "path", "format", "mdx")]
     docs.append(utf8_views(documents["text"]))
@@ -41,12 +48,14 @@ def blocks(
     if parser == REFERENCE_BACKEND:
         table = _reference_blocks(list(zip(*docs)), rejects)
     else:
-        table = _core_blocks(list(zip(*docs)), rejects, threads)
+        table = _core_blocks(list(zip(*docs)), rejects, threads, counts)
     rejected = pa.Table.from_pylist(rejects, schema=schemas.REJECTS)
     return _with_estimates_arrow(table, bias), rejected
 
 
-def _core_blocks(docs: list[tuple], rejects: list[dict], threads: int = 1) -> pa.Table:
+def _core_blocks(
+    docs: list[tuple], rejects: list[dict], threads: int = 1, counts: Counter | None = None
+) -> pa.Table:
     """Blocks of ``docs`` (doc_id, path, format, mdx, text) by one call of the Rust core, in
     document order. Its fallback documents go to the reference parser; should the call fail
     as a whole, each document is parsed on its own, so one bad document is one reject."""
@@ -56,16 +65,23 @@ def _core_blocks(docs: list[tuple], rejects: list[dict], threads: int = 1) -> pa
         raise
     except BaseException:
         if len(docs) == 1:
+            _count(counts, 1)
             return _reference_blocks(docs, rejects)
-        return _concat([_core_blocks([doc], rejects) for doc in docs])
+        return _concat([_core_blocks([doc], rejects, 1, counts) for doc in docs])
     if not fallback:
         return table
+    _count(counts, len(fallback))
     parts, positions = [table], [position]
     for i in fallback:
         parts.append(_reference_blocks([docs[i]], rejects))
         positions.append(pa.array([i] * parts[-1].num_rows, pa.uint32()))
     order = pc.sort_indices(pa.chunked_array(positions, pa.uint32()))  # a stable sort
     return _concat(parts).take(order)
+
+
+def _count(counts: Counter | None, n: int) -> None:
+    if counts is not None:
+        counts["fallback"] += n
 
 
 def _core_table(docs: list[tuple], threads: int = 1) -> tuple[pa.Table, pa.Array, list[int]]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 
 import pyarrow as pa
@@ -175,8 +176,9 @@ def test_python_character_tables_are_current():
 BATCH = ["# A\n\ntext\n", "- a\n- b\n", "```\ncode\n```\n\n# B\n", "plain\n\nmore\n"]
 
 
-def stage(texts: list[str]) -> tuple[pa.Table, pa.Table]:
-    return block.blocks(documents_table([(t, True, False) for t in texts]))
+def stage(texts: list[str], counts: Counter | None = None) -> tuple[pa.Table, pa.Table]:
+    table = documents_table([(t, True, False) for t in texts])
+    return block.blocks(table, counts=counts)
 
 
 def test_documents_left_to_the_reference_keep_their_place(monkeypatch):
@@ -193,9 +195,11 @@ def test_documents_left_to_the_reference_keep_their_place(monkeypatch):
         return table.filter(keep), position.filter(keep), fallback
 
     monkeypatch.setattr(block, "_core_table", leaving_two)
-    got, rejects = stage(BATCH)
+    counts = Counter()
+    got, rejects = stage(BATCH, counts)
     assert left == [1]  # the core's call was the one replaced, and it left a document
     assert rejects.num_rows == 0 and got.equals(want)
+    assert counts == {"fallback": 1}  # a run reports it
 
 
 class PanicException(BaseException):
@@ -216,9 +220,11 @@ def test_a_failed_batch_is_parsed_document_by_document(monkeypatch):
         return real(docs, *args)
 
     monkeypatch.setattr(block, "_core_table", failing_on_lists)
-    got, rejects = stage(BATCH)
+    counts = Counter()
+    got, rejects = stage(BATCH, counts)
     assert failed == [len(BATCH), 1]  # the batch failed, then the one document alone
     assert rejects.num_rows == 0 and got.equals(want)
+    assert counts == {"fallback": 1}
 
     real_lines = parse_markdown_it.parse_lines
 
@@ -240,3 +246,18 @@ def test_a_failed_batch_is_parsed_document_by_document(monkeypatch):
         }
     ]
     assert got.equals(want.filter(block.pc.not_equal(want["doc_id"], "d1")))
+
+
+def test_a_run_says_how_many_documents_the_reference_parser_took():
+    """The documents the core left to the reference parser are in the run's summary line
+    (and its log), never silent; a run without any says nothing of it."""
+    from chunkmill.jobs.counts import RunCounts
+
+    work = {"bytes": 10, "parsed": 3, "repacked": 3, "seconds_parse": 0, "seconds_chunk": 0}
+    counts = RunCounts()
+    counts.add({}, {**work, "fallback": 2})
+    assert counts.fallback == 2
+    assert "2 parsed by the reference parser" in counts.blocks_line(Path("out"))
+    quiet = RunCounts()
+    quiet.add({}, work)
+    assert "reference" not in quiet.blocks_line(Path("out"))
