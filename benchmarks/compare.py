@@ -34,7 +34,7 @@ from benchmarks import process  # noqa: E402
 from benchmarks.anchor_process import files  # noqa: E402
 from benchmarks.speed import compile_package  # noqa: E402
 from chunkmill.pipeline import runstore  # noqa: E402
-from chunkmill.pipeline.chunk_quality import (  # noqa: E402
+from tests.chunk_quality import (  # noqa: E402
     names_its_section,
     starts_with_heading,
     unbalanced_fence,

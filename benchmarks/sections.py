@@ -4,7 +4,7 @@ section, two ways (``sc001_*`` in the results).
 The aim: 80 % or more of chunks from markdown documents start with a header or contain
 complete section content. On ``embed_text`` (what is embedded): the chunk opens,
 after its context header, with a heading, or the header names its section
-(``pipeline.chunk_quality.names_its_section``). On ``text`` (the section test): the text
+(``tests.chunk_quality.names_its_section``). On ``text`` (the section test): the text
 starts with a heading or the chunk is a whole section; where 80 % is out of reach, the
 bound is the best share any packing could reach (sections over the cap need several
 chunks). Image chunks are left out; markdown documents only.
@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import polars as pl  # noqa: E402
 
-from chunkmill.pipeline.chunk_quality import (  # noqa: E402
+from tests.chunk_quality import (  # noqa: E402
     best_possible_share,
     names_its_section,
     section_sizes,

@@ -8,7 +8,7 @@ The stages, each a function from tables to tables, with no I/O:
                parse_markdown_it, mdx, fence, block_kinds), with the token estimate
                (bulk_estimate)
     chunk      blocks -> chunks: sections, splits, packing, context headers and ids in the
-               Rust core (section, split, pack, context, heading hold their Python callers)
+               Rust core (context, heading hold their Python callers)
     postings   chunks -> search terms
     batch      every stage over one batch of documents, as a run's workers call it
 
@@ -18,6 +18,6 @@ columns without pandas), doc_limits; inputs: sources (listing), reading (safe re
 table_rows (Parquet/JSONL rows, parquet_pages: the page sizes a Parquet file declares),
 input_labels, objectstore (s3:// in and out); the run store
 (``runstore``: every file of an output folder); queries (DuckDB over a run); the report:
-report, charts, charts_detail, charts_tokens, chunk_quality, report_page, report_style,
+report, charts, charts_detail, charts_tokens, report_page, report_style,
 package_versions.
 """

@@ -6,8 +6,8 @@ import re
 
 import pytest
 
-from chunkmill.pipeline.chunk_quality import unbalanced_fence
 from chunkmill.pipeline.policy import Policy
+from tests.chunk_quality import unbalanced_fence
 from tests.helpers import chunk_text, sentences, words
 
 SMALL = Policy(target_tokens=100, max_tokens=150, min_tokens=20, overlap_tokens=20)
@@ -286,7 +286,7 @@ def test_spans_and_lines_point_into_the_source():
 
 def test_indentation_counts_toward_split_parts():
     """Deeply indented code: the whitespace between lines is part of every part's size."""
-    from chunkmill.pipeline import split
+    from tests import split
 
     body = "\n".join("            " + f"call_{i}(value);" for i in range(400))
     code = f"```cpp title='x.cc'\n{body}\n```"

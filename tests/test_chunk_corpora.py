@@ -8,7 +8,9 @@ import pytest
 from chunkmill.jobs import run_job
 from chunkmill.jobs.runlog import RunLog
 from chunkmill.pipeline import runstore, sources
-from chunkmill.pipeline.chunk_quality import (
+from chunkmill.pipeline.context import MAX_ELEMENT_CHARS, SEP, clip
+from chunkmill.pipeline.policy import Policy
+from tests.chunk_quality import (
     best_possible_share,
     context_prefix,
     names_its_section,
@@ -16,8 +18,6 @@ from chunkmill.pipeline.chunk_quality import (
     starts_with_heading,
     unbalanced_fence,
 )
-from chunkmill.pipeline.context import MAX_ELEMENT_CHARS, SEP, clip
-from chunkmill.pipeline.policy import Policy
 from tests.conftest import corpus_dir
 
 pytestmark = pytest.mark.corpus

@@ -5,8 +5,8 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from chunkmill.pipeline.chunk_quality import unbalanced_fence
 from chunkmill.pipeline.policy import Policy
+from tests.chunk_quality import unbalanced_fence
 from tests.helpers import chunk_text, sentences
 from tests.test_rebuild import documents
 

@@ -7,8 +7,8 @@ import pytest
 from chunkmill.pipeline.context import header_line, title_of, url
 from chunkmill.pipeline.heading import Anchors, clean, slug, source
 from chunkmill.pipeline.policy import Policy, PolicyError
-from chunkmill.pipeline.section import is_filler
 from tests.helpers import chunk_text, sentences
+from tests.section import is_filler
 
 
 @pytest.mark.parametrize(
@@ -238,7 +238,7 @@ def test_sibling_sections_share_a_chunk_under_their_parent():
 
 
 def test_sc001_on_embed_text_counts_a_header_that_names_the_section_anywhere():
-    from chunkmill.pipeline.chunk_quality import names_its_section
+    from tests.chunk_quality import names_its_section
 
     body = "Some text of the Linux part."
     # the chunk starts under a deeper heading inside its section: the section is named

@@ -11,9 +11,9 @@ import regex
 from click.testing import CliRunner
 
 from chunkmill.jobs.cli import main
-from chunkmill.pipeline import split
 from chunkmill.pipeline.policy import Policy
 from chunkmill.pipeline.tokens import make_counter
+from tests import split
 from tests.conftest import corpus_dir
 from tests.helpers import chunk_text, sentences
 

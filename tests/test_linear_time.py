@@ -13,9 +13,9 @@ import sys
 
 import pytest
 
-from chunkmill.pipeline.section import is_filler
 from tests.conftest import REPO
 from tests.helpers import chunk_text
+from tests.section import is_filler
 
 LIMIT = 20  # seconds per document, interpreter start included; a linear path takes about one
 MB = 1 << 20
@@ -77,7 +77,7 @@ def test_adversarial_megabyte_chunks_in_linear_time(name):
 def test_unclosed_comments_are_no_filler_in_linear_time():
     """is_filler on one long unit (the chunk path hands it pieces of a bounded size)."""
     code = (
-        "from chunkmill.pipeline.section import is_filler; "
+        "from tests.section import is_filler; "
         "assert not is_filler('html', '<!--' * 250_000 + '{/*' * 250_000)"
     )
     try:

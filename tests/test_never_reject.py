@@ -10,9 +10,9 @@ import random
 import pytest
 
 from chunkmill.pipeline import mdx
-from chunkmill.pipeline.chunk_quality import unbalanced_fence
 from chunkmill.pipeline.parse import TITLE_CHARS, parse
 from chunkmill.pipeline.policy import Policy
+from tests.chunk_quality import unbalanced_fence
 from tests.helpers import chunk_text, sentences
 
 DEFAULT = Policy()

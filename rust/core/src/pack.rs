@@ -1,4 +1,4 @@
-//! The packer (pipeline/pack.py): groups units into chunks. It sees only small integer
+//! The packer: groups units into chunks. It sees only small integer
 //! arrays, never text. The rules, as docs/design.md, "Packing rules", states them for users:
 //!
 //! 1. Units of different sections never share a chunk's content; a new section starts a

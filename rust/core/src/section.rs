@@ -1,5 +1,5 @@
 //! Sections of a document's blocks, the leads that keep a heading with its first content,
-//! and the blocks that say nothing alone (section.py's pure parts).
+//! and the blocks that say nothing alone.
 
 use crate::pack::{Parent, SEP};
 use crate::pyunicode::{is_line_break, is_space, strip};

@@ -1,4 +1,4 @@
-//! The splitting of oversized blocks (chunkmill-core's `split`) for pipeline/split.py.
+//! The splitting of oversized blocks (chunkmill-core's `split`), one block per call.
 //! Offsets cross in code points (Python str indices). A counter is either the estimate's
 //! parameters `(bias, code, english_document)`, counted natively without the interpreter,
 //! or a Python callable `count(list[str]) -> list[int]` (a real tokenizer), called with the

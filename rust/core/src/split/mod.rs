@@ -1,4 +1,4 @@
-//! Splitting one oversized block, by kind (pipeline/split.py): the only place that knows
+//! Splitting one oversized block, by kind: the only place that knows
 //! how to cut markdown.
 //!
 //! `split_block` returns pieces whose texts are valid markdown on their own and whose spans

@@ -2,8 +2,8 @@
 
 A section starts at every heading of level <= heading_depth (the preamble is section 0
 when the document does not open with such a heading). The chunks stage cuts sections into
-units and packs them in the Rust core (rust/core/src/chunk); this module serves the other
-readers of sections (the quality checks).
+units and packs them in the Rust core (rust/core/src/chunk); the tests' quality checks read
+sections through this module.
 """
 
 from __future__ import annotations

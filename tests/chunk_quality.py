@@ -1,4 +1,4 @@
-"""Chunk quality predicates shared by checks, tests and benchmarks."""
+"""Chunk quality predicates of the tests and benchmarks."""
 
 from __future__ import annotations
 
@@ -64,7 +64,7 @@ def section_sizes(blocks, depth: int) -> list[list[int]]:
     """Each document's section sizes in tokens (its blocks' estimates plus one per block
     separator), from a blocks table (polars) of one or more documents; front matter is not
     part of any section. The input of ``best_possible_share``."""
-    from chunkmill.pipeline.section import sections_of
+    from tests.section import sections_of
 
     sizes = []
     for part in blocks.partition_by("doc_id", maintain_order=True):
