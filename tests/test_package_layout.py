@@ -87,6 +87,19 @@ def test_every_package_docstring_names_each_of_its_modules():
         assert modules and modules <= named, (package, sorted(modules - named))
 
 
+def test_the_core_stub_declares_what_the_core_exports():
+    """src/chunkmill/_core.pyi names every public name of the compiled module, no more."""
+    import ast
+
+    from chunkmill import _core
+
+    tree = ast.parse((REPO / "src" / "chunkmill" / "_core.pyi").read_text())
+    declared = {n.name for n in tree.body if isinstance(n, ast.FunctionDef | ast.ClassDef)}
+    declared |= {n.target.id for n in tree.body if isinstance(n, ast.AnnAssign)}
+    exported = {name for name in dir(_core) if not name.startswith("_")}
+    assert declared == exported, (sorted(declared - exported), sorted(exported - declared))
+
+
 # --- no folder shadows the install -------------------------------------------------------
 
 USE = """
