@@ -67,8 +67,9 @@ def _too_large(size: int, limit: int, when: str) -> Fetched:
 
 
 def inside(path: str, folder: str) -> bool:
-    """Whether the real path ``path`` lies below the real folder ``folder``."""
-    return os.path.commonpath([path, folder]) == folder
+    """Whether the real path ``path`` lies below the real folder ``folder`` (both absolute
+    and normalised, as real paths are: a prefix ending at a separator says it)."""
+    return path == folder or path.startswith(folder if folder.endswith(os.sep) else folder + os.sep)
 
 
 def _opened_path(fd: int, path: str) -> str:

@@ -20,7 +20,10 @@ def refusal(body: str) -> str | None:
     """Why this YAML must not be built, or None. Reads the parser's events (libyaml's parser
     keeps its own stack, so depth cannot crash it), counting nesting and the nodes that
     aliases would add, before the composer (which recurses) or our JSON encoding (which
-    expands every alias) sees it."""
+    expands every alias) sees it. YAML that cannot hold an alias (no ``*``) nor nest
+    deeper than the limit (every level opens with one of ``:-?[{``) is not read twice."""
+    if _plain(body):
+        return None
     budget = _Budget()
     read = 0  # text index just after the last event
     try:
@@ -39,6 +42,12 @@ def refusal(body: str) -> str | None:
 
 
 _TOO_DEEP = f"nested deeper than {MAX_DEPTH} levels"
+
+
+def _plain(body: str) -> bool:
+    """True when ``body`` can hold no alias and cannot nest past MAX_DEPTH: every alias
+    starts with ``*``, every level of nesting opens with one of ``:-?[{``."""
+    return "*" not in body and sum(map(body.count, ":-?[{")) <= MAX_DEPTH
 
 
 def _flow_opened(body: str, start: int, exc: yaml.YAMLError) -> int:

@@ -129,7 +129,8 @@ def test_the_yaml_librarys_own_nesting_refusal_gets_our_reason(monkeypatch):
     monkeypatch.setattr(frontmatter.yaml, "parse", scanner_that_refuses_early)
     _, row = _doc(f"---\nk: {'[' * 2000}{']' * 2000}\n---\nx\n".encode())
     assert row["front_matter_error"] == "YAML front matter not parsed: nested deeper than 64 levels"
-    _, row = _doc(b"---\nk: [a, b]\n---\nx\n")  # a shallow collection keeps the library's error
+    # a shallow collection keeps the library's error (the "*" makes it read for aliases)
+    _, row = _doc(b"---\nk: [a, '*b']\n---\nx\n")
     assert row["front_matter_error"].startswith("invalid YAML front matter")
 
 
@@ -264,3 +265,22 @@ def test_every_corpus_file_decodes_as_python_does():
             data = path.read_bytes()
             name = "x.md" if path.suffix != ".txt" else "x.txt"
             assert _core_view(data, name) == _reference(data, name), path
+
+
+def test_yaml_read_once_or_twice_gives_the_same_front_matter(monkeypatch):
+    """YAML that can hold no alias and nests little is not read for aliases first; the
+    front matter stored is the same as when every body is, and deep nesting is refused
+    however it is written."""
+    from chunkmill.pipeline import safe_yaml
+
+    bodies = ["a: 1\nb: [x, y]\nc: {d: e}", "t: 'x*y'\nlist:\n- 1\n- 2", "a: b", "a: [b"]
+    bodies += [b + "\n" + "\n".join(f"k{i}: -{i}" for i in range(70)) for b in bodies]
+    once = [frontmatter.parsed("yaml", b) for b in bodies]
+    assert sum(safe_yaml._plain(b) for b in bodies) == 3  # both paths are taken
+    monkeypatch.setattr(safe_yaml, "_plain", lambda body: False)
+    assert [frontmatter.parsed("yaml", b) for b in bodies] == once
+    monkeypatch.undo()
+    flow = "k: " + "[" * 70 + "]" * 70
+    block = "".join(f"{'  ' * i}k{i}:\n" for i in range(70)) + "  " * 70 + "v"
+    for deep in (flow, block, "- " * 70 + "x"):
+        assert safe_yaml.refusal(deep) == "nested deeper than 64 levels", deep[:20]

@@ -545,3 +545,11 @@ def test_a_table_is_read_in_row_batches(tmp_path, monkeypatch):
     src = sources.plan([str(tmp_path / "t.jsonl")], Selection(max_bytes=1000))[0]
     got = {d.path: d.reason for d in sources.read([src], Selection(max_bytes=1000))}
     assert got == {"a.md": None, "(row 1)": "too_large"}
+
+
+def test_inside_is_below_a_folder_never_beside_it():
+    from chunkmill.pipeline.reading import inside
+
+    assert inside("/data/docs", "/data/docs") and inside("/data/docs/a/b.md", "/data/docs")
+    assert not inside("/data/docs2/a.md", "/data/docs") and not inside("/data", "/data/docs")
+    assert inside("/etc/passwd", "/") and not inside("/data/doc", "/data/docs")
