@@ -23,20 +23,28 @@ INSTALL_DEPS := pyproject.toml $(RUST_SOURCES) $(PACKAGE_FOLDERS)
 PIP_INSTALL := @echo "installing chunkmill into $(VENV): the first build of the Rust core \
 (release mode, quiet) takes 1.5-2 minutes on 2 idle cores, 3-6 on a busy machine; later \
 builds take seconds" && PYTHONWARNINGS=ignore $(BIN)/python -m pip install --quiet
+# The editable install's link tree gets its bytecode now, as a regular install's files
+# do: where PYTHONDONTWRITEBYTECODE is set, every process would compile it again.
+COMPILE := $(BIN)/python -c "import chunkmill, compileall, os; \
+compileall.compile_dir(os.path.dirname(chunkmill.__file__), quiet=2)"
 $(VENV)/.installed-base: $(INSTALL_DEPS) | $(BIN)/python
 	$(PIP_INSTALL) -e .
+	$(COMPILE)
 	touch $@
 
 $(VENV)/.installed-report: $(INSTALL_DEPS) | $(BIN)/python
 	$(PIP_INSTALL) -e ".[report]"
+	$(COMPILE)
 	touch $@ $(VENV)/.installed-base
 
 $(VENV)/.installed-dev: $(INSTALL_DEPS) | $(BIN)/python
 	$(PIP_INSTALL) -e ".[dev]"
+	$(COMPILE)
 	touch $@ $(VENV)/.installed-report $(VENV)/.installed-base
 
 $(VENV)/.installed-bench: $(INSTALL_DEPS) | $(BIN)/python
 	$(PIP_INSTALL) -e ".[dev,bench]"
+	$(COMPILE)
 	touch $@ $(VENV)/.installed-dev $(VENV)/.installed-report $(VENV)/.installed-base
 
 # PyTorch first: plain `torch` from PyPI pulls a CUDA build (several GB of nvidia packages)
@@ -48,6 +56,7 @@ TORCH_CPU ?= torch==2.13.0
 $(VENV)/.installed-eval: $(INSTALL_DEPS) | $(BIN)/python
 	$(BIN)/python -m pip install --quiet $(TORCH_CPU)
 	$(PIP_INSTALL) -e ".[dev,bench,eval]"
+	$(COMPILE)
 	touch $@ $(VENV)/.installed-bench $(VENV)/.installed-dev $(VENV)/.installed-base
 
 install: $(VENV)/.installed-base
