@@ -8,8 +8,10 @@ estimates are computed for all blocks at once.
 
 from __future__ import annotations
 
+from array import array
 from collections import Counter
 from hashlib import sha256 as _sha256
+from itertools import accumulate
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
@@ -139,11 +141,11 @@ def _arrow_table(out: dict, doc_ids: list[str]) -> tuple[pa.Table, pa.Array]:
 
 def document_columns(text: bytes, markdown: bool, is_mdx: bool, bias: str) -> dict | None:
     """One document's blocks as the chunks stage reads them, with no table (the path of
-    ``chunk_text``): block_index, block_id, kind, level, char_start, char_end, line_start,
-    alt, item_starts and tokens as lists, ``text`` as an Arrow array, ``english`` (does the
-    document read as English). The same core calls as ``blocks`` and the chunks stage make
-    for a batch of one. None when the core leaves the document to the reference parser, or
-    fails on it (``blocks`` then decides, as for any batch)."""
+    ``chunk_text``): ``buffers`` (what chunk._block_buffers makes of a table), ``kind``
+    (a list) and ``text`` (an Arrow array) for the values made with markdown-it-py,
+    ``english`` (does the document read as English). The same core calls as ``blocks``
+    and the chunks stage make for a batch of one. None when the core leaves the document
+    to the reference parser, or fails on it (``blocks`` then decides, as for any batch)."""
     from chunkmill import _core
 
     try:
@@ -157,28 +159,44 @@ def document_columns(text: bytes, markdown: bool, is_mdx: bool, bias: str) -> di
     n = out["n"]
     names = out["kinds"]
     kinds = [names[k] for k in out["kind"]]
-    ids = out["block_id"].decode("ascii")
     data, offsets = out["text"], out["text_offsets"]
     group = bytes(4 * n)  # every block of document 0
     code = bytes(k in CODE_LIKE for k in kinds)
     _, tokens = _core.estimates(data, offsets, code, group, bias)
     english = _core.english_documents(data, offsets, group, n)
-    return {
-        "block_index": memoryview(out["block_index"]).cast("i").tolist(),
-        "block_id": [ids[16 * i : 16 * i + 16] for i in range(n)],
-        "kind": kinds,
-        "level": out["level"],
-        "char_start": memoryview(out["char_start"]).cast("q").tolist(),
-        "char_end": memoryview(out["char_end"]).cast("q").tolist(),
-        "line_start": memoryview(out["line_start"]).cast("i").tolist(),
-        "alt": out["alt"],
-        "item_starts": out["item_starts"],
-        "text": pa.Array.from_buffers(
-            pa.large_string(), n, [None, pa.py_buffer(offsets), pa.py_buffer(data)]
-        ),
-        "tokens": memoryview(tokens).cast("i").tolist(),
-        "english": bool(english[0]) if n else True,
-    }
+
+    text = pa.Array.from_buffers(
+        pa.large_string(), n, [None, pa.py_buffer(offsets), pa.py_buffer(data)]
+    )
+    alt, alt_flags = _strings(out["alt"])
+    items = [[] if s is None else s for s in out["item_starts"]]
+    buffers = (
+        out["block_index"],
+        (out["block_id"], array("i", range(0, 16 * n + 1, 16)), False, n),  # 16 hex digits
+        _strings(kinds)[0],
+        array("i", (-1 if level is None else level for level in out["level"])),
+        (data, offsets, True, n),
+        out["char_start"],
+        out["char_end"],
+        out["line_start"],
+        (alt, alt_flags),
+        (
+            array("i", accumulate(map(len, items), initial=0)),
+            array("i", (x for s in items for x in s)),
+            bytes(s is None for s in out["item_starts"]),
+        ),  # fmt: skip
+        tokens,
+    )
+    return {"kind": kinds, "text": text, "buffers": buffers,
+            "english": bool(english[0]) if n else True}  # fmt: skip
+
+
+def _strings(values: list) -> tuple[tuple, bytes]:
+    """A list of str or None as a string column's buffers (strings::ColumnArg) and a null
+    flag per value."""
+    encoded = [b"" if v is None else v.encode("utf-8") for v in values]
+    offsets = array("i", accumulate(map(len, encoded), initial=0))
+    return (b"".join(encoded), offsets, False, len(values)), bytes(v is None for v in values)
 
 
 def _reference_blocks(docs: list[tuple], rejects: list[dict]) -> pa.Table:

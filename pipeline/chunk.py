@@ -82,16 +82,18 @@ def chunks(
     table = _grouped(blocks.select(_BLOCK_COLS))
     tokens = _block_tokens(table, counting, estimated)
     english = _english_documents(table, counting)
-    cols = {c: table[c].to_pylist() for c in _BLOCK_COLS if c not in ("text", "est_tokens")}
-    cols["text"] = one_array(table["text"])
+    cols = {c: table[c] for c in _BLOCK_COLS if c != "est_tokens"}
     cols["tokens"] = tokens
-    runs = _runs(cols["doc_id"])
+    buffers = _block_buffers(cols)
+    runs = _runs(table["doc_id"].to_pylist())
     rows = documents.select(_DOC_COLS).to_pylist()
     keep = [i for i, d in enumerate(rows) if d["doc_id"] in runs]
     docs = [rows[i] for i in keep]
     english = [english[runs[d["doc_id"]][0]] for d in docs]
     texts = utf8_views(documents["text"], keep)
-    out = _in_core(docs, texts, english, cols, runs, policy, counting, threads)
+    kinds, block_text = cols["kind"].to_pylist(), one_array(cols["text"])
+    blocks = (kinds, block_text, buffers)
+    out = _in_core(docs, texts, english, blocks, runs, policy, counting, threads)
     table = _core_table(out, docs, policy, counting)
     rejects = [_reject(docs[d], reason, detail) for d, reason, detail in out["rejects"]]
     return table, _table(rejects, schemas.REJECTS)
@@ -114,20 +116,22 @@ def document_rows(
     if not n:
         return [], []
     runs = {doc["doc_id"]: (0, n)}
-    out = _in_core([doc], [text], [cols["english"]], cols, runs, policy, counting)
+    blocks = (cols["kind"], cols["text"], cols["buffers"])
+    out = _in_core([doc], [text], [cols["english"]], blocks, runs, policy, counting)
     return _rows(out, [doc], policy, counting), [(r, d) for _, r, d in out["rejects"]]
 
 
-def _in_core(docs, texts, english, cols, runs, policy, counting, threads=1) -> dict:
+def _in_core(docs, texts, english, blocks, runs, policy, counting, threads=1) -> dict:
     """The stage by the Rust core (``_core.chunk_documents``), one call for the batch's
-    ``docs`` (with their UTF-8 ``texts`` and whether each reads as ``english``): the values
-    that need markdown-it-py (heading texts with markup, image sources) are made here first,
-    per block that needs them. A real tokenizer's ``count`` is called back. The core's
-    columns out."""
+    ``docs`` (with their UTF-8 ``texts`` and whether each reads as ``english``) and
+    ``blocks``: (kinds, texts, ``_block_buffers``), each block's kind and text being what
+    the values that need markdown-it-py (heading texts with markup, image sources) are
+    made of, here first, per block that needs them. A real tokenizer's ``count`` is called
+    back. The core's columns out."""
     from chunkmill import _core
 
-    kinds = cols["kind"]
-    prepared = _prepared(docs, runs, kinds, cols["text"])
+    kinds, block_text, buffers = blocks
+    prepared = _prepared(docs, runs, kinds, block_text)
     return _core.chunk_documents(
         (
             [d["doc_id"] for d in docs],
@@ -138,20 +142,7 @@ def _in_core(docs, texts, english, cols, runs, policy, counting, threads=1) -> d
             [_fields(d, policy) for d in docs],
             english,
         ),
-        (
-            [runs[d["doc_id"]] for d in docs],
-            cols["block_index"],
-            cols["block_id"],
-            kinds,
-            cols["level"],
-            utf8_buffers(cols["text"]),
-            cols["char_start"],
-            cols["char_end"],
-            cols["line_start"],
-            cols["alt"],
-            cols["item_starts"],
-            cols["tokens"],
-        ),
+        ([runs[d["doc_id"]] for d in docs], *buffers),
         prepared,
         (
             (
@@ -170,6 +161,49 @@ def _in_core(docs, texts, english, cols, runs, policy, counting, threads=1) -> d
         None if counting.estimate else (counting.counter.count, counting.counter.added),
         threads,
     )
+
+
+def _block_buffers(cols: dict) -> tuple:
+    """The block columns as the core reads them in place (``_core.chunk_documents``): Arrow
+    buffers of numbers in native order and of strings, a null flag per row where a column
+    has nulls; no Python object per block."""
+    alt, items = cols["alt"], one_array(cols["item_starts"])
+    return (
+        _numbers(cols["block_index"], pa.int32()),
+        utf8_buffers(cols["block_id"]),
+        utf8_buffers(cols["kind"]),
+        _numbers(cols["level"], pa.int32(), fill=-1),
+        utf8_buffers(cols["text"]),
+        _numbers(cols["char_start"], pa.int64()),
+        _numbers(cols["char_end"], pa.int64()),
+        _numbers(cols["line_start"], pa.int32()),
+        (utf8_buffers(alt), _null_flags(alt)),
+        (
+            _numbers(items.offsets, pa.int32()),
+            _numbers(items.values, pa.int32()),
+            _null_flags(items),
+        ),  # fmt: skip
+        _numbers(cols["tokens"], pa.int32()),
+    )
+
+
+def _numbers(values, kind: pa.DataType, fill: int | None = None) -> memoryview:
+    """The values of a column of numbers as a buffer of ``kind`` (nulls as ``fill``)."""
+    array = one_array(values if isinstance(values, pa.Array | pa.ChunkedArray) else
+                      pa.array(values, kind))  # fmt: skip
+    if array.type != kind:
+        array = array.cast(kind)
+    if array.null_count:
+        array = pc.fill_null(array, fill)
+    data, width = array.buffers()[1], kind.bit_width // 8
+    if data is None:
+        return memoryview(b"")
+    return memoryview(data)[array.offset * width : (array.offset + len(array)) * width]
+
+
+def _null_flags(values) -> memoryview:
+    """One byte per row: 1 where ``values`` is null."""
+    return _numbers(pc.is_null(one_array(values)), pa.uint8())
 
 
 _DOC_COLS = ["doc_id", "path", "format", "front_matter", "metadata"]
@@ -425,12 +459,13 @@ def _runs(doc_ids: list[str]) -> dict[str, tuple[int, int]]:
     return out
 
 
-def _block_tokens(blocks: pa.Table, counting: Counting, estimated: bool) -> list[int]:
-    """Tokens of every block of the batch, as Python ints. ``estimated``: the blocks'
-    est_tokens were computed under this policy's bias (the blocks stage's, or a stored one
-    redone), so the estimate reads them instead of computing them again."""
+def _block_tokens(blocks: pa.Table, counting: Counting, estimated: bool):
+    """Tokens of every block of the batch: a column, or Python ints when counted now.
+    ``estimated``: the blocks' est_tokens were computed under this policy's bias (the blocks
+    stage's, or a stored one redone), so the estimate reads them instead of computing them
+    again."""
     if counting.estimate and estimated:
-        return blocks["est_tokens"].to_pylist()
+        return blocks["est_tokens"]
     import polars as pl
 
     frame = pl.from_arrow(blocks.select(["doc_id", "text", "kind", "est_tokens"]))

@@ -122,3 +122,24 @@ def test_a_core_failure_on_the_document_goes_to_the_batch_stages(monkeypatch):
     monkeypatch.setattr(_core, "blocks", failing)
     assert api.chunk_text(text, path="markup.md") == expected  # the reference parser's blocks
     assert calls  # the one-document path tried the core first
+
+
+def test_block_buffers_of_the_wrong_size_are_refused_by_the_core(monkeypatch):
+    """The core reads the block columns from buffers in place: one of the wrong length is a
+    ValueError naming it, never a read past its end."""
+    from chunkmill import _core
+
+    real = _core.chunk_documents
+
+    def short_tokens(docs, blocks, *args):
+        *head, tokens = blocks
+        return real(docs, (*head, memoryview(tokens)[:-4]), *args)
+
+    monkeypatch.setattr(_core, "chunk_documents", short_tokens)
+    with pytest.raises(ValueError, match="tokens has"):
+        api.chunk_text("# A\n\ntext\n\n## B\n\nmore\n")
+    monkeypatch.setattr(
+        _core, "chunk_documents", lambda d, b, *a: real(d, (*b[:4], b"\0", *b[5:]), *a)
+    )
+    with pytest.raises(ValueError, match="level has"):
+        api.chunk_text("# A\n\ntext\n")

@@ -10,6 +10,7 @@ use chunkmill_core::estimate::{estimate, weights, EnglishDocument};
 use chunkmill_core::heading::clean_blocks;
 use chunkmill_core::kind::Kind;
 use chunkmill_core::threads;
+use pyo3::buffer::PyUntypedBuffer;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedStr;
@@ -82,24 +83,82 @@ type DocLists<'py> = (
     Vec<Option<bool>>,
 );
 
-/// Blocks of all documents, each document's in a run: `runs` (first and end row of each
-/// document's blocks), block_index, block_id, kind (its name), level, text, char_start,
-/// char_end, line_start, alt, item_starts (code points of a list block's text), tokens.
-/// The texts come as an Arrow string column's buffers (strings::ColumnArg).
-type BlockLists<'py> = (
+/// Blocks of all documents, each document's in a run, as columns read in place: `runs`
+/// (first and end row of each document's blocks), then per block, Arrow buffers in native
+/// order: block_index (int32), block_id and kind (string columns, strings::ColumnArg),
+/// level (int32, -1 for none), text (a string column), char_start and char_end (int64),
+/// line_start (int32), alt (a string column and a uint8 null flag per block), item_starts
+/// (a list column: its n + 1 int32 offsets into its int32 values, and a uint8 null flag
+/// per block), tokens (int32). No Python object per block.
+type BlockColumns<'py> = (
     Vec<(usize, usize)>,
-    Vec<i64>,
-    Vec<PyBackedStr>,
-    Vec<PyBackedStr>,
-    Vec<Option<u8>>,
+    Bound<'py, PyAny>,
     ColumnArg<'py>,
-    Vec<usize>,
-    Vec<usize>,
-    Vec<i64>,
-    Vec<Option<PyBackedStr>>,
-    Vec<Option<Vec<i64>>>,
-    Vec<i64>,
+    ColumnArg<'py>,
+    Bound<'py, PyAny>,
+    ColumnArg<'py>,
+    Bound<'py, PyAny>,
+    Bound<'py, PyAny>,
+    Bound<'py, PyAny>,
+    (ColumnArg<'py>, Bound<'py, PyAny>),
+    (Bound<'py, PyAny>, Bound<'py, PyAny>, Bound<'py, PyAny>),
+    Bound<'py, PyAny>,
 );
+
+/// The `n` fixed-width numbers of a buffer (`name` says which, in errors).
+fn numbers<T, const N: usize>(
+    obj: &Bound<'_, PyAny>,
+    n: Option<usize>,
+    name: &str,
+    from: fn([u8; N]) -> T,
+) -> PyResult<Vec<T>> {
+    let held = PyUntypedBuffer::get(obj)?;
+    let bytes = strings::bytes_of(&held)?;
+    if bytes.len() % N != 0 || n.is_some_and(|n| bytes.len() != n * N) {
+        return Err(PyValueError::new_err(format!(
+            "chunk_documents: {name} has {} bytes, not {} numbers of {N}",
+            bytes.len(),
+            n.map_or("whole".to_owned(), |n| n.to_string())
+        )));
+    }
+    Ok(bytes
+        .chunks_exact(N)
+        .map(|b| from(b.try_into().unwrap()))
+        .collect())
+}
+
+/// The item starts of every block, one flat list, and each block's range of it (None for a
+/// null list).
+type ItemStarts = (Vec<i64>, Vec<Option<(usize, usize)>>);
+
+/// Each block's item starts (None for a null list) as ranges of one flat list.
+fn item_ranges(
+    (offsets, values, nulls): &(Bound<'_, PyAny>, Bound<'_, PyAny>, Bound<'_, PyAny>),
+    n: usize,
+) -> PyResult<ItemStarts> {
+    let offsets = numbers(
+        offsets,
+        Some(n + 1),
+        "item_starts offsets",
+        i32::from_ne_bytes,
+    )?;
+    let values = numbers(values, None, "item_starts values", i32::from_ne_bytes)?;
+    let nulls = numbers(nulls, Some(n), "item_starts nulls", u8::from_ne_bytes)?;
+    let bad = || PyValueError::new_err("chunk_documents: bad item_starts offsets");
+    let first = usize::try_from(offsets[0]).map_err(|_| bad())?;
+    let mut ranges = Vec::with_capacity(n);
+    for i in 0..n {
+        let (a, b) = (usize::try_from(offsets[i]), usize::try_from(offsets[i + 1]));
+        let (a, b) = a.ok().zip(b.ok()).ok_or_else(bad)?;
+        if a < first || a > b || b > values.len() {
+            return Err(bad());
+        }
+        ranges.push((nulls[i] == 0).then_some((a - first, b - first)));
+    }
+    let last = usize::try_from(offsets[n]).map_err(|_| bad())?;
+    let flat = values[first..last].iter().map(|&v| i64::from(v)).collect();
+    Ok((flat, ranges))
+}
 
 /// (rows, texts) of the reduced texts of headings with markup, (rows, sources) of image
 /// blocks.
@@ -124,7 +183,7 @@ type PolicyTuple = (
 fn chunk_documents<'py>(
     py: Python<'py>,
     docs: DocLists<'py>,
-    blocks: BlockLists<'py>,
+    blocks: BlockColumns<'py>,
     prepared: Prepared,
     policy: PolicyTuple,
     tokenizer: Option<(Bound<'py, PyAny>, i64)>,
@@ -132,30 +191,33 @@ fn chunk_documents<'py>(
 ) -> PyResult<Bound<'py, PyDict>> {
     let n_docs = docs.0.len();
     let (starts, (plain_rows, image_rows)) = (&blocks.0, &prepared);
-    let n = blocks.1.len();
+    let block_index = numbers(&blocks.1, None, "block_index", i32::from_ne_bytes)?;
+    let n = block_index.len();
     let doc_held = strings::texts_of(&docs.2)?;
     let doc_texts = doc_held
         .iter()
         .map(|t| t.as_str("chunk_documents"))
         .collect::<PyResult<Vec<_>>>()?;
-    let block_column = Column::get(&blocks.5)?;
-    let block_texts = block_column.texts("chunk_documents")?;
+    let held: Vec<Column> = [&blocks.2, &blocks.3, &blocks.5, &blocks.9 .0]
+        .into_iter()
+        .map(Column::get)
+        .collect::<PyResult<_>>()?;
+    let [ids, kinds, block_texts, alts] = [0, 1, 2, 3].map(|c| held[c].texts("chunk_documents"));
+    let (ids, kinds, block_texts, alts) = (ids?, kinds?, block_texts?, alts?);
+    let level = numbers(&blocks.4, Some(n), "level", i32::from_ne_bytes)?;
+    let char_start = numbers(&blocks.6, Some(n), "char_start", i64::from_ne_bytes)?;
+    let char_end = numbers(&blocks.7, Some(n), "char_end", i64::from_ne_bytes)?;
+    let line_start = numbers(&blocks.8, Some(n), "line_start", i32::from_ne_bytes)?;
+    let no_alt = numbers(&blocks.9 .1, Some(n), "alt nulls", u8::from_ne_bytes)?;
+    let (items, item_at) = item_ranges(&blocks.10, n)?;
+    let tokens = numbers(&blocks.11, Some(n), "tokens", i32::from_ne_bytes)?;
     if starts.len() != n_docs || starts.iter().any(|&(a, b)| a > b || b > n) {
         return Err(PyValueError::new_err("chunk_documents: bad block runs"));
     }
-    let lens = [
-        blocks.2.len(),
-        blocks.3.len(),
-        blocks.4.len(),
-        block_texts.len(),
-        blocks.6.len(),
-        blocks.7.len(),
-        blocks.8.len(),
-        blocks.9.len(),
-        blocks.10.len(),
-        blocks.11.len(),
-    ];
-    if lens.iter().any(|&l| l != n) {
+    if [ids.len(), kinds.len(), block_texts.len(), alts.len()]
+        .iter()
+        .any(|&l| l != n)
+    {
         return Err(PyValueError::new_err(
             "chunk_documents: block columns differ in length",
         ));
@@ -172,23 +234,27 @@ fn chunk_documents<'py>(
             .get_mut(r)
             .ok_or_else(|| PyValueError::new_err("bad image row"))? = t.as_deref();
     }
+    let bad = |what: &str| PyValueError::new_err(format!("chunk_documents: bad {what}"));
     let all: Vec<Block> = (0..n)
         .map(|i| {
             Ok(Block {
-                block_index: blocks.1[i],
-                block_id: Cow::Borrowed(&*blocks.2[i]),
+                block_index: i64::from(block_index[i]),
+                block_id: Cow::Borrowed(ids[i]),
                 kind: *Kind::ALL
                     .iter()
-                    .find(|k| k.name() == &*blocks.3[i])
-                    .ok_or_else(|| PyValueError::new_err("bad kind"))?,
-                level: blocks.4[i],
+                    .find(|k| k.name() == kinds[i])
+                    .ok_or_else(|| bad("kind"))?,
+                level: match level[i] {
+                    -1 => None,
+                    l => Some(u8::try_from(l).map_err(|_| bad("level"))?),
+                },
                 text: block_texts[i],
-                char_start: blocks.6[i],
-                char_end: blocks.7[i],
-                line_start: blocks.8[i],
-                alt: blocks.9[i].as_deref(),
-                item_starts: blocks.10[i].as_deref(),
-                tokens: blocks.11[i],
+                char_start: usize::try_from(char_start[i]).map_err(|_| bad("char_start"))?,
+                char_end: usize::try_from(char_end[i]).map_err(|_| bad("char_end"))?,
+                line_start: i64::from(line_start[i]),
+                alt: (no_alt[i] == 0).then_some(alts[i]),
+                item_starts: item_at[i].map(|(a, b)| &items[a..b]),
+                tokens: i64::from(tokens[i]),
                 plain: plain[i],
                 image_src: image_src[i],
             })
