@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -84,6 +84,27 @@ def batched(items: Iterable, n: int, max_bytes: int = BATCH_BYTES) -> Iterator[l
         size += weight
     if batch:
         yield batch
+
+
+def in_threads(step: Callable, items: Iterable, threads: int) -> Iterator:
+    """``step(item)`` for every item, in order, with up to ``threads`` items worked on at
+    once: the Rust core leaves the interpreter's lock while it works, so the batches of a
+    library call overlap there (their Python parts take turns). At most twice ``threads``
+    items are in flight; one thread works them one after another."""
+    if threads <= 1:
+        yield from map(step, items)
+        return
+    from collections import deque
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(threads, thread_name_prefix="chunkmill") as pool:
+        window: deque = deque()
+        for item in items:
+            window.append(pool.submit(step, item))
+            if len(window) > 2 * threads:
+                yield window.popleft().result()
+        while window:
+            yield window.popleft().result()
 
 
 def _weight(item) -> int:

@@ -93,7 +93,7 @@ def chunks(
     texts = utf8_views(documents["text"], keep)
     kinds, block_text = cols["kind"].to_pylist(), one_array(cols["text"])
     blocks = (kinds, block_text, buffers)
-    out = _in_core(docs, texts, english, blocks, runs, policy, counting, threads)
+    out = _in_core(docs, texts, english, blocks, runs, policy, counting, threads, columnar=True)
     table = _core_table(out, docs, policy, counting)
     rejects = [_reject(docs[d], reason, detail) for d, reason, detail in out["rejects"]]
     return table, _table(rejects, schemas.REJECTS)
@@ -121,13 +121,13 @@ def document_rows(
     return _rows(out, [doc], policy, counting), [(r, d) for _, r, d in out["rejects"]]
 
 
-def _in_core(docs, texts, english, blocks, runs, policy, counting, threads=1) -> dict:
+def _in_core(docs, texts, english, blocks, runs, policy, counting, threads=1, columnar=False):
     """The stage by the Rust core (``_core.chunk_documents``), one call for the batch's
     ``docs`` (with their UTF-8 ``texts`` and whether each reads as ``english``) and
     ``blocks``: (kinds, texts, ``_block_buffers``), each block's kind and text being what
     the values that need markdown-it-py (heading texts with markup, image sources) are
     made of, here first, per block that needs them. A real tokenizer's ``count`` is called
-    back. The core's columns out."""
+    back. The core's columns out: Python lists, or Arrow buffers with ``columnar``."""
     from chunkmill import _core
 
     kinds, block_text, buffers = blocks
@@ -160,6 +160,7 @@ def _in_core(docs, texts, english, blocks, runs, policy, counting, threads=1) ->
         ),
         None if counting.estimate else (counting.counter.count, counting.counter.added),
         threads,
+        columnar,
     )
 
 
@@ -282,73 +283,100 @@ def _fields(doc: dict, policy: Policy) -> list[str]:
 
 
 def _core_table(out: dict, docs: list[dict], policy: Policy, counting: Counting) -> pa.Table:
-    """The CHUNKS table of the core's columns. What is the same for every chunk of a
+    """The CHUNKS table of the core's columns (Arrow buffers: ``_in_core`` with
+    ``columnar``), no Python object per chunk. What is the same for every chunk of a
     document (its id, path, front matter) is one value per document, taken per chunk."""
-    doc = pa.array(out["doc"], pa.int32())
-    n = len(doc)
+    n = len(out["chunk_index"]) // 4
+    doc = _from_buffers(pa.uint32(), n, out["doc"])
 
     def per_document(values: list, kind: pa.DataType) -> pa.Array:
         return pa.array(values, kind).take(doc)
 
+    def number(name: str, kind: pa.DataType = _INT32, length: int = n) -> pa.Array:
+        return _from_buffers(kind, length, out[name])
+
+    def text(name: str, length: int = n) -> pa.Array:
+        data, offsets = out[name]
+        nulls = out.get(f"{name}_nulls")
+        valid = None if nulls is None or not any(nulls) else _valid(nulls, length)
+        return pa.Array.from_buffers(
+            pa.string(), length, [valid, pa.py_buffer(offsets), pa.py_buffer(data)]
+        )
+
     def listed(name: str) -> pa.Array:
-        offsets = pa.array(out[f"{name}_at"], pa.int32())
-        return pa.ListArray.from_arrays(offsets, pa.array(out[name], pa.string()))
+        offsets = number(f"{name}_at", length=n + 1)
+        return pa.ListArray.from_arrays(offsets, text(name, offsets[-1].as_py()))
 
     def same(value, kind: pa.DataType) -> pa.Array:
         return pa.repeat(pa.scalar(value, kind), n)
 
-    starts = pa.array(out["span_start"], pa.int64())
-    ends = pa.array(out["span_end"], pa.int64())
-    spans_at = pa.array(out["spans_at"], pa.int32())
+    spans_at = number("spans_at", length=n + 1)
+    n_spans = spans_at[-1].as_py()
+    starts = number("span_start", pa.int64(), n_spans)
+    ends = number("span_end", pa.int64(), n_spans)
     spans = pa.ListArray.from_arrays(
         spans_at, pa.StructArray.from_arrays([starts, ends], fields=list(schemas.SPAN))
     )
-    parts = pa.array(out["parts"], pa.int32())
+    parts = number("parts")
+    levels = out["header_level_nulls"]
     columns = {
-        "chunk_id": out["chunk_id"],
+        "chunk_id": text("chunk_id"),
         "doc_id": per_document([d["doc_id"] for d in docs], pa.string()),
         "path": per_document([d["path"] for d in docs], pa.string()),
-        "title": out["title"],
-        "chunk_index": out["chunk_index"],
-        "chunk_type": out["chunk_type"],
-        "name": out["name"],
+        "title": text("title"),
+        "chunk_index": number("chunk_index"),
+        "chunk_type": text("chunk_type"),
+        "name": text("name"),
         "breadcrumb": listed("breadcrumb"),
-        "header_level": out["header_level"],
-        "section_title": out["section_title"],
-        "anchor": out["anchor"],
-        "url": out["url"],
+        "header_level": pa.Array.from_buffers(
+            pa.int8(),
+            n,
+            [_valid(levels, n) if any(levels) else None, pa.py_buffer(out["header_level"])],
+        ),
+        "section_title": text("section_title"),
+        "anchor": text("anchor"),
+        "url": text("url"),
         "headings": listed("headings"),
         "text": utf8_column(out["text"], out["text_offsets"], n),
         "embed_text": utf8_column(out["embed_text"], out["embed_text_offsets"], n),
-        "embed_hash": out["embed_hash"],
-        "image_src": out["image_src"],
-        "n_tokens": out["n_tokens"],
+        "embed_hash": text("embed_hash"),
+        "image_src": text("image_src"),
+        "n_tokens": number("n_tokens"),
         "token_source": same(counting.counter.name, pa.string()),
-        "overlap_tokens": out["overlap_tokens"],
-        "block_start": out["block_start"],
-        "block_end": out["block_end"],
+        "overlap_tokens": number("overlap_tokens"),
+        "block_start": number("block_start"),
+        "block_end": number("block_end"),
         "block_ids": listed("block_ids"),
         "spans": spans,
         "char_start": starts.take(spans_at.slice(0, n)),
         "char_end": ends.take(pc.subtract(spans_at.slice(1), 1)),
-        "is_slice": out["is_slice"],
-        "line_start": out["line_start"],
-        "line_end": out["line_end"],
+        "is_slice": _from_buffers(pa.uint8(), n, out["is_slice"]).cast(pa.bool_()),
+        "line_start": number("line_start"),
+        "line_end": number("line_end"),
         "is_split": pc.greater(parts, 1),
-        "part": out["part"],
+        "part": number("part"),
         "parts": parts,
-        "strategy": out["strategy"],
+        "strategy": text("strategy"),
         "front_matter": per_document(
             [front_matter_column(d, policy) for d in docs], schemas.STR_MAP
         ),
         "chunker_version": same(CHUNKER_VERSION, pa.string()),
         "policy_hash": same(policy.policy_hash, pa.string()),
     }
-    arrays = [
-        c if isinstance(c, pa.Array) else pa.array(c, f.type)
-        for f, c in zip(schemas.CHUNKS, columns.values())
-    ]
-    return pa.Table.from_arrays(arrays, schema=schemas.CHUNKS)
+    return pa.Table.from_arrays(list(columns.values()), schema=schemas.CHUNKS)
+
+
+_INT32 = pa.int32()
+
+
+def _from_buffers(kind: pa.DataType, n: int, data: bytes) -> pa.Array:
+    """An array of ``n`` fixed-width values from their bytes in native order."""
+    return pa.Array.from_buffers(kind, n, [None, pa.py_buffer(data)])
+
+
+def _valid(nulls: bytes, n: int) -> pa.Buffer:
+    """The validity bitmap of a column from the core's null flags (one byte per value)."""
+    return pc.equal(_from_buffers(pa.uint8(), n, nulls), 0).buffers()[1]
 
 
 def _rows(out: dict, docs: list[dict], policy: Policy, counting: Counting) -> list[tuple]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import random
 import subprocess
 import sys
 from pathlib import Path
@@ -222,3 +223,20 @@ def test_fixed_strategy_on_a_front_matter_only_file():
         text, path="_index.md", strategy="fixed", front_matter="include"
     )
     assert [c.text for c in included] == [text.rstrip("\n")]
+
+
+def test_batches_side_by_side_give_the_chunks_of_one_thread_in_order():
+    """Enough documents for several batches: on several threads the batches are chunked
+    side by side, and the table is the one a single thread makes, row for row."""
+    rng = random.Random(5)
+    words = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta"]
+    texts = [
+        f"# Doc {i}\n\n"
+        + " ".join(rng.choice(words) for _ in range(rng.randint(5, 400)))
+        + f"\n\n## Part\n\n- {rng.choice(words)}\n- item {i}\n"
+        for i in range(700)
+    ]
+    one = chunk_texts(texts, threads=1)
+    assert one["path"].to_pylist()[-1] == "doc-699.md" and one.num_rows >= 700
+    for threads in (2, 3):
+        assert chunk_texts(texts, threads=threads).equals(one)

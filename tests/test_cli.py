@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from array import array
 
 import polars as pl
 import pyarrow.parquet as pq
@@ -228,7 +229,8 @@ def test_chunk_stage_rejects_are_recorded(tmp_path, monkeypatch, same_folder):
             ([blocks[0][i] for i in keep], *blocks[1:]),
             *args,
         )
-        out["doc"] = [keep[d] for d in out["doc"]]
+        doc = memoryview(out["doc"]).cast("I")  # the document of each chunk, uint32
+        out["doc"] = array("I", [keep[d] for d in doc]).tobytes()
         refused = [(i, "internal_error", "forced") for i in range(len(docs[1])) if i not in keep]
         out["rejects"] = sorted([(keep[d], *r) for d, *r in out["rejects"]] + refused)
         return out

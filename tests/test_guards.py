@@ -234,7 +234,7 @@ def _sections(n: int) -> str:
 @pytest.mark.parametrize(
     "option, value",
     [
-        ("--doc-memory", "260"),  # 30,000 sections grow a worker to ~400 MB
+        ("--doc-memory", "260"),  # 60,000 sections need more than that in a worker
         ("--doc-timeout", "0.3"),  # and take about a second
     ],
 )
@@ -248,7 +248,7 @@ def test_documents_rejected_at_a_worker_limit_name_that_limit(tmp_path, option, 
     shutil.copy(SAMPLE / "index.md", src / "index.md")
     (src / "big.md").write_text(_sections(200))
     assert cli(src, out).exit_code == 0
-    (src / "big.md").write_text(_sections(30_000))
+    (src / "big.md").write_text(_sections(60_000))
     # its published chunks (most of the run's) would go: refused, naming the limit
     result = cli(src, out, option, value)
     assert result.exit_code == 4, result.output

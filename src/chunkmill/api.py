@@ -216,15 +216,16 @@ def chunk_table(
     text, ``id_column`` names each document (its ``path``; default: the first of path, id,
     doc_id, url, name that exists, else ``row-N``), other columns become metadata. Rows that
     a run would reject (a null text, NUL bytes) give no chunks; a warning counts them.
-    ``threads``: how many threads the Rust core uses (default: every core); the chunks
-    are the same for any number.
+    ``threads``: how many threads chunk it (default: every core), batches of documents
+    side by side and the documents of a batch in the Rust core; the chunks are the same
+    for any number.
     """
     import warnings
 
     import pyarrow as pa
 
     from chunkmill.pipeline import schemas
-    from chunkmill.pipeline.batch import BATCH_DOCS, Batch, batched, process
+    from chunkmill.pipeline.batch import BATCH_DOCS, Batch, batched, in_threads, process
     from chunkmill.pipeline.sources import Selection, table_documents
 
     resolved = resolve_policy(policy)
@@ -241,10 +242,12 @@ def chunk_table(
     selection = Selection(text_column=text_column, id_column=id_column)
     raws = table_documents(arrow, selection, "table")  # errors name "table: no column ..."
     parts, rejected = [], []
-    for group in batched(raws, BATCH_DOCS):
-        tables, _ = process(
-            Batch(group), resolved, DEFAULT_MAX_BYTES, postings=False, threads=n_threads
-        )
+
+    def step(group: list) -> dict:
+        batch = Batch(group)
+        return process(batch, resolved, DEFAULT_MAX_BYTES, postings=False, threads=n_threads)[0]
+
+    for tables in in_threads(step, batched(raws, BATCH_DOCS), n_threads):
         parts.append(tables["chunks"])
         rejected += tables["rejects"].to_pylist()
     if rejected:

@@ -176,10 +176,12 @@ type PolicyTuple = (
 
 /// The chunks of a batch. `tokenizer`: None for the estimate, else (count, added).
 /// Returns a dict of chunk columns (`doc`: the document index of each chunk; list columns
-/// flat with offsets; `text` and `embed_text` as UTF-8 bytes with int64 `*_offsets`), `rejects` [(doc, reason, detail)], and per chunk its document's
-/// `title` and `strategy`.
+/// flat with offsets; `text` and `embed_text` as UTF-8 bytes with int64 `*_offsets`),
+/// `rejects` [(doc, reason, detail)], and per chunk its document's `title` and
+/// `strategy`: Python lists, or with `columnar` Arrow buffers (`Outcome::into_buffers`).
 #[pyfunction]
-#[pyo3(signature = (docs, blocks, prepared, policy, tokenizer=None, threads=1))]
+#[pyo3(signature = (docs, blocks, prepared, policy, tokenizer=None, threads=1, columnar=false))]
+#[allow(clippy::too_many_arguments)] // the arguments of the Python call, as it names them
 fn chunk_documents<'py>(
     py: Python<'py>,
     docs: DocLists<'py>,
@@ -188,6 +190,7 @@ fn chunk_documents<'py>(
     policy: PolicyTuple,
     tokenizer: Option<(Bound<'py, PyAny>, i64)>,
     threads: usize,
+    columnar: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
     let n_docs = docs.0.len();
     let (starts, (plain_rows, image_rows)) = (&blocks.0, &prepared);
@@ -350,7 +353,11 @@ fn chunk_documents<'py>(
             }
         }
     }
-    out.into_dict(py)
+    if columnar {
+        out.into_buffers(py)
+    } else {
+        out.into_dict(py)
+    }
 }
 
 fn type_name(py: Python<'_>, e: &PyErr) -> String {
@@ -479,6 +486,88 @@ impl Outcome {
         }
     }
 
+    /// The columns as Arrow buffers in native order, no Python object per chunk: numbers
+    /// (int32; `doc` uint32, spans int64), strings as (data, int32 offsets) with a uint8
+    /// null flag per value where a column has nulls (section_title, anchor, url, image_src),
+    /// list columns as their values and int32 `*_at` offsets, `header_level` as int8
+    /// values and null flags, `is_slice` one byte per chunk; text and embed_text as
+    /// `into_dict` gives them.
+    fn into_buffers(mut self, py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
+        self.breadcrumb_at.push(self.breadcrumb.len());
+        self.headings_at.push(self.headings.len());
+        self.block_ids_at.push(self.block_ids.len());
+        self.spans_at.push(self.span_start.len());
+        let out = PyDict::new(py);
+        let doc: Vec<u32> = to_int(&self.doc, "doc")?;
+        out.set_item("doc", strings::buffer(py, &doc, u32::to_ne_bytes))?;
+        macro_rules! int32 {
+            ($($f:ident),*) => { $(
+                let v: Vec<i32> = to_int(&self.$f, stringify!($f))?;
+                out.set_item(stringify!($f), strings::buffer(py, &v, i32::to_ne_bytes))?;
+            )* };
+        }
+        int32!(
+            chunk_index,
+            n_tokens,
+            overlap_tokens,
+            block_start,
+            block_end,
+            line_start,
+            line_end,
+            part,
+            parts,
+            breadcrumb_at,
+            headings_at,
+            block_ids_at,
+            spans_at
+        );
+        for (name, v) in [
+            ("span_start", &self.span_start),
+            ("span_end", &self.span_end),
+        ] {
+            let v: Vec<i64> = to_int(v, name)?;
+            out.set_item(name, strings::buffer(py, &v, i64::to_ne_bytes))?;
+        }
+        let level: Vec<i8> = self
+            .header_level
+            .iter()
+            .map(|l| l.map_or(0, |l| l as i8))
+            .collect();
+        let no_level = flags(self.header_level.iter().map(Option::is_none));
+        out.set_item("header_level", strings::buffer(py, &level, i8::to_ne_bytes))?;
+        out.set_item("header_level_nulls", PyBytes::new(py, &no_level))?;
+        out.set_item(
+            "is_slice",
+            PyBytes::new(py, &flags(self.is_slice.iter().copied())),
+        )?;
+        macro_rules! texts {
+            ($($f:ident),*) => { $(
+                out.set_item(stringify!($f), utf8(py, self.$f.iter().map(|s| Some(&**s)))?)?;
+            )* };
+        }
+        texts!(
+            chunk_id, chunk_type, name, breadcrumb, headings, embed_hash, block_ids, strategy,
+            title
+        );
+        macro_rules! nullable {
+            ($($f:ident),*) => { $(
+                out.set_item(stringify!($f), utf8(py, self.$f.iter().map(|s| s.as_deref()))?)?;
+                let nulls = flags(self.$f.iter().map(Option::is_none));
+                out.set_item(concat!(stringify!($f), "_nulls"), PyBytes::new(py, &nulls))?;
+            )* };
+        }
+        nullable!(section_title, anchor, url, image_src);
+        out.set_item("rejects", self.rejects)?;
+        for (name, column) in [("text", self.text), ("embed_text", self.embed_text)] {
+            out.set_item(
+                format!("{name}_offsets"),
+                PyBytes::new(py, &column.offsets()),
+            )?;
+            out.set_item(name, PyBytes::new(py, &column.data))?;
+        }
+        Ok(out)
+    }
+
     fn into_dict(mut self, py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
         self.breadcrumb_at.push(self.breadcrumb.len());
         self.headings_at.push(self.headings.len());
@@ -531,6 +620,38 @@ impl Outcome {
         }
         Ok(out)
     }
+}
+
+/// Numbers converted to a narrower type, or an error naming the column.
+fn to_int<T: Copy, U: TryFrom<T>>(values: &[T], name: &str) -> PyResult<Vec<U>> {
+    values
+        .iter()
+        .map(|&v| U::try_from(v))
+        .collect::<Result<_, _>>()
+        .map_err(|_| PyValueError::new_err(format!("chunk_documents: {name} out of range")))
+}
+
+/// One byte per value: 1 where `set`.
+fn flags(set: impl Iterator<Item = bool>) -> Vec<u8> {
+    set.map(u8::from).collect()
+}
+
+/// Strings (None as empty) as an Arrow string column's (data, int32 offsets) buffers.
+fn utf8<'a, 'py>(
+    py: Python<'py>,
+    values: impl Iterator<Item = Option<&'a str>>,
+) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyBytes>)> {
+    let (mut data, mut offsets) = (Vec::new(), vec![0i32]);
+    for v in values {
+        data.extend_from_slice(v.unwrap_or("").as_bytes());
+        let end = i32::try_from(data.len())
+            .map_err(|_| PyValueError::new_err("chunk_documents: a string column over 2 GiB"))?;
+        offsets.push(end);
+    }
+    Ok((
+        PyBytes::new(py, &data),
+        strings::buffer(py, &offsets, i32::to_ne_bytes),
+    ))
 }
 
 /// Per heading block text: its cleaned inline source when that still has markup for the
