@@ -105,7 +105,7 @@ def test_poison_beside_ordinary_documents(tmp_path, clean_chunks, workers):
 @pytest.mark.slow
 def test_a_document_that_overruns_or_outgrows_its_worker_is_rejected(tmp_path):
     section = "## Part {i}\n\nSome words about part {i}, long enough.\n\n```py\nx = {i}\n```\n\n"
-    big = "".join(section.format(i=i) for i in range(30_000)).encode()  # 2.5 MB, ~400 MB
+    big = "".join(section.format(i=i) for i in range(60_000)).encode()  # 4.7 MB, over 260 MB
     src = write(tmp_path / "src", {**ordinary(20), "big.md": big})
     for flags, reason in (
         (["--doc-timeout", "0.5"], "timeout"),
