@@ -79,13 +79,12 @@ def chunks(
     if not documents.num_rows:  # a batch of reused documents only: nothing to pack
         return schemas.empty(schemas.CHUNKS), schemas.empty(schemas.REJECTS)
     counting = counting or Counting(policy)
-    table = _grouped(blocks.select(_BLOCK_COLS))
+    table, runs = _grouped(blocks.select(_BLOCK_COLS))
     tokens = _block_tokens(table, counting, estimated)
     english = _english_documents(table, counting)
     cols = {c: table[c] for c in _BLOCK_COLS if c != "est_tokens"}
     cols["tokens"] = tokens
     buffers = _block_buffers(cols)
-    runs = _runs(table["doc_id"].to_pylist())
     rows = documents.select(_DOC_COLS).to_pylist()
     keep = [i for i, d in enumerate(rows) if d["doc_id"] in runs]
     docs = [rows[i] for i in keep]
@@ -463,28 +462,23 @@ def _reject(doc: dict, reason: str, detail: str) -> dict:
     }
 
 
-def _grouped(blocks: pa.Table) -> pa.Table:
+def _grouped(blocks: pa.Table) -> tuple[pa.Table, dict[str, tuple[int, int]]]:
     """The blocks with each document's rows next to each other, in first-seen order (they
-    already are, as every stage writes them; otherwise a stable reorder)."""
-    ids = blocks["doc_id"].to_pylist()
-    first: dict[str, int] = {}
-    for i, d in enumerate(ids):
-        first.setdefault(d, i)
-    if all(ids[i] == ids[i - 1] or first[ids[i]] == i for i in range(1, len(ids))):
-        return blocks
-    order = sorted(range(len(ids)), key=lambda i: first[ids[i]])
-    return blocks.take(pa.array(order, pa.int64()))
+    already are, as every stage writes them; otherwise a stable reorder), and doc_id ->
+    (first row, end row) of each document's run."""
+    from chunkmill.pipeline.batch import document_runs
 
-
-def _runs(doc_ids: list[str]) -> dict[str, tuple[int, int]]:
-    """doc_id -> (first row, end row) of its run of rows (the rows are grouped)."""
-    out: dict[str, tuple[int, int]] = {}
-    start = 0
-    for i in range(1, len(doc_ids) + 1):
-        if i == len(doc_ids) or doc_ids[i] != doc_ids[start]:
-            out[doc_ids[start]] = (start, i)
-            start = i
-    return out
+    try:
+        where = document_runs(blocks["doc_id"])
+    except ValueError:  # a document's rows apart
+        ids = blocks["doc_id"].to_pylist()
+        first: dict[str, int] = {}
+        for i, d in enumerate(ids):
+            first.setdefault(d, i)
+        order = sorted(range(len(ids)), key=lambda i: first[ids[i]])
+        blocks = blocks.take(pa.array(order, pa.int64()))
+        where = document_runs(blocks["doc_id"])
+    return blocks, {d: (start, start + n) for d, (start, n) in where.items()}
 
 
 def _block_tokens(blocks: pa.Table, counting: Counting, estimated: bool):
