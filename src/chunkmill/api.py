@@ -221,6 +221,7 @@ def chunk_table(
     for any number.
     """
     import warnings
+    from itertools import chain, islice
 
     import pyarrow as pa
 
@@ -243,11 +244,17 @@ def chunk_table(
     raws = table_documents(arrow, selection, "table")  # errors name "table: no column ..."
     parts, rejected = [], []
 
+    # several batches: side by side, one thread each; a single batch: its documents on
+    # every thread in the core (never threads times threads)
+    groups = batched(raws, BATCH_DOCS)
+    ahead = list(islice(groups, 2))
+    inner = n_threads if len(ahead) < 2 else 1
+
     def step(group: list) -> dict:
         batch = Batch(group)
-        return process(batch, resolved, DEFAULT_MAX_BYTES, postings=False, threads=n_threads)[0]
+        return process(batch, resolved, DEFAULT_MAX_BYTES, postings=False, threads=inner)[0]
 
-    for tables in in_threads(step, batched(raws, BATCH_DOCS), n_threads):
+    for tables in in_threads(step, chain(ahead, groups), n_threads):
         parts.append(tables["chunks"])
         rejected += tables["rejects"].to_pylist()
     if rejected:
