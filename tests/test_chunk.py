@@ -1,4 +1,4 @@
-"""Chunking rules, one test per case from the seed systems (and a few of our own)."""
+"""Chunking rules, one test per case the packer must handle."""
 
 from __future__ import annotations
 

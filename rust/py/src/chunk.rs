@@ -558,13 +558,7 @@ impl Outcome {
         }
         nullable!(section_title, anchor, url, image_src);
         out.set_item("rejects", self.rejects)?;
-        for (name, column) in [("text", self.text), ("embed_text", self.embed_text)] {
-            out.set_item(
-                format!("{name}_offsets"),
-                PyBytes::new(py, &column.offsets()),
-            )?;
-            out.set_item(name, PyBytes::new(py, &column.data))?;
-        }
+        put_texts(&out, self.text, self.embed_text)?;
         Ok(out)
     }
 
@@ -611,15 +605,22 @@ impl Outcome {
             title,
             rejects
         );
-        for (name, column) in [("text", self.text), ("embed_text", self.embed_text)] {
-            out.set_item(
-                format!("{name}_offsets"),
-                PyBytes::new(py, &column.offsets()),
-            )?;
-            out.set_item(name, PyBytes::new(py, &column.data))?;
-        }
+        put_texts(&out, self.text, self.embed_text)?;
         Ok(out)
     }
+}
+
+/// `text` and `embed_text` as UTF-8 bytes with int64 `*_offsets`, in either layout.
+fn put_texts(out: &Bound<'_, PyDict>, text: Utf8Column, embed_text: Utf8Column) -> PyResult<()> {
+    let py = out.py();
+    for (name, column) in [("text", text), ("embed_text", embed_text)] {
+        out.set_item(
+            format!("{name}_offsets"),
+            PyBytes::new(py, &column.offsets()),
+        )?;
+        out.set_item(name, PyBytes::new(py, &column.data))?;
+    }
+    Ok(())
 }
 
 /// Numbers converted to a narrower type, or an error naming the column.
