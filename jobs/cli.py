@@ -451,9 +451,9 @@ def chunks_cmd(blocks_dir, out, policy_file, **flags):
             raise click.UsageError(
                 f"{blocks_dir} has no {name}.parquet: run `chunkmill blocks` first"
             )
-    import pyarrow.parquet as pq
+    from chunkmill.pipeline.runstore import parquet_files
 
-    total = pq.ParquetFile(blocks_dir / "documents.parquet").metadata.num_rows
+    total = parquet_files.num_rows(blocks_dir, "documents")
     with _progress(total, "chunks") as bar:
         summary = chunks_job.run_chunks(blocks_dir, out, policy, progress=bar.update)
     click.echo(

@@ -164,20 +164,31 @@ def read(
 
 
 def ordered_map(
-    fn: Callable, items: Iterable, address: str | None, cpus: int, window: int | None = None
+    fn: Callable,
+    items: Iterable,
+    address: str | None,
+    cpus: int,
+    window: int | None = None,
+    local: Callable | None = None,
 ) -> Iterator:
     """``fn`` over ``items`` in Ray tasks (one CPU each), results in input order, at most
-    ``window`` in flight (the same contract as jobs.pool.ordered_map)."""
+    ``window`` in flight (the same contract as jobs.pool.Supervisor.map: ``local(item)``,
+    when not None, is the result of an item that needs no task)."""
     ray = start(address, cpus)
     task = ray.remote(num_cpus=1)(_call)
     window = window or 2 * max(1, int(ray.cluster_resources().get("CPU", cpus)))
-    pending: deque = deque()
+    pending: deque = deque()  # (True, result) found here, or (False, a task's reference)
     for item in items:
-        pending.append(task.remote(fn, item))
+        done = local(item) if local is not None else None
+        pending.append((True, done) if done is not None else (False, task.remote(fn, item)))
         if len(pending) >= window:
-            yield ray.get(pending.popleft())
+            yield _result(ray, *pending.popleft())
     while pending:
-        yield ray.get(pending.popleft())
+        yield _result(ray, *pending.popleft())
+
+
+def _result(ray, here: bool, found):
+    return found if here else ray.get(found)
 
 
 def _call(fn: Callable, item):

@@ -9,8 +9,8 @@ When nothing changed at all, the previous files are hard-linked instead of rewri
 
 from __future__ import annotations
 
-import os
 import time
+from collections import deque
 from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass, field
@@ -101,8 +101,10 @@ def prepare(items: list, prev: Previous | None, policy: Policy, reuse_chunks: bo
         return Batch(items)
     chunks = prev.take("chunks", reused) if reuse_chunks else None
     postings = None
-    if chunks is not None and prev.postings_reusable:
-        postings = prev.postings(chunks["chunk_id"].to_pylist())
+    if chunks is not None:  # made again, not read: less work than reading them (a fiftieth)
+        from chunkmill.pipeline.postings import postings as postings_of
+
+        postings = postings_of(chunks)
     docs = _sourced(prev.take("documents", reused), [x for x in items if isinstance(x, Reused)])
     return Batch(items, docs, prev.blocks(reused, policy.bias), chunks, postings)
 
@@ -227,18 +229,50 @@ def _unchanged_or_stream(items) -> tuple[list | None, object]:
 
 
 def _link_previous(prev: Previous, folder: Path, tables: list[str]) -> dict[str, dict]:
-    """Hard-link (else copy) files of the previous run, verified against its manifest when
-    it was opened; their manifest entries, for the new manifest."""
+    """Hard-link (else copy) the files of these tables of the previous run (every part of
+    a partitioned one), verified against its manifest when it was opened; their manifest
+    entries, for the new manifest."""
     known = manifest.entries(prev.manifest)
-    files = {f"{t}.parquet" for t in tables}
-    for name in files:
-        src, dst = prev.folder / name, folder / name
-        try:
-            os.link(src, dst)
-        except OSError:  # another filesystem, or links not allowed: copy
-            dst.write_bytes(src.read_bytes())
-            known.pop(name, None)  # hashed again
+    tops = {f"{t}.parquet" for t in tables}
+    files = {n for n in known if n.split("/")[0] in tops}
+    for name in sorted(files):
+        (folder / name).parent.mkdir(exist_ok=True)
+        if not parquet_files.link_or_copy(prev.folder / name, folder / name):
+            known.pop(name, None)  # copied: hashed again
     return {n: e for n, e in known.items() if n in files}
+
+
+@dataclass
+class Linked:
+    """A part of the published run taken whole (``index``: its place there): its documents
+    (``items``) are all unchanged, the same ones in the same order, and its files are what
+    this run would write, so they are linked, never read."""
+
+    index: int
+    items: list
+
+
+_LINKED = ({}, {})  # the result of a linked part: nothing for a worker to do
+
+
+def _linker(prev: Previous | None, policy: Policy, reuse_chunks: bool):
+    """The ``link`` of batch.parted for a run on ``prev``, or None when no part of it can
+    be linked (its chunks or postings are not reusable, its files are not what this run
+    would write)."""
+    if prev is None or not reuse_chunks or not prev.postings_reusable:
+        return None
+    if not prev.linkable(run_metadata(policy)):
+        return None
+    docs = prev.documents
+    sources = dict(zip(docs["doc_id"].to_pylist(), docs["source"].to_pylist()))
+
+    def link(items: list[Reused]) -> Linked | None:
+        k = prev.parts.matching([x.doc_id for x in items])
+        if k is None or any(x.source not in (None, sources[x.doc_id]) for x in items):
+            return None  # other documents, or INPUT spelled otherwise (its ``source``)
+        return Linked(k, items)
+
+    return link
 
 
 @dataclass
@@ -326,10 +360,23 @@ class RunJob:
         return _read_stamped(self.plan, self.selection, trusted, known, work)
 
     def results(self, items, prev, reuse_chunks: bool):
-        """(tables, counters) of every batch, in input order, from the chosen engine."""
-        batches = (
-            prepare(b, prev, self.policy, reuse_chunks) for b in batch.batched(items, BATCH_DOCS)
-        )
+        """(unit, whether it ends its part, (tables, counters)) of every batch or linked
+        part (``Linked``), in input order, from the chosen engine."""
+        units: deque = deque()
+        link = _linker(prev, self.policy, reuse_chunks)
+
+        def batches():
+            for unit, ends in batch.parted(items, BATCH_DOCS, link=link):
+                units.append((unit, ends))
+                yield (
+                    unit
+                    if isinstance(unit, Linked)
+                    else prepare(unit, prev, self.policy, reuse_chunks)
+                )
+
+        def local(b):
+            return _LINKED if isinstance(b, Linked) else batch.settled(b)
+
         step = partial(
             batch.process,
             policy=self.policy,
@@ -339,8 +386,13 @@ class RunJob:
         if self.options.engine == "ray":
             from chunkmill.jobs import ray_job
 
-            return ray_job.ordered_map(step, batches, self.ray_address, self.workers)
-        return self.supervisor.map(step, batches, local=batch.settled)
+            found = ray_job.ordered_map(
+                step, batches(), self.ray_address, self.workers, local=local
+            )
+        else:
+            found = self.supervisor.map(step, batches(), local=local)
+        for result in found:
+            yield *units.popleft(), result
 
 
 def run(
@@ -527,7 +579,9 @@ def _execute(
         repacked = tally.fresh if reuse_chunks else None
         changes = ChangeSet(old, folder, stored, repacked, damaged=note is not None)
         try:
-            _write_batches(job, folder, items, prev, reuse_chunks, reuse_blocks, tally, changes)
+            known = _write_batches(
+                job, folder, items, prev, reuse_chunks, reuse_blocks, tally, changes
+            )
         except BaseException:
             changes.abort()
             raise
@@ -559,15 +613,44 @@ def _execute(
     return summary, known
 
 
+def _linked_entries(prev: Previous, linked: dict[str, str]) -> dict[str, dict]:
+    """The manifest entries of the parts linked (``linked``: name here -> the published
+    run's file) from the published run's: a linked file is not hashed again."""
+    known = manifest.entries(prev.manifest)
+    entries = {}
+    for name, src in linked.items():
+        entry = known.get(Path(src).relative_to(prev.folder).as_posix())
+        if entry is not None:
+            entries[name] = {**entry, "name": name}
+    return entries
+
+
+def _count_linked(files: dict[str, Path], work: RunCounts) -> int:
+    """Count a linked part's rows as ``work.add`` counts a batch's; its chunks."""
+    work.documents += pq.read_metadata(files["documents"]).num_rows
+    work.blocks += pq.read_metadata(files["blocks"]).num_rows
+    chunks = pq.ParquetFile(files["chunks"]).read(columns=["strategy", "n_tokens"])
+    work.add({"chunks": chunks})
+    return chunks.num_rows
+
+
 def _write_batches(
     job, folder, items, prev, reuse_chunks, reuse_blocks, tally: Tally, changes: ChangeSet
-) -> None:
+) -> dict[str, dict]:
+    """Write every batch; the manifest entries of the parts linked from ``prev``."""
     work, log = tally.work, job.log
     with parquet_files.OutputSet(
         folder, schemas.CONTENT_TABLES, run_metadata(job.policy)
     ) as output:
-        for tables, counts in job.results(items, prev, reuse_chunks):
+        for unit, ends, (tables, counts) in job.results(items, prev, reuse_chunks):
             t1 = time.perf_counter()
+            if isinstance(unit, Linked):
+                files = prev.parts.part_files(unit.index)
+                output.link_part(files)
+                changes.link(unit.index, _count_linked(files, work))
+                work.seconds["write"] += time.perf_counter() - t1
+                job.progress(len(unit.items))
+                continue
             for name, table in tables.items():
                 output.write(name, table)
             t2 = time.perf_counter()
@@ -582,6 +665,8 @@ def _write_batches(
                 if reason == sources.UNLISTABLE:
                     tally.unlisted.add(sources.folder_prefix(path))
             work.add(tables, counts)
+            if ends:
+                output.end_part()
             job.progress(counts["items"])
     log.stage(
         "parse",
@@ -601,15 +686,16 @@ def _write_batches(
         workers=job.workers,
         summed_worker_seconds=work.seconds["chunk"],
     )
+    return _linked_entries(prev, output.linked) if output.linked else {}
 
 
 def _summaries_of_linked(folder: Path, tally: Tally) -> None:
     """When nothing changed, the summaries come from the linked files."""
-    documents = pq.read_metadata(folder / "documents.parquet").num_rows
+    documents = parquet_files.num_rows(folder, "documents")
     rejects = parquet_files.read(folder, "rejects", ["reason"])
     chunks = parquet_files.read(folder, "chunks", ["strategy", "n_tokens"])
     tally.work.documents = documents
-    tally.work.blocks = pq.read_metadata(folder / "blocks.parquet").num_rows
+    tally.work.blocks = parquet_files.num_rows(folder, "blocks")
     tally.work.add({"chunks": chunks, "rejects": rejects})
 
 

@@ -35,6 +35,13 @@ BATCH_DOCS = 256  # documents per batch at most; one Parquet row group per batch
 # by count alone held 0.1 to 2.3 MB on the shared corpora: the heaviest batch decided the
 # run's peak, and a larger corpus had more chances of a heavier one.
 BATCH_BYTES = 1 << 20
+# Documents per part of a run's partitioned tables, on average (pipeline/runstore/
+# parquet_files.py): a part ends after a document whose id says so, one in PART_DOCS, so an
+# edit, an insertion or a deletion changes one part (two when it removes a part's last
+# document) and the parts around it stay as they were, whatever the corpus' size. A night
+# rewrites the parts its changes fall in; a smaller part is less to rewrite, a larger one
+# fewer files for a reader to open (docs/design.md, Decisions).
+PART_DOCS = 512
 
 
 _BATCH_TABLES = {
@@ -105,6 +112,69 @@ def in_threads(step: Callable, items: Iterable, threads: int) -> Iterator:
                 yield window.popleft().result()
         while window:
             yield window.popleft().result()
+
+
+def ends_part(doc_id: str) -> bool:
+    """Whether a part ends after this document: one document id in PART_DOCS says so (the
+    id is a hash of the path, so where parts end depends on no other document)."""
+    return int(doc_id[:8], 16) % PART_DOCS == 0
+
+
+def item_id(item) -> str:
+    """The document id of a Reused or RawDocument item."""
+    return item.doc_id if isinstance(item, Reused) else make_doc_id(item.path)
+
+
+def parted(
+    items: Iterable,
+    n: int = BATCH_DOCS,
+    max_bytes: int = BATCH_BYTES,
+    link: Callable[[list[Reused]], object] | None = None,
+) -> Iterator[tuple[object, bool]]:
+    """``batched``, with batches that never span a part: (batch, whether it ends its part).
+    ``link(items)`` is offered every part whose items are all Reused; what it returns, if
+    not None, stands for the part (one unit, ending it), its items then cut into no batch.
+    The batches of the other parts are cut as a cold run cuts them, whatever was linked."""
+    batch: list = []
+    size = 0
+    held: list | None = [] if link is not None else None  # the part so far, all Reused
+
+    def cut(item):
+        nonlocal batch, size
+        weight = _weight(item)
+        full = None
+        if batch and (len(batch) == n or size + weight > max_bytes):
+            full, batch, size = batch, [], 0
+        batch.append(item)
+        size += weight
+        return full
+
+    def end(part: list | None):
+        nonlocal batch, size, held
+        unit = link(part) if part else None
+        held = [] if link is not None else None
+        if unit is not None:
+            return [(unit, True)]
+        out = [(b, False) for b in map(cut, part or []) if b is not None]
+        if batch:
+            out.append((batch, True))
+        batch, size = [], 0
+        return out
+
+    for item in items:
+        if held is not None and isinstance(item, Reused):
+            held.append(item)
+        else:
+            for x in held or []:  # a part not all Reused: its first items cut as they came
+                if (full := cut(x)) is not None:
+                    yield full, False
+            held = None
+            if (full := cut(item)) is not None:
+                yield full, False
+        if ends_part(item_id(item)):
+            yield from end(held)
+    if held or batch:
+        yield from end(held)
 
 
 def _weight(item) -> int:

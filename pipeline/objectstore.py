@@ -119,6 +119,7 @@ def fetch_run(prefix: Prefix, run_id: str, into: Path) -> Path:
     (folder / MANIFEST).write_bytes(raw)
     for entry in json.loads(raw)["files"]:
         local = folder / entry["name"]
+        local.parent.mkdir(exist_ok=True)  # a part's folder (chunks.parquet/part-...)
         data = prefix.read("runs", run_id, entry["name"])
         if data is None:
             raise ObjectStoreError(f"{prefix.uri}/runs/{run_id}/{entry['name']} is missing")

@@ -224,6 +224,12 @@ TABLES: dict[str, pa.Schema] = {
 # The tables whose content depends only on the input and the policy (not on history).
 CONTENT_TABLES = ["documents", "blocks", "chunks", "postings", "rejects"]
 
+# The tables whose rows are a document's: written as a folder of parts (``chunks.parquet/``
+# holds ``part-000000.parquet``, ...), each part the rows of the same documents in every one
+# of them (pipeline/runstore/parquet_files.py). DuckDB, polars and pyarrow read such a folder
+# as one table, parts in name order.
+PARTITIONED = ("documents", "blocks", "chunks", "postings")
+
 
 def from_columns(columns: dict[str, list], schema: pa.Schema) -> pa.Table:
     """Build a table from Python column lists, typed by the declared schema."""

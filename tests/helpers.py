@@ -22,6 +22,13 @@ def document_metadata(path: Path) -> dict[str, dict[str, str]]:
     return {r["path"]: dict(r["metadata"]) for r in rows}
 
 
+def table_bytes(folder: Path, name: str) -> list[bytes]:
+    """The bytes of a table's files: every part of a partitioned one, in order."""
+    from chunkmill.pipeline.runstore import parquet_files
+
+    return [p.read_bytes() for p in parquet_files.parts(folder, name)]
+
+
 def chunk_text(
     text: str,
     policy: Policy | None = None,

@@ -19,6 +19,7 @@ from chunkmill.pipeline.block import document_blocks
 from chunkmill.pipeline.document import MARKDOWN_SUFFIXES
 from chunkmill.pipeline.parse import BACKENDS
 from tests.conftest import corpus_dir
+from tests.helpers import table_bytes
 
 # Where the backends knowingly differ: an input of each kind, and why. None of these occurs
 # in the shared corpora or the spec examples. Each must still differ (a test checks), so a
@@ -274,6 +275,4 @@ def test_switching_parser_reparses_and_keeps_every_chunk(tmp_path):
     assert (second["chunks_added"], second["chunks_removed"]) == (0, 0)
     second_dir = runstore.resolve(out)
     for name in ("documents", "blocks", "chunks", "postings", "rejects"):
-        assert (first_dir / f"{name}.parquet").read_bytes() == (
-            second_dir / f"{name}.parquet"
-        ).read_bytes(), name
+        assert table_bytes(first_dir, name) == table_bytes(second_dir, name), name

@@ -13,6 +13,7 @@ from click.testing import CliRunner
 
 from chunkmill.jobs.cli import main
 from chunkmill.pipeline import runstore, schemas
+from chunkmill.pipeline.runstore import parquet_files
 from tests.conftest import SAMPLE
 from tests.helpers import document_metadata
 
@@ -21,7 +22,7 @@ def test_blocks_on_sample_data(tmp_path):
     result = CliRunner().invoke(main, ["blocks", str(SAMPLE), "--out", str(tmp_path)])
     assert result.exit_code == 0, result.output
     for name in ("documents", "blocks", "rejects"):
-        meta = pq.ParquetFile(tmp_path / f"{name}.parquet")
+        meta = pq.ParquetFile(parquet_files.parts(tmp_path, name)[0])
         assert meta.schema_arrow == schemas.TABLES[name]
         if meta.metadata.num_row_groups:
             assert meta.metadata.row_group(0).column(0).compression == "ZSTD"

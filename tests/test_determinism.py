@@ -12,6 +12,7 @@ from chunkmill.jobs.cli import main
 from chunkmill.pipeline import runstore
 from chunkmill.pipeline.policy import CHUNKER_VERSION, Policy
 from tests.conftest import SAMPLE
+from tests.helpers import table_bytes
 
 
 def _run(out, *flags):
@@ -23,7 +24,7 @@ def _run(out, *flags):
 def test_two_runs_are_byte_identical(tmp_path):
     a, b = _run(tmp_path / "a"), _run(tmp_path / "b")
     for name in ("documents", "blocks", "chunks", "rejects"):
-        assert (a / f"{name}.parquet").read_bytes() == (b / f"{name}.parquet").read_bytes()
+        assert table_bytes(a, name) == table_bytes(b, name)
 
 
 def test_an_incremental_run_equals_a_full_one_whatever_the_spelling_of_input(tmp_path):
@@ -45,7 +46,7 @@ def test_an_incremental_run_equals_a_full_one_whatever_the_spelling_of_input(tmp
         os.chdir(here)
     night, full = runstore.resolve(tmp_path / "night"), runstore.resolve(tmp_path / "full")
     for name in ("documents", "blocks", "chunks", "postings", "rejects"):
-        assert (night / f"{name}.parquet").read_bytes() == (full / f"{name}.parquet").read_bytes()
+        assert table_bytes(night, name) == table_bytes(full, name)
 
 
 def test_chunk_id_recipe_and_policy_change(tmp_path):
@@ -75,7 +76,7 @@ def test_output_is_identical_for_one_and_two_workers(tmp_path):
     one = _run_workers(src, tmp_path / "one", 1)
     two = _run_workers(src, tmp_path / "two", 2)
     for name in ("documents", "blocks", "chunks", "postings", "rejects"):
-        assert (one / f"{name}.parquet").read_bytes() == (two / f"{name}.parquet").read_bytes()
+        assert table_bytes(one, name) == table_bytes(two, name)
     assert pl.read_parquet(one / "documents.parquet").height == 700
 
 

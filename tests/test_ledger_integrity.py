@@ -19,7 +19,7 @@ from chunkmill import run as api_run
 from chunkmill.jobs.cli import main
 from chunkmill.jobs.runlog import RunLog
 from chunkmill.pipeline import queries, runstore
-from chunkmill.pipeline.runstore import ledger
+from chunkmill.pipeline.runstore import ledger, parquet_files
 from tests.conftest import SAMPLE
 from tests.helpers import SMALL_FLAGS
 
@@ -169,7 +169,7 @@ def _garble_pointer(out: Path) -> None:
 
 
 def _truncate_chunks(out: Path) -> None:
-    path = runstore.resolve(out) / "chunks.parquet"
+    path = parquet_files.parts(runstore.resolve(out), "chunks")[0]
     path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
 
 
@@ -220,11 +220,11 @@ def test_a_rollback_over_a_damaged_ledger_is_refused_before_it_writes(two_runs, 
     _, out, first, second = _copy(two_runs, tmp_path)
     _flip(out / ledger.LEDGER, 0.3)
     folder = runstore.run_dir(out, first)
-    before = {p.name: p.read_bytes() for p in folder.iterdir()}
+    before = {p: p.read_bytes() for p in folder.rglob("*") if p.is_file()}
     result = CliRunner().invoke(main, ["publish", str(out), first])
     assert result.exit_code == 2 and ledger.LEDGER in result.output and "--full" in result.output
     assert runstore.pointed(out).run_id == second
-    assert {p.name: p.read_bytes() for p in folder.iterdir()} == before
+    assert {p: p.read_bytes() for p in folder.rglob("*") if p.is_file()} == before
 
 
 def test_the_checksum_travels_with_the_ledger_to_an_object_store(tmp_path):

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from chunkmill.jobs.cli import main
 from chunkmill.pipeline import queries, runstore
 from chunkmill.pipeline.fence import unbalanced
+from chunkmill.pipeline.runstore import parquet_files
 from tests.conftest import SAMPLE
 from tests.helpers import SMALL_FLAGS
 
@@ -181,6 +182,7 @@ def test_missing_policy_footer_warns(sample_out, tmp_path):
     import shutil
 
     shutil.copytree(sample_out, tmp_path / "o")
+    shutil.rmtree(tmp_path / "o" / "chunks.parquet")  # one file in its place, as other tools write
     pl.read_parquet(sample_out / "chunks.parquet").write_parquet(tmp_path / "o" / "chunks.parquet")
     with pytest.warns(UserWarning, match="no policy in its footer"):
         assert queries.policy_of(tmp_path / "o").max_tokens == 1000
@@ -219,7 +221,8 @@ def test_checks_catch_corruption(sample_out, tmp_path):
     corrupt = corrupt.with_columns(pl.Series("spans", spans, dtype=chunks.schema["spans"]))
     import pyarrow.parquet as pq
 
-    footer = pq.read_schema(sample_out / "chunks.parquet").metadata  # keeps the policy
+    footer = pq.read_schema(parquet_files.parts(sample_out, "chunks")[0]).metadata  # the policy
+    shutil.rmtree(bad / "chunks.parquet")  # one file in its place
     pq.write_table(corrupt.to_arrow().replace_schema_metadata(footer), bad / "chunks.parquet")
     failed = {name for name, rows in queries.checks(bad).items() if not rows.is_empty()}
     # the rewritten file no longer matches the run's manifest either

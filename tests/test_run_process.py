@@ -131,22 +131,25 @@ def _no_parked_workers():
 
 
 def test_stored_rows_are_taken_from_the_row_groups_that_hold_them(tmp_path):
-    """A document's rows may sit in one row group or run over several; either way the
-    published run's rows come back as the whole table would give them, in the order asked."""
+    """A document's rows may sit in one row group or run over several, in one part or
+    another; either way the published run's rows come back as the whole table would give
+    them, in the order asked."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     from chunkmill.pipeline.runstore.published_run import StoredRows
 
     schema = pa.schema([("doc_id", pa.string()), ("n", pa.int32())])
-    ids = ["a", "a", "a", "b", "c", "c", "d", "e", "e", "e", "e"]
+    ids = ["a", "a", "a", "b", "c", "c", "d", "e", "e", "e", "e", "f", "g", "g"]
+    part_of = {"a": 0, "b": 0, "c": 0, "d": 0, "e": 0, "f": 1, "g": 1}
     table = pa.table({"doc_id": ids, "n": list(range(len(ids)))}, schema=schema)
-    path = tmp_path / "t.parquet"
-    pq.write_table(table, path, row_group_size=3, write_page_checksum=True)
-    assert pq.ParquetFile(path).num_row_groups == 4
-    rows = StoredRows(path, schema)
-    for asked in (["e", "a"], ["c"], ["b", "d", "missing"], ["a", "b", "c", "d", "e"], []):
-        got = rows.take(asked)
+    paths = [tmp_path / "0.parquet", tmp_path / "1.parquet"]
+    pq.write_table(table.slice(0, 11), paths[0], row_group_size=3, write_page_checksum=True)
+    pq.write_table(table.slice(11), paths[1], row_group_size=2, write_page_checksum=True)
+    assert pq.ParquetFile(paths[0]).num_row_groups == 4
+    rows = StoredRows(paths, schema)
+    for asked in (["e", "a"], ["c"], ["g", "b", "d", "f"], ["a", "b", "c", "d", "e"], []):
+        got = rows.take(asked, [part_of[d] for d in asked])
         expected = [(d, n) for want in asked for d, n in zip(ids, range(len(ids))) if d == want]
         assert list(zip(got["doc_id"].to_pylist(), got["n"].to_pylist())) == expected
         assert got.schema == schema

@@ -19,7 +19,7 @@ from click.testing import CliRunner
 from chunkmill.jobs.cli import main
 from chunkmill.pipeline import queries, runstore
 from tests.conftest import REPO, SAMPLE
-from tests.helpers import SMALL_FLAGS, document_metadata, sentences
+from tests.helpers import SMALL_FLAGS, document_metadata, sentences, table_bytes
 
 
 def run(src: Path, out: Path, *flags: str) -> dict:
@@ -53,8 +53,7 @@ def test_second_run_without_changes_reuses_everything(corpus, tmp_path):
     assert second_dir != first_dir
     assert (out / "published").resolve() == second_dir.resolve()
     for name in ("documents", "blocks", "chunks", "postings", "rejects"):
-        a, b = first_dir / f"{name}.parquet", second_dir / f"{name}.parquet"
-        assert a.read_bytes() == b.read_bytes()
+        assert table_bytes(first_dir, name) == table_bytes(second_dir, name)
 
 
 def _edit(path: Path, old: str, new: str) -> None:
@@ -130,7 +129,7 @@ def test_incremental_output_equals_a_full_run(corpus, tmp_path):
     run(corpus, full, "--full")
     a, b = runstore.resolve(out), runstore.resolve(full)
     for name in ("documents", "blocks", "chunks", "postings", "rejects"):
-        assert (a / f"{name}.parquet").read_bytes() == (b / f"{name}.parquet").read_bytes(), name
+        assert table_bytes(a, name) == table_bytes(b, name), name
 
 
 def test_a_table_row_whose_metadata_changes_is_a_changed_document(tmp_path):
@@ -154,7 +153,7 @@ def test_a_table_row_whose_metadata_changes_is_a_changed_document(tmp_path):
     run(src, full, "--full", *flags)
     a, b = runstore.resolve(out), runstore.resolve(full)
     for name in ("documents", "blocks", "chunks", "postings", "rejects"):
-        assert (a / f"{name}.parquet").read_bytes() == (b / f"{name}.parquet").read_bytes(), name
+        assert table_bytes(a, name) == table_bytes(b, name), name
 
 
 def test_deleted_document_drops_its_chunks(corpus, tmp_path):
@@ -504,13 +503,13 @@ def test_reused_chunks_take_their_postings_rows_from_the_published_run():
     assert got["chunk_id"].to_pylist() == whole["postings"]["chunk_id"].to_pylist()  # in order
 
 
-def test_stored_postings_are_reused_only_when_made_with_the_same_terms(tmp_path):
+def test_stored_postings_are_linked_only_when_made_with_the_same_terms(tmp_path):
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     from chunkmill.pipeline import schemas
     from chunkmill.pipeline.policy import POSTINGS_VERSION
-    from chunkmill.pipeline.runstore.published_run import Previous
+    from chunkmill.pipeline.runstore.published_run import Parts, Previous
 
     def footer_says(version):
         folder = tmp_path / str(version)
@@ -519,9 +518,8 @@ def test_stored_postings_are_reused_only_when_made_with_the_same_terms(tmp_path)
         pq.write_table(
             schemas.empty(schemas.POSTINGS.with_metadata(meta)), folder / "postings.parquet"
         )
-        return Previous(
-            folder, {}, pa.table({"doc_id": pa.array([], pa.string())})
-        ).postings_reusable
+        docs = pa.table({"doc_id": pa.array([], pa.string())})
+        return Previous(folder, {}, docs, Parts({}, [])).postings_reusable
 
     assert footer_says(POSTINGS_VERSION)
     assert not footer_says("postings-0")
@@ -574,7 +572,7 @@ def test_a_nightly_run_sends_only_batches_with_changes_to_workers(corpus, tmp_pa
     run(corpus, full, "--full")
     a, b = runstore.resolve(out), runstore.resolve(full)
     for name in ("documents", "blocks", "chunks", "postings", "rejects"):
-        assert (a / f"{name}.parquet").read_bytes() == (b / f"{name}.parquet").read_bytes(), name
+        assert table_bytes(a, name) == table_bytes(b, name), name
 
 
 def test_a_batch_with_stored_postings_split_after_a_crash_gives_the_same_tables():

@@ -22,6 +22,7 @@ from chunkmill.jobs.cli import main
 from chunkmill.pipeline import queries, runstore
 from chunkmill.pipeline.runstore import lock, manifest, parquet_files
 from tests.conftest import REPO, SAMPLE
+from tests.helpers import table_bytes
 
 POLICY_A = Policy(target_tokens=60, max_tokens=100, min_tokens=20, overlap_tokens=10)
 POLICY_B = Policy(target_tokens=90, max_tokens=140, min_tokens=30, overlap_tokens=15)
@@ -289,7 +290,7 @@ def _cold(src: Path, tmp_path: Path, policy: Policy) -> Path:
 def _same_rows_as_cold(out: Path, cold: Path) -> None:
     folder = runstore.resolve(out)
     for name in CONTENT:
-        assert (folder / f"{name}.parquet").read_bytes() == (cold / f"{name}.parquet").read_bytes()
+        assert table_bytes(folder, name) == table_bytes(cold, name)
 
 
 def _truncate(path: Path) -> None:
@@ -322,7 +323,7 @@ def test_a_damaged_published_file_is_found_and_recomputed(published_a, tmp_path,
     name, spoil = DAMAGE[damage]
     folder = runstore.resolve(out)
     old_ids = set(_chunks(out)["chunk_id"])
-    spoil(folder / name)
+    spoil(parquet_files.parts(folder, name.removesuffix(".parquet"))[0])
 
     result = CliRunner().invoke(main, ["check", str(out)])
     assert result.exit_code == 1 and "FAIL  checksums" in result.output
@@ -359,13 +360,14 @@ def test_damage_in_one_row_group_keeps_the_readable_ids_for_removes(tmp_path):
     first_group = set(_chunks(out)["chunk_id"][:256])
     import pyarrow.parquet as pq
 
-    meta = pq.ParquetFile(folder / "chunks.parquet").metadata
+    (part,) = parquet_files.parts(folder, "chunks")  # no id among them ends a part
+    meta = pq.ParquetFile(part).metadata
     column = meta.row_group(1).column(0)  # the chunk_id pages of group 2
     start = column.dictionary_page_offset or column.data_page_offset
-    data = bytearray((folder / "chunks.parquet").read_bytes())
+    data = bytearray(part.read_bytes())
     data[start + column.total_compressed_size // 2] ^= 0x01
-    (folder / "chunks.parquet").write_bytes(bytes(data))
-    _, readable, groups = parquet_files.salvage(folder / "chunks.parquet", ["chunk_id"])
+    part.write_bytes(bytes(data))
+    _, readable, groups = parquet_files.salvage(folder, "chunks", ["chunk_id"])
     assert (readable, groups) == (1, 2)  # the page checksum gives the damaged group away
     for i in range(5):  # five deleted documents of the first group
         (src / f"d{i:03d}.md").unlink()
@@ -413,9 +415,11 @@ def test_foreign_folders_and_a_damaged_history_are_survived(published_a, tmp_pat
 def test_nothing_changed_never_links_a_damaged_file(published_a, tmp_path):
     src, out = _copy(published_a, tmp_path)
     folder = runstore.resolve(out)
-    _flip(0.5)(folder / "postings.parquet")
+    (damaged,) = parquet_files.parts(folder, "postings")
+    _flip(0.5)(damaged)
     _quiet_run(src, out, POLICY_A)
     new = runstore.resolve(out)
-    assert not os.path.samefile(folder / "postings.parquet", new / "postings.parquet")
+    (now,) = parquet_files.parts(new, "postings")
+    assert not os.path.samefile(damaged, now)
     assert manifest.verify(new, manifest.load(new)) == []
     _same_rows_as_cold(out, _cold(src, tmp_path, POLICY_A))

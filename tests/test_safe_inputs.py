@@ -18,10 +18,11 @@ from click.testing import CliRunner
 
 from chunkmill.jobs.cli import main
 from chunkmill.pipeline import runstore, sources
+from chunkmill.pipeline.runstore import parquet_files
 from chunkmill.pipeline.sources import Selection
 from chunkmill.pipeline.table_rows import table_documents
 from tests.conftest import REPO, SAMPLE
-from tests.helpers import document_metadata, sentences
+from tests.helpers import document_metadata, sentences, table_bytes
 
 # A run in a child process (a FIFO may block a reader forever: never in the test process)
 # that prints its own peak memory: VmHWM of its address space (ru_maxrss would also count
@@ -196,7 +197,7 @@ def test_an_unlistable_folder_is_a_reject_and_never_a_deletion(tmp_path):
         # a published run that cannot be reused (damaged) cannot carry them: the run that
         # would remove them is refused, unless told to go on
         published = runstore.resolve(out)
-        damaged = published / "blocks.parquet"
+        damaged = parquet_files.parts(published, "blocks")[0]
         damaged.write_bytes(damaged.read_bytes()[:-9] + b"x" * 9)
         proc = _cli_run(src, out, "--target-tokens", "600")
         assert proc.returncode == 4, proc.stderr
@@ -373,8 +374,8 @@ def test_incremental_rejects_equal_full_after_max_bytes_shrinks(tmp_path):
         assert result.exit_code == 0, result.output
     assert _rejects(inc) == {"big.md": "too_large"}
     for name in ("rejects", "documents", "chunks"):
-        a = (runstore.resolve(inc) / f"{name}.parquet").read_bytes()
-        assert a == (runstore.resolve(full) / f"{name}.parquet").read_bytes(), name
+        a = table_bytes(runstore.resolve(inc), name)
+        assert a == table_bytes(runstore.resolve(full), name), name
 
 
 def test_temporal_metadata_never_costs_a_row(tmp_path):

@@ -15,7 +15,7 @@ from click.testing import CliRunner
 from chunkmill import api
 from chunkmill.jobs.cli import main
 from chunkmill.pipeline import runstore
-from chunkmill.pipeline.runstore import manifest
+from chunkmill.pipeline.runstore import manifest, parquet_files
 from tests.conftest import SAMPLE
 from tests.helpers import SMALL_FLAGS, sentences
 
@@ -35,6 +35,10 @@ def out(published, tmp_path) -> Path:
     copy = tmp_path / "out"
     shutil.copytree(published, copy, symlinks=True)
     return copy
+
+
+def _first_part(out: Path, name: str) -> Path:
+    return parquet_files.parts(runstore.resolve(out), name)[0]
 
 
 def _flip_in_column(path: Path, column: str) -> None:
@@ -58,7 +62,7 @@ def _refused(result, name: str) -> None:
     assert result.exit_code == 1, result.output
     lines = result.output.strip().splitlines()
     assert len(lines) == 1, result.output
-    assert f"{name}: damaged" in lines[0] and "chunkmill run" in lines[0]
+    assert f"{name}/part-000000.parquet: damaged" in lines[0] and "chunkmill run" in lines[0]
 
 
 def test_undamaged_runs_are_served(out):
@@ -73,7 +77,7 @@ def test_undamaged_runs_are_served(out):
 
 def test_readers_refuse_a_bit_flip_in_the_chunks(out):
     run_id = runstore.pointed(out).run_id
-    _flip_in_column(runstore.resolve(out) / "chunks.parquet", "embed_text")
+    _flip_in_column(_first_part(out, "chunks"), "embed_text")
     _refused(_invoke("changes", out, "--since", run_id, "--updates"), "chunks.parquet")
     _refused(_invoke("changes", out, "--all"), "chunks.parquet")
     _refused(_invoke("search", out, "compactor"), "chunks.parquet")
@@ -85,7 +89,7 @@ def test_readers_refuse_a_bit_flip_in_the_chunks(out):
         lambda: api.search(out, "compactor"),
         lambda: api.connect(out),
     ):
-        with pytest.raises(runstore.DamagedRunError, match="chunks.parquet: damaged"):
+        with pytest.raises(runstore.DamagedRunError, match="part-000000.parquet: damaged"):
             read()
     # only the files a reader serves are checked: the documents are sound
     result = _invoke("sql", out, "SELECT count(*) AS n FROM documents", "--format", "csv")
@@ -93,7 +97,7 @@ def test_readers_refuse_a_bit_flip_in_the_chunks(out):
 
 
 def test_search_refuses_damaged_postings(out):
-    _flip_in_column(runstore.resolve(out) / "postings.parquet", "term")
+    _flip_in_column(_first_part(out, "postings"), "term")
     _refused(_invoke("search", out, "compactor"), "postings.parquet")
     assert _invoke("sql", out, "FROM chunks").exit_code == 0
 
@@ -133,7 +137,7 @@ def test_a_run_that_repairs_the_published_chunks_tells_them_again(tmp_path, dama
     assert _invoke("run", src, "--out", out, *flags).exit_code == 0
     first = runstore.pointed(out).run_id
     sound = pq.read_table(runstore.resolve(out) / "chunks.parquet").to_pylist()
-    damage(runstore.resolve(out) / "chunks.parquet")
+    damage(_first_part(out, "chunks"))
     result = _invoke("run", src, "--out", out, *flags)
     assert result.exit_code == 0, result.output
     repaired = pq.read_table(runstore.resolve(out) / "chunks.parquet").to_pylist()

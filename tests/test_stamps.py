@@ -13,7 +13,7 @@ from chunkmill import api
 from chunkmill.pipeline import runstore, sources
 from chunkmill.pipeline.runstore import manifest, stamps
 from tests.conftest import SAMPLE
-from tests.helpers import SMALL_FLAGS, fresh_python
+from tests.helpers import SMALL_FLAGS, fresh_python, table_bytes
 
 N_DOCS = 11  # documents in sample_data
 
@@ -64,14 +64,14 @@ def test_unchanged_run_reads_no_file(corpus, tmp_path, reads, trusting):
     run(corpus, out)
     assert len(reads) == N_DOCS
     assert _inputs(out).num_rows == N_DOCS
-    first = {n: (runstore.resolve(out) / f"{n}.parquet").read_bytes() for n in ("chunks",)}
+    first = table_bytes(runstore.resolve(out), "chunks")
     reads.clear()
     second = run(corpus, out)
     assert reads == []
     assert second["documents_unchanged"] == N_DOCS and second["chunks_added"] == 0
     assert second["documents_parsed"] == 0 and second["chunks_removed"] == 0
     assert _inputs(out).num_rows == N_DOCS  # the stamps carry on to the next run
-    assert (runstore.resolve(out) / "chunks.parquet").read_bytes() == first["chunks"]
+    assert table_bytes(runstore.resolve(out), "chunks") == first
 
 
 def test_unchanged_stamps_are_linked_and_new_ones_written(corpus, tmp_path, trusting):

@@ -220,7 +220,9 @@ def check_served(folder: Path, names: list[str]) -> None:
     if not is_run_path(folder) and not (folder / manifest.MANIFEST).exists():
         return
     try:
-        problems = [f"{folder / p}" for p in manifest.verify(folder, manifest.load(folder), names)]
+        found = manifest.load(folder)
+        files = [f for n in names for f in manifest.of_tables(found, [n]) or [n]]
+        problems = [f"{folder / p}" for p in manifest.verify(folder, found, files)]
     except manifest.ManifestError as exc:
         problems = [str(exc)]
     if problems:
@@ -236,6 +238,9 @@ def _sync(folder: Path, linked: frozenset[str] = frozenset()) -> None:
     a published run, whose bytes were synced when it was published (the folder's fsync
     makes the new links durable)."""
     for f in folder.iterdir():
+        if f.is_dir():  # a partitioned table's parts
+            _sync(f, frozenset(n.split("/", 1)[1] for n in linked if n.startswith(f"{f.name}/")))
+            continue
         if f.name in linked:
             continue
         with open(f, "rb") as fh:

@@ -55,7 +55,8 @@ def _written_values(folder: Path, table: pa.Table) -> dict[str, dict[str, object
     """doc_id -> its front matter values as written, for the documents of ``table`` whose
     chunks hold them (none when the policy keeps front matter out of the column)."""
     import pyarrow.compute as pc
-    import pyarrow.parquet as pq
+
+    from chunkmill.pipeline.runstore import parquet_files
 
     try:
         policy = manifest.load(folder).get("policy") or {}
@@ -68,9 +69,7 @@ def _written_values(folder: Path, table: pa.Table) -> dict[str, dict[str, object
     if not len(ids):
         return {}
     runstore.check_served(folder, ["documents.parquet"])
-    docs = pq.ParquetFile(folder / "documents.parquet").read(
-        columns=["doc_id", "text", "front_matter_format"]
-    )
+    docs = parquet_files.read(folder, "documents", ["doc_id", "text", "front_matter_format"])
     wanted = pc.and_(
         pc.is_in(docs["doc_id"], value_set=ids), pc.is_valid(docs["front_matter_format"])
     )

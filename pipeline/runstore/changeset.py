@@ -64,6 +64,13 @@ class ChangeSet:
         self.stored = stored
         self._repacked = repacked
         self._old_ids = None
+        self.linked: set[int] = set()  # parts of the published run linked whole
+        self._part_ids: dict[int, pa.Array] = {}  # the published chunk ids of a part
+
+    def link(self, part: int, chunks: int) -> None:
+        """A part of the published run taken whole, with its ``chunks``: all kept."""
+        self.linked.add(part)
+        self.counts["total"] += chunks
 
     def add(self, chunks: pa.Table) -> None:
         """The chunks of one batch: those the published run does not hold are added; of
@@ -80,9 +87,7 @@ class ChangeSet:
         self.new_ids.append(ids)
         self.new_docs.append(chunks["doc_id"])
         self.counts["total"] += chunks.num_rows
-        if self._old_ids is None:
-            self._old_ids = arrow_columns.flat(self.old.chunks["chunk_id"])
-        added = pc.invert(pc.is_in(ids, value_set=self._old_ids))
+        added = pc.invert(pc.is_in(ids, value_set=self._held_ids(chunks["doc_id"])))
         k = pc.sum(added).as_py() or 0
         rows = parquet_files.conform(chunks, schemas.CHUNKS)
         updated = ids.to_pylist() if self.damaged else self._updated(rows, added, k)
@@ -95,6 +100,26 @@ class ChangeSet:
                 rows.add_column(0, "op", arrow_columns.column(["add"] * k, pa.string()))
             )
             self.counts["added"] += k
+
+    def _held_ids(self, doc_ids: pa.ChunkedArray) -> pa.Array:
+        """Chunk ids of the published run that chunks of these documents may have: those
+        of the parts that held them, when the published run is read part by part (a chunk
+        id names its document), else all of them."""
+        parts = self.old.parts
+        if parts is None:
+            if self._old_ids is None:
+                self._old_ids = arrow_columns.flat(self.old.chunks["chunk_id"])
+            return self._old_ids
+        import pyarrow.parquet as pq
+
+        of = parts.of_doc
+        wanted = sorted({of[d] for d in doc_ids.to_pylist() if d in of})
+        for k in wanted:
+            if k not in self._part_ids:
+                found = pq.ParquetFile(parts.files["chunks"][k]).read(columns=["chunk_id"])
+                self._part_ids[k] = arrow_columns.flat(found["chunk_id"])
+        held = [self._part_ids[k] for k in wanted]
+        return pa.concat_arrays(held) if held else pa.array([], pa.string())
 
     def _updated(self, rows: pa.Table, added, k: int) -> list[str]:
         """The kept ids of documents packed again whose row differs from the published
@@ -139,7 +164,7 @@ class ChangeSet:
     def _write_removed(self, unlisted: set[str]) -> None:
         import pyarrow.compute as pc
 
-        old = self.old.chunks
+        old = self.old.chunks_except(self.linked)
         gone = pc.invert(pc.is_in(old["chunk_id"], value_set=_flat(self.new_ids)))
         if unlisted:
             below = reduce(pc.or_, (pc.starts_with(old["path"], p) for p in sorted(unlisted)))
@@ -161,9 +186,8 @@ def _flat(parts: list[pa.ChunkedArray]) -> pa.Array:
 def unchanged(folder: Path) -> Counter:
     """The empty change set of a run that changed nothing (its chunks are the published
     run's files)."""
-    import pyarrow.parquet as pq
 
-    total = pq.read_metadata(folder / "chunks.parquet").num_rows
+    total = parquet_files.num_rows(folder, "chunks")
     parquet_files.TableWriter(folder / "changes.parquet", schemas.CHANGES).close()
     return Counter(total=total, added=0, removed=0, kept=total)
 
@@ -174,11 +198,12 @@ def of_folder(old: OldRun, folder: Path, stored: Callable | None = None) -> Chan
     (every kept id is compared). Closed: its ``counts`` and ``updated`` are final."""
     import pyarrow.parquet as pq
 
-    chunks = pq.ParquetFile(folder / "chunks.parquet")
     changes = ChangeSet(old, folder, stored)
     try:
-        for group in range(chunks.num_row_groups):
-            changes.add(chunks.read_row_group(group))
+        for part in parquet_files.parts(folder, "chunks"):
+            chunks = pq.ParquetFile(part)
+            for group in range(chunks.num_row_groups):
+                changes.add(chunks.read_row_group(group))
     except BaseException:
         changes.abort()
         raise

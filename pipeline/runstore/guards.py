@@ -55,13 +55,10 @@ def baseline(pub) -> Baseline:
     file does not change what the guards compare with."""
     if pub.manifest is None:
         return Baseline(pub.run_id, pub.folder)
-    rows = {f["name"]: f.get("rows") for f in pub.manifest["files"]}
+    files = pub.manifest["files"]
+    chunks = sum(f.get("rows") or 0 for f in files if f["name"].split("/")[0] == "chunks.parquet")
     return Baseline(
-        pub.run_id,
-        pub.folder,
-        pub.manifest["policy"],
-        pub.manifest["chunker_version"],
-        rows.get("chunks.parquet") or 0,
+        pub.run_id, pub.folder, pub.manifest["policy"], pub.manifest["chunker_version"], chunks
     )
 
 
@@ -194,15 +191,14 @@ def chunks_of_lost_documents(base: Baseline, folder: Path) -> int | None:
     (an edit, an accepted policy change), not lost. None when the published chunks cannot
     be read (then every removed chunk counts)."""
     import pyarrow.compute as pc
-    import pyarrow.parquet as pq
+
+    from chunkmill.pipeline.runstore import parquet_files
 
     if base.folder is None:
         return None
     try:
-        before = pq.ParquetFile(base.folder / "chunks.parquet").read(columns=["doc_id"])
+        before = parquet_files.read(base.folder, "chunks", ["doc_id"])
     except OSError:
         return None
-    known = arrow_columns.flat(
-        pq.ParquetFile(folder / "documents.parquet").read(["doc_id"])["doc_id"]
-    )
+    known = arrow_columns.flat(parquet_files.read(folder, "documents", ["doc_id"])["doc_id"])
     return pc.sum(pc.invert(pc.is_in(before["doc_id"], value_set=known))).as_py() or 0

@@ -37,6 +37,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from chunkmill.pipeline import arrow_columns, schemas
+from chunkmill.pipeline.runstore import parquet_files
 from chunkmill.pipeline.runstore.parquet_files import conform, upgrade, write_atomic
 
 if TYPE_CHECKING:  # polars is imported where it is used: an unchanged run never loads it
@@ -205,7 +206,7 @@ def _add(intervals: pa.Table, pubs: list[dict], run_id: str, chunks: Path, kind:
 
     pub = _publication(pubs, run_id, kind)
     n = pub["n"]
-    ids = pq.ParquetFile(chunks).read(columns=["chunk_id", "doc_id", "path"])
+    ids = parquet_files.read(chunks.parent, "chunks", ["chunk_id", "doc_id", "path"])
     open_ = pc.is_null(intervals["removed"])
     alive_ids = intervals.filter(open_)["chunk_id"]
     held = pc.is_in(intervals["chunk_id"], value_set=arrow_columns.flat(ids["chunk_id"]))

@@ -35,12 +35,14 @@ def sha256_file(path: Path) -> str:
         return hashlib.file_digest(fh, "sha256").hexdigest()
 
 
-def file_entry(path: Path) -> dict:
+def file_entry(path: Path, name: str | None = None) -> dict:
+    """The entry of one file; ``name``: its name in the run folder (a part's is
+    ``chunks.parquet/part-000000.parquet``), by default the file's own."""
     import pyarrow.parquet as pq
 
     rows = pq.read_metadata(path).num_rows if path.suffix == ".parquet" else None
     return {
-        "name": path.name,
+        "name": name or path.name,
         "bytes": path.stat().st_size,
         "rows": rows,
         "sha256": sha256_file(path),
@@ -52,10 +54,11 @@ def build(folder: Path, record: dict, known: dict[str, dict] | None = None) -> d
     entries already verified for files hard-linked from another run (not hashed again)."""
     known = known or {}
     files = []
-    for path in sorted(Path(folder).glob("*.parquet")):
-        entry = known.get(path.name)
+    for name in data_files(folder):
+        path = Path(folder) / name
+        entry = known.get(name)
         same = entry is not None and entry["bytes"] == path.stat().st_size
-        files.append(dict(entry) if same else file_entry(path))
+        files.append(dict(entry) if same else file_entry(path, name))
     return {
         "format": FORMAT,
         "run_id": record["run_id"],
@@ -68,6 +71,23 @@ def build(folder: Path, record: dict, known: dict[str, dict] | None = None) -> d
         "previous_run": record["previous_run"],
         "files": files,
     }
+
+
+def data_files(folder: Path) -> list[str]:
+    """The names of a run folder's Parquet files, parts as ``chunks.parquet/part-...``."""
+    names = []
+    for path in sorted(Path(folder).glob("*.parquet")):
+        if path.is_dir():
+            names += [f"{path.name}/{p.name}" for p in sorted(path.glob("part-*.parquet"))]
+        else:
+            names.append(path.name)
+    return names
+
+
+def of_tables(manifest: dict, names: list[str]) -> list[str]:
+    """The manifest's files of these file names (``chunks.parquet``: every part of it)."""
+    listed = [f["name"] for f in manifest["files"]]
+    return [n for n in listed if n in names or n.split("/")[0] in names]
 
 
 def write(folder: Path, manifest: dict, durable: bool = True) -> None:

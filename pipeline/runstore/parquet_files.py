@@ -1,14 +1,19 @@
 """Parquet output: zstd, declared schemas, row groups written as batches arrive.
 
-Files are written under a temporary name and renamed into place when complete, so a
-reader never sees a half-written file. Every data page carries a CRC32 checksum (Parquet
-page checksums): a reader that verifies them (``read`` does) notices a damaged page instead
-of returning its damaged rows.
+A table of documents' rows (``schemas.PARTITIONED``) is a folder of parts,
+``chunks.parquet/part-000000.parquet`` and on: a part holds the rows of a run of consecutive
+documents, the same documents in every such table, ended by a document whose id says so
+(``batch.ends_part``), so an edit changes one part and the next run links the others
+unchanged. The other tables are one file each. Files are written under a temporary name and
+renamed into place when complete, so a reader never sees a half-written file. Every data
+page carries a CRC32 checksum (Parquet page checksums): a reader that verifies them
+(``read`` does) notices a damaged page instead of returning its damaged rows.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import pyarrow as pa
@@ -17,6 +22,7 @@ import pyarrow.parquet as pq
 from chunkmill.pipeline import schemas
 
 COMPRESSION = "zstd"
+PART = "part-{:06d}.parquet"  # 10^6 parts: 500 million documents at the expected part size
 WRITE_OPTIONS = {"compression": COMPRESSION, "write_page_checksum": True}
 
 
@@ -104,24 +110,118 @@ class TableWriter:
 
 class OutputSet:
     """The writers of one output folder, closed (published) together. ``metadata`` is
-    written into every file's footer (key-value metadata, e.g. the policy)."""
+    written into every file's footer (key-value metadata, e.g. the policy). A partitioned
+    table is written part by part: ``end_part`` closes the current part of every one of
+    them (an empty file for a table with no rows in it: part ``k`` of every table holds the
+    same documents), ``link_part`` takes a part of another run whole."""
 
     def __init__(self, out: Path, names: list[str], metadata: dict[str, str] | None = None):
         out.mkdir(parents=True, exist_ok=True)
+        self.out = out
+        self.schemas = {n: schemas.TABLES[n].with_metadata(metadata) for n in names}
+        self.parted = [n for n in names if n in schemas.PARTITIONED]
         self.writers = {
-            n: TableWriter(out / f"{n}.parquet", schemas.TABLES[n].with_metadata(metadata))
-            for n in names
+            n: TableWriter(out / f"{n}.parquet", s)
+            for n, s in self.schemas.items()
+            if n not in self.parted
         }
+        for n in self.parted:  # written aside, put in place whole when all is written
+            shutil.rmtree(self._folder(n), ignore_errors=True)
+            self._folder(n).mkdir()
+        self.parts = 0  # parts finished
+        self.current: dict[str, TableWriter] = {}  # the open part's writers
+        self.linked: dict[str, str] = {}  # name in this folder -> the linked file's path
 
     def write(self, name: str, table: pa.Table) -> None:
-        self.writers[name].write(table)
+        if name in self.writers:
+            self.writers[name].write(table)
+            return
+        if not self.current:
+            self.current = {n: TableWriter(self._part(n), self.schemas[n]) for n in self.parted}
+        self.current[name].write(table)
+
+    def end_part(self) -> None:
+        """Close the open part (an empty one when nothing was written since the last)."""
+        self.write(self.parted[0], schemas.empty(self.schemas[self.parted[0]]))
+        for w in self.current.values():
+            w.close()
+        self.current = {}
+        self.parts += 1
+
+    def link_part(self, files: dict[str, Path]) -> None:
+        """The next part is ``files`` (table -> a part file of another run, the same
+        documents in each): hard-linked, or copied where links are not allowed."""
+        assert not self.current, "a part is open"
+        for n in self.parted:
+            dst = self._part(n)
+            if link_or_copy(files[n], dst):
+                self.linked[f"{n}.parquet/{dst.name}"] = str(files[n])
+        self.parts += 1
+
+    def _folder(self, name: str) -> Path:
+        return self.out / f".{name}.parquet.tmp"
+
+    def _part(self, name: str) -> Path:
+        return self._folder(name) / PART.format(self.parts)
 
     def __enter__(self) -> OutputSet:
         return self
 
     def __exit__(self, exc_type, exc, tb) -> None:
-        for w in self.writers.values():
-            w.close() if exc_type is None else w.abort()
+        if exc_type is None:
+            if self.current or (self.parted and not self.parts):  # every table has a part
+                self.end_part()
+            for w in self.writers.values():
+                w.close()
+            for n in self.parted:
+                _replace_folder(self._folder(n), self.out / f"{n}.parquet")
+            return
+        for w in [*self.writers.values(), *self.current.values()]:
+            w.abort()
+        for n in self.parted:
+            shutil.rmtree(self._folder(n), ignore_errors=True)
+
+
+def _replace_folder(new: Path, path: Path) -> None:
+    """Put the folder ``new`` at ``path``, in place of what is there (a table written
+    before, as a folder or as one file)."""
+    old = path.with_name(f".{path.name}.old")
+    if path.exists():
+        shutil.rmtree(old, ignore_errors=True)
+        if old.is_file():
+            old.unlink()
+        os.replace(path, old)
+    os.replace(new, path)
+    if old.is_dir():
+        shutil.rmtree(old)
+    else:
+        old.unlink(missing_ok=True)
+
+
+def link_or_copy(src: Path, dst: Path) -> bool:
+    """Hard-link ``src`` as ``dst``; copy it where links are not allowed (another
+    filesystem). True when linked (the same bytes, not read)."""
+    try:
+        os.link(src, dst)
+        return True
+    except OSError:
+        dst.write_bytes(Path(src).read_bytes())
+        return False
+
+
+def parts(folder: Path, name: str) -> list[Path]:
+    """The files of table ``name`` in ``folder``, in order: the parts of a partitioned
+    table, else its one file (a partitioned table written as one file by an older
+    chunkmill is one part)."""
+    path = Path(folder) / f"{name}.parquet"
+    if path.is_dir():
+        return sorted(path.glob("part-*.parquet"))
+    return [path]
+
+
+def num_rows(folder: Path, name: str) -> int:
+    """The rows of a table, from its footers."""
+    return sum(pq.read_metadata(p).num_rows for p in parts(folder, name))
 
 
 def write_table(path: Path, table: pa.Table, schema: pa.Schema) -> None:
@@ -132,36 +232,44 @@ def write_table(path: Path, table: pa.Table, schema: pa.Schema) -> None:
 
 
 def read(out: Path, name: str, columns: list[str] | None = None) -> pa.Table:
-    """A whole table, its page checksums verified (OSError when a page is damaged)."""
-    path = Path(out) / f"{name}.parquet"
+    """A whole table, every part, its page checksums verified (OSError when a page is
+    damaged)."""
     # ParquetFile, not read_table: that one loads pyarrow.dataset and pandas (start-up time)
-    table = pq.ParquetFile(path, page_checksum_verification=True).read(columns=columns)
+    found = [
+        pq.ParquetFile(p, page_checksum_verification=True).read(columns=columns)
+        for p in parts(out, name)
+    ]
+    table = found[0] if len(found) == 1 else pa.concat_tables(found)
     schema = schemas.TABLES[name]
     if columns is not None:
         schema = pa.schema([schema.field(c) for c in columns])
     return conform(table, schema)
 
 
-def salvage(path: Path, columns: list[str]) -> tuple[pa.Table | None, int, int]:
-    """What can still be read of a possibly damaged Parquet file: ``columns`` of every row
-    group whose pages pass their checksums. Returns (table or None, groups read, groups)."""
-    try:
-        pf = pq.ParquetFile(path, page_checksum_verification=True)
-    except (OSError, ValueError):  # missing, truncated (no footer), not Parquet at all
-        return None, 0, 0
-    parts = []
-    for i in range(pf.num_row_groups):
+def salvage(folder: Path, name: str, columns: list[str]) -> tuple[pa.Table | None, int, int]:
+    """What can still be read of a possibly damaged table: ``columns`` of every row group
+    of every part whose pages pass their checksums. Returns (table or None, groups read,
+    groups)."""
+    found, groups, opened = [], 0, False
+    for path in parts(folder, name):
         try:
-            parts.append(pf.read_row_group(i, columns=columns))
-        except (OSError, ValueError, pa.ArrowException):
+            pf = pq.ParquetFile(path, page_checksum_verification=True)
+        except (OSError, ValueError):  # missing, truncated (no footer), not Parquet at all
             continue
-    if not parts:
-        empty = schemas.empty(pf.schema_arrow).select(columns) if not pf.num_row_groups else None
-        return empty, 0, pf.num_row_groups
-    return pa.concat_tables(parts), len(parts), pf.num_row_groups
+        opened = True
+        groups += pf.num_row_groups
+        for i in range(pf.num_row_groups):
+            try:
+                found.append(pf.read_row_group(i, columns=columns))
+            except (OSError, ValueError, pa.ArrowException):
+                continue
+    if not found:
+        nothing = opened and not groups  # parts without rows
+        return (schemas.empty(schemas.TABLES[name]).select(columns) if nothing else None), 0, groups
+    return pa.concat_tables(found), len(found), groups
 
 
 def footer(out: Path, name: str) -> dict[str, str]:
     """The key-value metadata written into a table's footer (without Arrow's own)."""
-    meta = pq.read_schema(Path(out) / f"{name}.parquet").metadata or {}
+    meta = pq.read_schema(parts(out, name)[0]).metadata or {}
     return {k.decode(): v.decode() for k, v in meta.items() if not k.startswith(b"ARROW")}

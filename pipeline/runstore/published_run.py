@@ -13,7 +13,8 @@ from bisect import bisect_right
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property, partial
-from itertools import accumulate
+from itertools import accumulate, groupby
+from operator import itemgetter
 from pathlib import Path
 
 import pyarrow as pa
@@ -33,21 +34,74 @@ class OldRun:
     """What is readable of the published run: its chunks (id, document, path) and its
     documents (id, path, source, content hash); empty tables when nothing is published.
     The chunks are read on first use (``read_chunks``): a run that changed nothing never
-    reads them."""
+    reads them. ``parts``: the published run's parts, when it is reusable (then the chunks
+    of chosen parts are read, ``chunks_except``)."""
 
     run_id: str | None
     read_chunks: Callable[[], pa.Table]
     documents: pa.Table
+    parts: Parts | None = None
 
     @cached_property
     def chunks(self) -> pa.Table:
         return self.read_chunks()
+
+    def chunks_except(self, linked: set[int]) -> pa.Table:
+        """The chunks of every part but the ``linked`` ones (all without parts)."""
+        if self.parts is None or not linked:
+            return self.chunks
+        keep = [p for i, p in enumerate(self.parts.files["chunks"]) if i not in linked]
+        found = [pq.ParquetFile(p).read(columns=OLD_CHUNK_COLUMNS) for p in keep]
+        return pa.concat_tables([_empty("chunks", OLD_CHUNK_COLUMNS), *found]).select(
+            OLD_CHUNK_COLUMNS
+        )
 
     @cached_property
     def hashes(self) -> dict[str, str]:
         """doc_id -> content_hash (computed once: looked up for every document read)."""
         d = self.documents
         return dict(zip(d["doc_id"].to_pylist(), d["content_hash"].to_pylist()))
+
+
+@dataclass
+class Parts:
+    """The parts of a published run: each table's part files, and the documents of each
+    part (read from the documents table, whose part ``k`` holds the same documents as part
+    ``k`` of every partitioned table)."""
+
+    files: dict[str, list[Path]]
+    docs: list[list[str]]  # the document ids of each part, in order
+
+    @cached_property
+    def of_doc(self) -> dict[str, int]:
+        return {d: k for k, ids in enumerate(self.docs) for d in ids}
+
+    @cached_property
+    def by_first(self) -> dict[str, int]:
+        return {ids[0]: k for k, ids in enumerate(self.docs) if ids}
+
+    def matching(self, doc_ids: list[str]) -> int | None:
+        """The part that holds exactly these documents in this order, if one does."""
+        k = self.by_first.get(doc_ids[0]) if doc_ids else None
+        return k if k is not None and self.docs[k] == doc_ids else None
+
+    def part_files(self, k: int) -> dict[str, Path]:
+        return {name: found[k] for name, found in self.files.items()}
+
+
+def read_parts(folder: Path, columns: list[str]) -> tuple[pa.Table, Parts]:
+    """The published documents (``columns``, which include doc_id) and the run's parts."""
+    files = {n: parquet_files.parts(folder, n) for n in schemas.PARTITIONED}
+    if len({len(f) for f in files.values()}) != 1:  # written by no chunkmill: one part
+        raise OSError(f"{folder}: its tables have different numbers of parts")
+    found = [
+        pq.ParquetFile(p, page_checksum_verification=True).read(columns=columns)
+        for p in files["documents"]
+    ]
+    docs = parquet_files.conform(
+        pa.concat_tables(found), pa.schema([schemas.DOCUMENTS.field(c) for c in columns])
+    )
+    return docs, Parts(files, [t["doc_id"].to_pylist() for t in found])
 
 
 def _empty(name: str, columns: list[str]) -> pa.Table:
@@ -61,7 +115,8 @@ class Previous:
     folder: Path
     manifest: dict
     documents: pa.Table
-    tables: dict[tuple[str, str], StoredRows] = field(default_factory=dict)
+    parts: Parts
+    tables: dict[str, StoredRows] = field(default_factory=dict)
 
     @cached_property
     def hashes(self) -> dict[str, str]:
@@ -69,14 +124,33 @@ class Previous:
         d = self.documents
         return dict(zip(d["doc_id"].to_pylist(), d["content_hash"].to_pylist()))
 
-    def table(self, name: str, key: str = "doc_id") -> StoredRows:
-        if (name, key) not in self.tables:
-            path = self.folder / f"{name}.parquet"
-            self.tables[name, key] = StoredRows(path, schemas.TABLES[name], key)
-        return self.tables[name, key]
+    def table(self, name: str) -> StoredRows:
+        if name not in self.tables:
+            self.tables[name] = StoredRows(self.parts.files[name], schemas.TABLES[name])
+        return self.tables[name]
 
     def take(self, name: str, doc_ids: list[str]) -> pa.Table:
-        return self.table(name).take(doc_ids)
+        of = self.parts.of_doc
+        held = [d for d in doc_ids if d in of]
+        return self.table(name).take(held, [of[d] for d in held])
+
+    def linkable(self, metadata: dict[str, str]) -> bool:
+        """Whether this run's parts can be linked into a run writing with ``metadata`` and
+        this pyarrow: their footers, schemas and writer are what that run would write, so a
+        linked part is byte for byte the part it would have written."""
+        from pyarrow import __version__
+
+        for name, found in self.parts.files.items():
+            meta = pq.read_metadata(found[0])
+            want = schemas.TABLES[name].with_metadata(metadata)
+            footer = parquet_files.footer(self.folder, name)
+            if (
+                meta.created_by != f"parquet-cpp-arrow version {__version__}"
+                or not meta.schema.to_arrow_schema().equals(want)
+                or footer != metadata
+            ):
+                return False
+        return True
 
     @cached_property
     def postings_reusable(self) -> bool:
@@ -84,10 +158,6 @@ class Previous:
         so): only then are the rows of unchanged chunks taken instead of made again."""
         found = parquet_files.footer(self.folder, "postings").get("mdchunk.postings_version")
         return found == POSTINGS_VERSION
-
-    def postings(self, chunk_ids: list[str]) -> pa.Table:
-        """The stored postings rows of these chunks, chunk by chunk in the order given."""
-        return self.table("postings", key="chunk_id").take(chunk_ids)
 
     def blocks(self, doc_ids: list[str], bias: str) -> pa.Table:
         """Stored blocks, their estimates redone when the bias changed (no parsing)."""
@@ -112,30 +182,48 @@ class Previous:
 
 
 class StoredRows:
-    """The rows of each document (or of each value of another ``key`` column whose rows lie
-    together, such as the postings' ``chunk_id``) in one table of the published run, read
-    from its file row group by row group as batches ask for them. Only the key column is
-    read whole, dictionary-encoded (a number per row, not a string): a
-    re-pack's first batch goes to the workers without waiting for the whole blocks table
-    (about 0.7 s over the shared corpora, while the workers stood idle), and the main
-    process never holds it. A run's batches are its row groups, so a batch of the same
+    """The rows of each document in one table of the published run, read part by part and
+    row group by row group as batches ask for them. Of a part, only the doc_id column is
+    read whole, dictionary-encoded (a number per row, not a string), when a batch first
+    asks for one of its documents: a re-pack's first batch goes to the workers without
+    waiting for the whole blocks table (about 0.7 s over the shared corpora, while the
+    workers stood idle), a night reads only the parts its changes fall in, and the main
+    process never holds a table. A run's batches are its row groups, so a batch of the same
     documents reads one group. Pages are checked against their checksums as they are read
     (the files were checked against the manifest when the run was opened)."""
 
-    def __init__(self, path: Path, schema: pa.Schema, key: str = "doc_id"):
+    def __init__(self, files: list[Path], schema: pa.Schema):
+        self.files, self.schema = files, schema
+        self.opened: dict[int, _PartRows] = {}
+
+    def take(self, doc_ids: list[str], parts: list[int]) -> pa.Table:
+        """The rows of these documents, in the order given; ``parts``: the part of each."""
+        found = [schemas.empty(self.schema)]
+        for k, group in groupby(zip(doc_ids, parts), key=itemgetter(1)):
+            if k not in self.opened:
+                self.opened[k] = _PartRows(self.files[k])
+            found.append(self.opened[k].take([d for d, _ in group]))
+        if len(found) == 2:
+            return parquet_files.conform(found[1], self.schema)
+        return pa.concat_tables([parquet_files.conform(t, self.schema) for t in found])
+
+
+class _PartRows:
+    """The rows of each document of one part file."""
+
+    def __init__(self, path: Path):
         self.file = pq.ParquetFile(path, page_checksum_verification=True)
-        self.schema = schema
-        keys = pq.ParquetFile(path, page_checksum_verification=True, read_dictionary=[key])
-        self.where = document_runs(keys.read(columns=[key])[key])
+        keys = pq.ParquetFile(path, page_checksum_verification=True, read_dictionary=["doc_id"])
+        self.where = document_runs(keys.read(columns=["doc_id"])["doc_id"])
         meta = self.file.metadata
         sizes = (meta.row_group(g).num_rows for g in range(meta.num_row_groups))
         self.starts = list(accumulate(sizes, initial=0))  # first row of every group, and n
 
-    def take(self, doc_ids) -> pa.Table:
-        """The rows of these documents, document by document in the order given."""
+    def take(self, doc_ids: list[str]) -> pa.Table:
+        """The rows of these documents (every one held here), in the order given."""
         runs = [self.where[d] for d in doc_ids if d in self.where]
         if not runs:
-            return schemas.empty(self.schema)
+            return schemas.empty(self.file.schema_arrow)
         spans = [(self._group(s), self._group(s + n - 1)) for s, n in runs]
         groups = sorted({g for first, last in spans for g in range(first, last + 1)})
         local, at = {}, 0  # a group's first row among the rows read
@@ -143,8 +231,7 @@ class StoredRows:
             local[g], at = at, at + self.starts[g + 1] - self.starts[g]
         # a document spanning groups spans consecutive ones, read one after the other
         runs = [(local[g] + s - self.starts[g], n) for (s, n), (g, _) in zip(runs, spans)]
-        rows = self.file.read_row_groups(groups).take(arrow_columns.ranges(runs))
-        return parquet_files.conform(rows, self.schema)
+        return self.file.read_row_groups(groups).take(arrow_columns.ranges(runs))
 
     def _group(self, row: int) -> int:
         return bisect_right(self.starts, row) - 1
@@ -180,9 +267,10 @@ def open_published(
     against its manifest), else opened here."""
     pub = pub if pub is not None else runstore.current(root)
     if pub.usable:
-        docs = parquet_files.read(pub.folder, "documents", OLD_DOC_COLUMNS)
+        docs, parts = read_parts(pub.folder, OLD_DOC_COLUMNS)
         chunks = partial(parquet_files.read, pub.folder, "chunks", OLD_CHUNK_COLUMNS)
-        prev, old = Previous(pub.folder, pub.manifest, docs), OldRun(pub.run_id, chunks, docs)
+        prev = Previous(pub.folder, pub.manifest, docs, parts)
+        old = OldRun(pub.run_id, chunks, docs, parts)
         old.hashes = prev.hashes  # one map of the one table
         return prev, old, None
     no_chunks = partial(_empty, "chunks", OLD_CHUNK_COLUMNS)
@@ -195,8 +283,8 @@ def open_published(
             empty = OldRun(run_id, lambda: recorded, empty.documents)
         note = f"{pub.problem}; nothing of the published run can be read, so every document "
         return None, empty, note + "is recomputed and " + _removes(recorded, run_id)
-    chunks, got, total = parquet_files.salvage(pub.folder / "chunks.parquet", OLD_CHUNK_COLUMNS)
-    docs, _, _ = parquet_files.salvage(pub.folder / "documents.parquet", OLD_DOC_COLUMNS)
+    chunks, got, total = parquet_files.salvage(pub.folder, "chunks", OLD_CHUNK_COLUMNS)
+    docs, _, _ = parquet_files.salvage(pub.folder, "documents", OLD_DOC_COLUMNS)
     if recorded is not None:
         chunks = recorded
     old = OldRun(
