@@ -538,6 +538,7 @@ class Tally:
     seen: set[str] = field(default_factory=set)  # documents and rejects of this run
     fresh: set[str] = field(default_factory=set)  # of them, those read anew (incremental)
     unlisted: set[str] = field(default_factory=set)  # path prefixes of unlistable folders
+    hashes: dict[str, str] = field(default_factory=dict)  # doc_id -> content_hash written
 
 
 def _execute(
@@ -601,8 +602,8 @@ def _execute(
         kept=counts["kept"],
         seconds=work.seconds["changes"],
     )
-    same = prev.hashes if nothing_changed else None  # its documents are the very same file
-    _fill_record(record, old, tally, folder, counts, t_start, same)
+    same = prev.hashes if nothing_changed else tally.hashes  # the very same file, or written
+    _fill_record(record, old, tally, counts, t_start, same)
     work.skipped = job.selection.skipped
     work.bytes = work.bytes_read if reuse_blocks else work.bytes
     work.wall = time.perf_counter() - t_start
@@ -647,6 +648,7 @@ def _write_batches(
             if isinstance(unit, Linked):
                 files = prev.parts.part_files(unit.index)
                 output.link_part(files)
+                tally.hashes.update((x.doc_id, prev.hashes[x.doc_id]) for x in unit.items)
                 changes.link(unit.index, _count_linked(files, work))
                 work.seconds["write"] += time.perf_counter() - t1
                 job.progress(len(unit.items))
@@ -664,6 +666,8 @@ def _write_batches(
             for path, reason in zip(rejects["path"].to_pylist(), rejects["reason"].to_pylist()):
                 if reason == sources.UNLISTABLE:
                     tally.unlisted.add(sources.folder_prefix(path))
+            docs = tables["documents"]
+            tally.hashes.update(zip(docs["doc_id"].to_pylist(), docs["content_hash"].to_pylist()))
             work.add(tables, counts)
             if ends:
                 output.end_part()
@@ -699,14 +703,11 @@ def _summaries_of_linked(folder: Path, tally: Tally) -> None:
     tally.work.add({"chunks": chunks, "rejects": rejects})
 
 
-def _fill_record(record, old: OldRun, tally: Tally, folder, counts, t_start, hashes=None) -> None:
-    """Counts for the runs table; document changes are judged by content hash. Documents
-    below a folder that could not be listed are not counted as deleted. ``hashes``: the
-    run's doc_id -> content_hash when known without reading its documents."""
-    if hashes is None:
-        docs = parquet_files.read(folder, "documents", ["doc_id", "content_hash"])
-        hashes = dict(zip(docs["doc_id"].to_pylist(), docs["content_hash"].to_pylist()))
-    rejects = pq.read_metadata(folder / "rejects.parquet").num_rows
+def _fill_record(record, old: OldRun, tally: Tally, counts, t_start, hashes: dict) -> None:
+    """Counts for the runs table; document changes are judged by content hash (``hashes``:
+    the run's doc_id -> content_hash). Documents below a folder that could not be listed
+    are not counted as deleted."""
+    rejects = sum(tally.work.rejects.values())
     before = old.hashes
     hidden = tuple(tally.unlisted)
     gone = {
