@@ -103,18 +103,18 @@ class Supervisor:
             self.start()
         return self
 
-    def start(self) -> None:
-        """Start the workers now (parked ones first), once."""
-        if self.workers:
-            return
+    def start(self, count: int | None = None) -> None:
+        """Start workers now (parked ones first) until ``count`` of them run (every one by
+        default); ``map`` starts more as items wait for them."""
+        want = self.n if count is None else min(count, self.n)
         parked = _PARKED.setdefault(self.limits.memory_mb, [])
-        while parked and len(self.workers) < self.n:
+        while parked and len(self.workers) < want:
             w = parked.pop()
             if w.alive():
                 self.workers.append(w)
             else:
                 w.stop(kill=True)
-        self.workers += [self._start() for _ in range(self.n - len(self.workers))]
+        self.workers += [self._start() for _ in range(want - len(self.workers))]
 
     def __exit__(self, exc_type, *exc) -> None:
         """After a clean finish, idle workers are parked for the next run of this process
@@ -164,8 +164,10 @@ class Supervisor:
                 emitted += 1
             if exhausted and not slots:
                 return
-            if todo and not self.workers:
-                self.start()
+            if todo and len(self.workers) < self.n:  # one more when items wait for one
+                free = sum(1 for w in self.workers if w.task is None)
+                if len(todo) > free:
+                    self.start(len(self.workers) + 1)
             if todo or any(w.task is not None for w in self.workers):
                 self._dispatch(fn, todo)
                 for key, outcome in self._collect():

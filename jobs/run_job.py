@@ -337,12 +337,15 @@ class RunJob:
         if self.options.engine == "local" and self.supervisor is None:
             self.supervisor = self.stack.enter_context(self.watched())
 
-    def start_workers(self) -> None:
-        """Start the workers, once: as soon as the run knows it will parse or pack (their
-        imports then overlap its reading), never for a run that changed nothing."""
+    def start_workers(self, count: int | None = None) -> None:
+        """Start ``count`` workers (all by default) as soon as the run knows it will parse
+        or pack (their imports then overlap its reading), never for a run that changed
+        nothing. A night starts one at its first changed document, and more only when
+        batches wait for them (each start-up is a second of CPU or so: a night with a few
+        changes needs one)."""
         self.supervise()
         if self.supervisor is not None:
-            self.supervisor.start()
+            self.supervisor.start(count)
 
     def documents(self, prev: Previous | None, work: RunCounts):
         """Every document in input order: RawDocuments, and Reused ids for the files whose
@@ -564,7 +567,7 @@ def _execute(
     raws = _carry_unlisted(job.documents(prev if reuse_blocks else None, work), prev, job.plan)
     items, unchanged = raws, None
     if reuse_blocks:
-        hashed = _hash_inputs(raws, prev, tally, job.start_workers)
+        hashed = _hash_inputs(raws, prev, tally, partial(job.start_workers, 1))
         unchanged, items = _unchanged_or_stream(_read_logged(hashed, log, work, t_start))
     nothing_changed = reuse_chunks and unchanged is not None and tally.seen == set(prev.hashes)
     known: dict = {}

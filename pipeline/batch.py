@@ -35,13 +35,15 @@ BATCH_DOCS = 256  # documents per batch at most; one Parquet row group per batch
 # by count alone held 0.1 to 2.3 MB on the shared corpora: the heaviest batch decided the
 # run's peak, and a larger corpus had more chances of a heavier one.
 BATCH_BYTES = 1 << 20
-# Documents per part of a run's partitioned tables, on average (pipeline/runstore/
-# parquet_files.py): a part ends after a document whose id says so, one in PART_DOCS, so an
-# edit, an insertion or a deletion changes one part (two when it removes a part's last
-# document) and the parts around it stay as they were, whatever the corpus' size. A night
-# rewrites the parts its changes fall in; a smaller part is less to rewrite, a larger one
-# fewer files for a reader to open (docs/design.md, Decisions).
-PART_DOCS = 512
+# Input bytes per part of a run's partitioned tables, on average, each document weighing
+# PART_DOC_BYTES more than its bytes (pipeline/runstore/parquet_files.py): a part ends after
+# a document whose id, read as a number, falls below its weight (``ends_part``), so an edit,
+# an insertion or a deletion changes one part (two when it moves a part's end) and the parts
+# around it stay as they were, whatever the corpus' size. A night rewrites the parts its
+# changes fall in: a smaller part is less to rewrite, a larger one fewer batches and files
+# (docs/design.md, Decisions).
+PART_BYTES = 1 << 20
+PART_DOC_BYTES = 1 << 10  # so that a part of small documents holds about a thousand
 
 
 _BATCH_TABLES = {
@@ -114,10 +116,12 @@ def in_threads(step: Callable, items: Iterable, threads: int) -> Iterator:
             yield window.popleft().result()
 
 
-def ends_part(doc_id: str) -> bool:
-    """Whether a part ends after this document: one document id in PART_DOCS says so (the
-    id is a hash of the path, so where parts end depends on no other document)."""
-    return int(doc_id[:8], 16) % PART_DOCS == 0
+def ends_part(doc_id: str, weight: int) -> bool:
+    """Whether a part ends after this document, of ``weight`` input bytes: with a chance of
+    (weight + PART_DOC_BYTES) / PART_BYTES, drawn from its id (a hash of its path), so where
+    parts end depends on no other document, and an edit moves an end only where it changes
+    that chance across the draw."""
+    return int(doc_id[:8], 16) * PART_BYTES < (weight + PART_DOC_BYTES) << 32
 
 
 def item_id(item) -> str:
@@ -171,7 +175,7 @@ def parted(
             held = None
             if (full := cut(item)) is not None:
                 yield full, False
-        if ends_part(item_id(item)):
+        if ends_part(item_id(item), _weight(item)):
             yield from end(held)
     if held or batch:
         yield from end(held)

@@ -11,22 +11,28 @@ import polars as pl
 import pytest
 
 from chunkmill import Policy, run
-from chunkmill.pipeline import runstore, schemas
+from chunkmill.pipeline import batch, runstore, schemas
 from chunkmill.pipeline.batch import Reused, ends_part, parted
 from chunkmill.pipeline.document import make_doc_id
 from chunkmill.pipeline.runstore import manifest, parquet_files
 from tests.helpers import table_bytes
 
-N_DOCS = 1500
+N_DOCS = 2000
 
 
 def _names() -> list[str]:
     return [f"d{i:04d}.md" for i in range(N_DOCS)]
 
 
+def _text(i: int) -> str:
+    body = "\n\n".join(f"## Part {j}\n\nText {i} {j}, item {i * 7 % 13}. " * 12 for j in range(3))
+    return f"# Document {i}\n\n{body}\n"
+
+
 def _ends(names: list[str]) -> list[int]:
     """The places (in path order) of the documents that end a part."""
-    return [i for i, n in enumerate(sorted(names)) if ends_part(make_doc_id(n))]
+    weight = {n: len(_text(int(n[1:5])).encode()) for n in names}
+    return [i for i, n in enumerate(sorted(names)) if ends_part(make_doc_id(n), weight[n])]
 
 
 @pytest.fixture(scope="module")
@@ -34,10 +40,7 @@ def corpus(tmp_path_factory) -> Path:
     src = tmp_path_factory.mktemp("parts") / "src"
     src.mkdir()
     for i, name in enumerate(_names()):
-        body = "\n\n".join(
-            f"## Part {j}\n\nText {i} {j} about item {i * 7 % 13}." for j in range(3)
-        )
-        (src / name).write_text(f"# Document {i}\n\n{body}\n")
+        (src / name).write_text(_text(i))
     return src
 
 
@@ -64,11 +67,15 @@ def test_the_corpus_spans_several_parts():
     assert len(_ends(_names())) >= 2  # else nothing here tests more than one part
 
 
-def test_where_a_part_ends_depends_on_no_other_document():
+def test_where_a_part_ends_depends_on_no_other_document_and_grows_with_its_size():
     names = _names()
     ends = {sorted(names)[i] for i in _ends(names)}
     fewer = names[::3]
     assert {sorted(fewer)[i] for i in _ends(fewer)} == ends & set(fewer)
+    ids = [make_doc_id(n) for n in names]
+    small, large = (sum(ends_part(d, w) for d in ids) for w in (0, 100_000))
+    assert 0 < small < large  # a large document ends a part more often
+    assert all(ends_part(d, batch.PART_BYTES) for d in ids)  # a part's worth: always
 
 
 def test_an_edit_rewrites_its_part_and_links_the_others(corpus, tmp_path):
@@ -100,9 +107,10 @@ def test_a_new_document_that_ends_a_part_splits_it_and_a_deletion_joins(corpus, 
     shutil.copytree(corpus, src)
     out = tmp_path / "out"
     _run(src, out)
+    text = "# New\n\nA document whose id ends a part.\n"
     found = (f"d0700-{i}.md" for i in range(100_000))  # among the others, not after them
-    ending = next(n for n in found if ends_part(make_doc_id(n)))
-    (src / ending).write_text("# New\n\nA document whose id ends a part.\n")
+    ending = next(n for n in found if ends_part(make_doc_id(n), len(text)))
+    (src / ending).write_text(text)
     before = runstore.resolve(out)
     record = _run(src, out)
     assert record["documents_added"] == 1
@@ -121,12 +129,12 @@ def test_a_new_document_that_ends_a_part_splits_it_and_a_deletion_joins(corpus, 
 
 def test_parted_batches_never_span_a_part_and_offer_all_reused_parts():
     ids = [make_doc_id(n) for n in sorted(_names())]
-    ends = [i for i, d in enumerate(ids) if ends_part(d)]
-    items = [Reused(d, 10) for d in ids]
+    ends = [i for i, d in enumerate(ids) if ends_part(d, 3000)]
+    items = [Reused(d, 3000) for d in ids]
     cut = list(parted(items, n=100))
     assert [i for i, (b, end) in enumerate(cut) if end] == [
-        i for i, (b, _) in enumerate(cut) if ends_part(b[-1].doc_id)
-    ] + ([len(cut) - 1] if not ends_part(ids[-1]) else [])
+        i for i, (b, _) in enumerate(cut) if ends_part(b[-1].doc_id, 3000)
+    ] + ([len(cut) - 1] if not ends_part(ids[-1], 3000) else [])
     assert [x for b, _ in cut for x in b] == items
     assert all(len(b) <= 100 for b, _ in cut)
     offered = []
