@@ -65,8 +65,8 @@ import pyarrow as pa, pyarrow.parquet as pq, tempfile
 from chunkmill.pipeline import runstore, schemas
 from chunkmill.pipeline.runstore import parquet_files
 run = runstore.resolve(Path(OUT))
-groups = {n: [pq.ParquetFile(run / f"{n}.parquet").read_row_group(i)
-              for i in range(pq.ParquetFile(run / f"{n}.parquet").num_row_groups)]
+groups = {n: [pq.ParquetFile(p).read_row_group(i)
+              for p in parquet_files.parts(run, n) for i in range(pq.ParquetFile(p).num_row_groups)]
           for n in ("documents", "blocks", "chunks", "postings")}
 add = [pa.array(["add"] * g.num_rows) for g in groups["chunks"]]
 groups["changes"] = [g.add_column(0, "op", a) for g, a in zip(groups["chunks"], add)]
@@ -83,8 +83,10 @@ with tempfile.TemporaryDirectory() as tmp:
 import pyarrow.parquet as pq
 from chunkmill.pipeline import runstore
 from chunkmill.pipeline.postings import postings
-f = pq.ParquetFile(runstore.resolve(Path(OUT)) / "chunks.parquet")
-parts = [f.read_row_group(i, columns=["chunk_id", "embed_text"]) for i in range(f.num_row_groups)]
+from chunkmill.pipeline.runstore import parquet_files
+files = [pq.ParquetFile(p) for p in parquet_files.parts(runstore.resolve(Path(OUT)), "chunks")]
+parts = [f.read_row_group(i, columns=["chunk_id", "embed_text"])
+         for f in files for i in range(f.num_row_groups)]
 T0 = clock()
 for g in parts:
     postings(g)

@@ -34,7 +34,7 @@ def main() -> dict:
         out = Path(tmp) / "out"
         record, cold = nightly(CORPORA, out, Policy())
         folder = runstore.resolve(out)
-        size = sum(p.stat().st_size for p in folder.glob("*.parquet"))
+        size = sum(p.stat().st_size for p in folder.rglob("*.parquet") if p.is_file())
         verify = _times(lambda: runstore.current(out))
         build = _times(lambda: manifest.build(folder, record))
     result = {

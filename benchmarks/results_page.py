@@ -181,12 +181,35 @@ def speed(d: dict) -> list[str]:
 
 
 def nightly(d: dict) -> list[str]:
-    n = d.get("nightly")
+    n, w = d.get("nightly"), d.get("nights")
     if not n:
         return []
+    scale = []
+    if w and not w.get("skipped"):
+        rows = [
+            [
+                size,
+                _num(r["cold_s"]),
+                _num(r["unchanged_s"]),
+                _pct(r["unchanged_share"], 0),
+                _num(r["edit_s"]),
+                _pct(r["edit_share"], 0),
+            ]
+            for size, r in w.items()
+            if isinstance(r, dict)
+        ]
+        scale = [
+            "`nights.py`: whole `chunkmill run --workers 2` processes over the shared corpora "
+            "(1x) and four copies of them (4x): cold, the unchanged rerun (best of three), one "
+            f"edited paragraph per run (median of five). One edit at 4x / at 1x: "
+            f"{_num(w['edit_4x_over_1x'])}.",
+            "",
+            *_table(["size", "cold s", "unchanged s", "share", "one edit s", "share"], rows),
+        ]
     return [
         "## Edits",
         "",
+        *scale,
         f"`nightly.py` (in one process): cold {n['cold_seconds']} s, unchanged "
         f"{n['unchanged_seconds']} s, re-pack {n['repack_seconds']} s; {n['edits']} edits of "
         f"one paragraph each, {n['added_per_edit_mean']} chunk id added per edit on average "

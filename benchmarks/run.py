@@ -21,6 +21,7 @@ from benchmarks import (  # noqa: E402
     linear,
     memory,
     nightly,
+    nights,
     poison,
     results_page,
     retrieval,
@@ -74,6 +75,8 @@ def main() -> None:
     out["search"] = search.main()
     print("== nightly: incremental runs over the shared corpora ==")
     out["nightly"] = nightly.main()
+    print("== nights: whole-process cold, unchanged and one-edit runs at 1x and 4x ==")
+    out["nights"] = nights.main([])
     print("== speed: whole-process cold, unchanged and re-pack runs, all and per corpus ==")
     out["speed"] = speed.main()
     print("== integrity: manifest checks before reuse, hashing a new run ==")
