@@ -9,7 +9,9 @@ by uploads whose order makes every instant safe:
    local output folder.
 2. The run itself is an ordinary local run on the staging folder (reuse, change set,
    manifest: all unchanged).
-3. **push**: the new run's files are uploaded under ``PREFIX/runs/RUN_ID/``, its manifest
+3. **push**: the new run's files are uploaded under ``PREFIX/runs/RUN_ID/`` (a file with
+   the checksum of one of the published run, such as a part a night linked, is copied
+   there within the store instead: a night uploads the parts it wrote), its manifest
    last; then the ledger, its checksum first (the ledger may name a run not yet published:
    harmless, see pipeline/runstore/ledger.py); then ``PREFIX/CURRENT`` is written in one PUT (the
    publish); then the runs table; then run prefixes beyond ``--keep`` are deleted. A dry
@@ -80,6 +82,13 @@ class Prefix:
     def upload(self, local: Path, *parts: str) -> None:
         with open(local, "rb") as src, self._output(*parts) as dst:
             shutil.copyfileobj(src, dst, 8 << 20)
+
+    def copy(self, source: tuple[str, ...], target: tuple[str, ...]) -> None:
+        """Copy an object within the store (S3: a server-side copy, no bytes through us)."""
+        target_key = self.key(*target)
+        if self.fs.type_name == "local":
+            self.fs.create_dir(target_key.rsplit("/", 1)[0], recursive=True)
+        self.fs.copy_file(self.key(*source), target_key)
 
     def _output(self, *parts: str):
         key = self.key(*parts)
@@ -156,8 +165,13 @@ def push(prefix: Prefix, staging: Path, run_id: str, started_from: str | None, k
     """Upload the staged run ``run_id``, then publish it with one PUT of CURRENT (refused
     when another writer published since ``started_from``), then the runs table; prune."""
     folder = staging / "runs" / run_id
+    held = _files_by_checksum(staging, started_from)
     for entry in json.loads((folder / MANIFEST).read_bytes())["files"]:
-        prefix.upload(folder / entry["name"], "runs", run_id, entry["name"])
+        same = held.get((entry["sha256"], entry["bytes"]))
+        if same is not None:  # a part linked from the published run: copied there
+            prefix.copy(("runs", started_from, same), ("runs", run_id, entry["name"]))
+        else:
+            prefix.upload(folder / entry["name"], "runs", run_id, entry["name"])
     prefix.upload(folder / MANIFEST, "runs", run_id, MANIFEST)
     for name in (LEDGER_CHECKSUM, LEDGER):
         if (staging / name).exists():
@@ -175,6 +189,16 @@ def push(prefix: Prefix, staging: Path, run_id: str, started_from: str | None, k
     from chunkmill.pipeline import runstore
 
     prune(prefix, run_id, keep, runstore.history(staging))
+
+
+def _files_by_checksum(staging: Path, run_id: str | None) -> dict[tuple[str, int], str]:
+    """(sha256, bytes) -> name of the files of the published run ``run_id`` as pulled into
+    ``staging`` (each checked against its manifest then): a file of the new run with the
+    same checksum is copied from there, not uploaded (a night uploads what it wrote)."""
+    path = staging / "runs" / str(run_id) / MANIFEST
+    if run_id is None or not path.exists():
+        return {}
+    return {(f["sha256"], f["bytes"]): f["name"] for f in json.loads(path.read_bytes())["files"]}
 
 
 def prune(prefix: Prefix, published: str, keep: int, records: list[dict]) -> None:

@@ -102,6 +102,35 @@ def test_incremental_runs_keep_and_prune_on_s3(s3_bucket, tmp_path):
     assert objectstore.Prefix(out).current() == prefix.current() and len(prefix.run_ids()) == 2
 
 
+def test_a_night_uploads_the_parts_it_wrote_and_copies_the_others(s3_bucket, tmp_path, monkeypatch):
+    from tests.test_parts import _names, _text
+
+    src = tmp_path / "src"
+    src.mkdir()
+    for i, name in enumerate(_names()):  # several parts
+        (src / name).write_text(_text(i))
+    out = f"{s3_bucket}/parts"
+    _invoke("run", src, "--out", out, "--workers", "1")
+    uploads = []
+    real = objectstore.Prefix.upload
+
+    def upload(self, local, *key):
+        uploads.append(key[-1])
+        real(self, local, *key)
+
+    monkeypatch.setattr(objectstore.Prefix, "upload", upload)
+    with open(src / _names()[700], "a") as fh:
+        fh.write("\nOne more sentence.\n")
+    _invoke("run", src, "--out", out, "--workers", "1")
+    copy = objectstore.published_copy(out)  # fetched, every file checked against its manifest
+    parts = [n for n in uploads if "/part-" in n]
+    assert len(parts) == 4  # the one part of each table the edit fell in
+    local = tmp_path / "local"
+    _invoke("run", src, "--out", local, "--workers", "1")
+    for name in TABLES:
+        assert _tables(copy)[name].equals(_tables(runstore.resolve(local))[name]), name
+
+
 def _s3_env() -> dict:
     keys = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_DEFAULT_REGION",
             "AWS_ENDPOINT_URL", "AWS_EC2_METADATA_DISABLED")  # fmt: skip

@@ -18,7 +18,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from chunkmill.pipeline.doc_limits import DEFAULT_MAX_BYTES
+from chunkmill.pipeline.doc_limits import DEFAULT_DOC_MEMORY_MB, DEFAULT_MAX_BYTES, over_memory
 from chunkmill.pipeline.policy import Policy, PolicyError
 from chunkmill.pipeline.policy import load as load_policy
 
@@ -158,14 +158,22 @@ def _resolve(policy: PolicyLike = None, **overrides) -> Policy:
 
 
 def chunk_text(
-    text: str, *, path: str = "document.md", policy: PolicyLike = None, **overrides
+    text: str,
+    *,
+    path: str = "document.md",
+    policy: PolicyLike = None,
+    memory_mb: int | None = DEFAULT_DOC_MEMORY_MB,
+    **overrides,
 ) -> list[Chunk]:
     """Chunk one document held in memory.
 
     ``path`` decides the format (``.md``/``.mdx``/``.markdown`` markdown, ``.txt`` plain
     text) and the ``doc_id``, as a file at that path relative to a run's INPUT would.
     ``policy`` is a Policy or a YAML file; ``overrides`` set policy fields
-    (``max_tokens=512``). Raises RejectedError for a document a run would reject.
+    (``max_tokens=512``). Raises RejectedError for a document a run would reject, and
+    (reason ``too_much_memory``) for one that could take more than ``memory_mb`` MB to
+    chunk, judged from its size and lines before any work (None: no limit; 25 MB of
+    headings would take some 10 GB; markdown of 36-byte lines passes up to about 13 MB).
 
     >>> [c.breadcrumb for c in chunk_text("# A\\n\\nsome text")]
     [('A',)]
@@ -176,6 +184,9 @@ def chunk_text(
 
     resolved = resolve_policy(policy, **overrides)
     raw = document.RawDocument(path, "<memory>", text.encode("utf-8", "surrogatepass"))
+    too_much = over_memory(raw.data, memory_mb)
+    if too_much is not None:
+        raise RejectedError(path, "too_much_memory", too_much)
     kind, row = document.decode(raw, resolved.mdx, DEFAULT_MAX_BYTES)
     if kind == "reject":
         raise RejectedError(path, row["reason"], row["detail"])
@@ -208,6 +219,7 @@ def chunk_table(
     id_column: str | None = None,
     policy: PolicyLike = None,
     threads: int | None = None,
+    memory_mb: int | None = DEFAULT_DOC_MEMORY_MB,
 ) -> pa.Table | pl.DataFrame:
     """Chunk a table of documents, one per row: a pyarrow Table in gives a pyarrow Table of
     chunks (schema ``chunkmill.pipeline.schemas.CHUNKS``), a polars DataFrame a DataFrame.
@@ -218,7 +230,8 @@ def chunk_table(
     a run would reject (a null text, NUL bytes) give no chunks; a warning counts them.
     ``threads``: how many threads chunk it (default: every core), batches of documents
     side by side and the documents of a batch in the Rust core; the chunks are the same
-    for any number.
+    for any number. A document that could take more than ``memory_mb`` MB to chunk (as in
+    ``chunk_text``) is rejected (``too_much_memory``) before any work.
     """
     import warnings
     from itertools import chain, islice
@@ -242,6 +255,7 @@ def chunk_table(
     arrow = table.to_arrow() if is_polars else table
     selection = Selection(text_column=text_column, id_column=id_column)
     raws = table_documents(arrow, selection, "table")  # errors name "table: no column ..."
+    raws = (_within_memory(raw, memory_mb) for raw in raws)
     parts, rejected = [], []
 
     # several batches: side by side, one thread each; a single batch: its documents on
@@ -278,14 +292,15 @@ def chunk_texts(
     paths: Sequence[str] | None = None,
     policy: PolicyLike = None,
     threads: int | None = None,
+    memory_mb: int | None = DEFAULT_DOC_MEMORY_MB,
     **overrides,
 ) -> pa.Table:
     """Chunk many documents held in memory at once, on every core: one row of chunks
     (schema ``chunkmill.pipeline.schemas.CHUNKS``) per chunk, documents in the order given.
 
     ``paths`` name the documents as ``chunk_text``'s ``path`` does (default ``doc-N.md``,
-    N from 0); ``policy`` and ``overrides`` as in ``chunk_text``; ``threads`` as in
-    ``chunk_table``. Documents a run would reject give no chunks; a warning counts them.
+    N from 0); ``policy``, ``memory_mb`` and ``overrides`` as in ``chunk_text``; ``threads``
+    as in ``chunk_table``. Documents a run would reject give no chunks; a warning counts them.
 
     >>> chunk_texts(["# A\\n\\nsome text", "# B\\n\\nmore"])["breadcrumb"].to_pylist()
     [['A'], ['B']]
@@ -305,7 +320,20 @@ def chunk_texts(
             pa.large_binary(),
         )
     table = pa.table({"path": pa.array(names, pa.string()), "text": column})
-    return chunk_table(table, policy=resolve_policy(policy, **overrides), threads=threads)
+    resolved = resolve_policy(policy, **overrides)
+    return chunk_table(table, policy=resolved, threads=threads, memory_mb=memory_mb)
+
+
+def _within_memory(raw, memory_mb: int | None):
+    """``raw``, or its reject when it could take more than ``memory_mb`` to chunk."""
+    too_much = over_memory(raw.data, memory_mb)
+    if too_much is None:
+        return raw
+    from chunkmill.pipeline.document import RawDocument
+
+    return RawDocument(
+        raw.path, raw.source, None, too_much, reason="too_much_memory", n_bytes=len(raw.data)
+    )
 
 
 def _threads(threads: int | None) -> int:
