@@ -643,8 +643,9 @@ def _write_batches(
 ) -> dict[str, dict]:
     """Write every batch; the manifest entries of the parts linked from ``prev``."""
     work, log = tally.work, job.log
+    # not synced file by file: publishing syncs the run's files together (runstore.commit)
     with parquet_files.OutputSet(
-        folder, schemas.CONTENT_TABLES, run_metadata(job.policy)
+        folder, schemas.CONTENT_TABLES, run_metadata(job.policy), durable=False
     ) as output:
         for unit, ends, (tables, counts) in job.results(items, prev, reuse_chunks):
             t1 = time.perf_counter()

@@ -56,7 +56,9 @@ class ChangeSet:
         # the first publication of a folder adds every chunk: no changes.parquet, which
         # would copy chunks.parquet row for row (readers take that run's chunks as adds)
         self.first = old.run_id is None
-        self.writer = parquet_files.TableWriter(folder / "changes.parquet", schemas.CHANGES)
+        self.writer = parquet_files.TableWriter(  # synced with the run when it is published
+            folder / "changes.parquet", schemas.CHANGES, durable=False
+        )
         self.new_ids: list[pa.ChunkedArray] = []
         self.counts: Counter = Counter(total=0, added=0, removed=0, updated=0)
         self.updated: list[str] = []  # kept ids whose rows changed, in chunk order

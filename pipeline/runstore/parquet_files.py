@@ -82,10 +82,12 @@ def upgrade(table: pa.Table, schema: pa.Schema) -> pa.Table:
 
 
 class TableWriter:
-    """Incremental Parquet writer for one declared table."""
+    """Incremental Parquet writer for one declared table. Without ``durable`` the file is
+    not synced before it is renamed into place: for the files of a run folder, which
+    publishing syncs together (runstore.commit)."""
 
-    def __init__(self, path: Path, schema: pa.Schema):
-        self.path = Path(path)
+    def __init__(self, path: Path, schema: pa.Schema, durable: bool = True):
+        self.path, self.durable = Path(path), durable
         self.tmp = self.path.with_name(self.path.name + ".tmp")
         self.schema = schema
         self.rows = 0
@@ -99,8 +101,9 @@ class TableWriter:
 
     def close(self) -> None:
         self._writer.close()
-        with open(self.tmp, "rb") as fh:
-            os.fsync(fh.fileno())
+        if self.durable:
+            with open(self.tmp, "rb") as fh:
+                os.fsync(fh.fileno())
         os.replace(self.tmp, self.path)
 
     def abort(self) -> None:
@@ -115,13 +118,19 @@ class OutputSet:
     them (an empty file for a table with no rows in it: part ``k`` of every table holds the
     same documents), ``link_part`` takes a part of another run whole."""
 
-    def __init__(self, out: Path, names: list[str], metadata: dict[str, str] | None = None):
+    def __init__(
+        self,
+        out: Path,
+        names: list[str],
+        metadata: dict[str, str] | None = None,
+        durable: bool = True,
+    ):
         out.mkdir(parents=True, exist_ok=True)
-        self.out = out
+        self.out, self.durable = out, durable
         self.schemas = {n: schemas.TABLES[n].with_metadata(metadata) for n in names}
         self.parted = [n for n in names if n in schemas.PARTITIONED]
         self.writers = {
-            n: TableWriter(out / f"{n}.parquet", s)
+            n: TableWriter(out / f"{n}.parquet", s, durable)
             for n, s in self.schemas.items()
             if n not in self.parted
         }
@@ -137,7 +146,9 @@ class OutputSet:
             self.writers[name].write(table)
             return
         if not self.current:
-            self.current = {n: TableWriter(self._part(n), self.schemas[n]) for n in self.parted}
+            self.current = {
+                n: TableWriter(self._part(n), self.schemas[n], self.durable) for n in self.parted
+            }
         self.current[name].write(table)
 
     def end_part(self) -> None:
