@@ -47,3 +47,7 @@ def pytest_collection_modifyitems(config, items):
         for fixture, mark in _FIXTURE_MARKS.items():
             if fixture in getattr(item, "fixturenames", ()):
                 item.add_marker(mark)
+        if item.get_closest_marker("cluster"):
+            # one test process runs them all, one Ray cluster at a time (`make test` runs
+            # with --dist loadgroup; the others go to either process)
+            item.add_marker(pytest.mark.xdist_group("ray"))
