@@ -101,7 +101,8 @@ def prepare(items: list, prev: Previous | None, policy: Policy, reuse_chunks: bo
         return Batch(items)
     chunks = prev.take("chunks", reused) if reuse_chunks else None
     postings = None
-    if chunks is not None:  # made again, not read: less work than reading them (a fiftieth)
+    if chunks is not None:  # made again from the chunks: the stored postings rows have no
+        # doc_id to find a document's rows by, and the same chunks give the same rows
         from chunkmill.pipeline.postings import postings as postings_of
 
         postings = postings_of(chunks)
@@ -341,8 +342,8 @@ class RunJob:
         """Start ``count`` workers (all by default) as soon as the run knows it will parse
         or pack (their imports then overlap its reading), never for a run that changed
         nothing. A night starts one at its first changed document, and more only when
-        batches wait for them (each start-up is a second of CPU or so: a night with a few
-        changes needs one)."""
+        batches wait for them (each start-up is about half a second of CPU: a night with a
+        few changes needs one)."""
         self.supervise()
         if self.supervisor is not None:
             self.supervisor.start(count)
