@@ -3,6 +3,7 @@ others, and what it publishes is byte for byte what a --full run writes."""
 
 from __future__ import annotations
 
+import io
 import os
 import shutil
 from pathlib import Path
@@ -11,6 +12,7 @@ import polars as pl
 import pytest
 
 from chunkmill import Policy, run
+from chunkmill.jobs.runlog import RunLog
 from chunkmill.pipeline import batch, runstore, schemas
 from chunkmill.pipeline.batch import Reused, ends_part, parted
 from chunkmill.pipeline.document import make_doc_id
@@ -141,3 +143,23 @@ def test_parted_batches_never_span_a_part_and_offer_all_reused_parts():
     linked = list(parted(items, n=100, link=lambda part: offered.append(part) or "linked"))
     assert [u for u, _ in linked] == ["linked"] * (len(ends) + 1)
     assert [x.doc_id for p in offered for x in p] == ids
+
+
+def test_parts_that_do_not_line_up_are_recomputed_not_a_crash(corpus, tmp_path):
+    src = tmp_path / "src"
+    shutil.copytree(corpus, src)
+    out = tmp_path / "out"
+    _run(src, out)
+    folder = runstore.resolve(out)
+    gone = parquet_files.parts(folder, "postings")[-1]
+    gone.unlink()  # and the manifest agrees: every file left matches it
+    found = manifest.load(folder)
+    found["files"] = [f for f in found["files"] if f["name"] != f"postings.parquet/{gone.name}"]
+    manifest.write(folder, found)
+    stream = io.StringIO()
+    record = run(src, out, policy=Policy(), workers=1, log=RunLog(stream=stream)).record
+    warning = [line for line in stream.getvalue().splitlines() if "warning" in line]
+    assert len(warning) == 1 and "different numbers of parts" in warning[0]
+    assert "recomputed" in warning[0]
+    assert record["documents_parsed"] == N_DOCS and record["chunks_removed"] == 0
+    _same_as_full(src, out, tmp_path)

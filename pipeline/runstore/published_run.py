@@ -92,8 +92,9 @@ class Parts:
 def read_parts(folder: Path, columns: list[str]) -> tuple[pa.Table, Parts]:
     """The published documents (``columns``, which include doc_id) and the run's parts."""
     files = {n: parquet_files.parts(folder, n) for n in schemas.PARTITIONED}
-    if len({len(f) for f in files.values()}) != 1:  # written by no chunkmill: one part
-        raise OSError(f"{folder}: its tables have different numbers of parts")
+    if len({len(f) for f in files.values()}) != 1:  # not written by chunkmill
+        counts = ", ".join(f"{n} {len(f)}" for n, f in files.items())
+        raise OSError(f"its tables have different numbers of parts ({counts})")
     found = [
         pq.ParquetFile(p, page_checksum_verification=True).read(columns=columns)
         for p in files["documents"]
@@ -267,7 +268,11 @@ def open_published(
     against its manifest), else opened here."""
     pub = pub if pub is not None else runstore.current(root)
     if pub.usable:
-        docs, parts = read_parts(pub.folder, OLD_DOC_COLUMNS)
+        try:
+            docs, parts = read_parts(pub.folder, OLD_DOC_COLUMNS)
+        except OSError as exc:  # parts that do not line up: what the damage path reads
+            pub.problem = str(exc)
+            return open_published(root, pub)
         chunks = partial(parquet_files.read, pub.folder, "chunks", OLD_CHUNK_COLUMNS)
         prev = Previous(pub.folder, pub.manifest, docs, parts)
         old = OldRun(pub.run_id, chunks, docs, parts)
