@@ -22,7 +22,7 @@ import pyarrow.parquet as pq
 from chunkmill.pipeline import schemas
 
 COMPRESSION = "zstd"
-PART = "part-{:06d}.parquet"  # 10^6 parts: 500 million documents at the expected part size
+PART = "part-{:06d}.parquet"  # names sort in order up to 10^6 parts: a terabyte of input
 WRITE_OPTIONS = {"compression": COMPRESSION, "write_page_checksum": True}
 
 
