@@ -59,6 +59,14 @@ def _same_as_full(src: Path, out: Path, tmp_path: Path) -> None:
         ), name
 
 
+def _published(corpus: Path, tmp_path: Path) -> tuple[Path, Path]:
+    """(a copy of the corpus, an output folder with a run of it published)."""
+    src, out = tmp_path / "src", tmp_path / "out"
+    shutil.copytree(corpus, src)
+    _run(src, out)
+    return src, out
+
+
 def _linked(before: Path, after: Path, name: str) -> list[bool]:
     """Whether each part of ``after`` is a part of ``before``, the same file."""
     old = parquet_files.parts(before, name)
@@ -81,10 +89,7 @@ def test_where_a_part_ends_depends_on_no_other_document_and_grows_with_its_size(
 
 
 def test_an_edit_rewrites_its_part_and_links_the_others(corpus, tmp_path):
-    src = tmp_path / "src"
-    shutil.copytree(corpus, src)
-    out = tmp_path / "out"
-    _run(src, out)
+    src, out = _published(corpus, tmp_path)
     before = runstore.resolve(out)
     parts = len(parquet_files.parts(before, "chunks"))
     assert parts == len(_ends(_names())) + 1
@@ -105,10 +110,7 @@ def test_an_edit_rewrites_its_part_and_links_the_others(corpus, tmp_path):
 
 
 def test_a_new_document_that_ends_a_part_splits_it_and_a_deletion_joins(corpus, tmp_path):
-    src = tmp_path / "src"
-    shutil.copytree(corpus, src)
-    out = tmp_path / "out"
-    _run(src, out)
+    src, out = _published(corpus, tmp_path)
     text = "# New\n\nA document whose id ends a part.\n"
     found = (f"d0700-{i}.md" for i in range(100_000))  # among the others, not after them
     ending = next(n for n in found if ends_part(make_doc_id(n), len(text)))
@@ -146,10 +148,7 @@ def test_parted_batches_never_span_a_part_and_offer_all_reused_parts():
 
 
 def test_parts_that_do_not_line_up_are_recomputed_not_a_crash(corpus, tmp_path):
-    src = tmp_path / "src"
-    shutil.copytree(corpus, src)
-    out = tmp_path / "out"
-    _run(src, out)
+    src, out = _published(corpus, tmp_path)
     folder = runstore.resolve(out)
     gone = parquet_files.parts(folder, "postings")[-1]
     gone.unlink()  # and the manifest agrees: every file left matches it
