@@ -133,8 +133,9 @@ class RunOptions(InputOptions):
     )
     ray_address: str | None = option(
         None,
-        "Ray cluster to use with --engine ray (default: RAY_ADDRESS, else a local Ray with "
-        "--workers CPUs).",
+        "Ray cluster to use with --engine ray: HOST:PORT, ray://HOST:PORT, or auto for the "
+        "cluster last started on this machine (default: RAY_ADDRESS, else a new local Ray "
+        "with --workers CPUs).",
         metavar="ADDR",
     )
     workers: int | None = option(

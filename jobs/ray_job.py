@@ -94,7 +94,10 @@ def start(address: str | None, cpus: int):
                 _reachable(address)
                 ray.init(address=address, **options)
             else:
-                ray.init(num_cpus=cpus, **options)
+                # "local": a Ray of our own even when another one runs on this machine;
+                # without it Ray joins the latest cluster started here (its file in /tmp/ray)
+                # and refuses num_cpus. A user who wants that cluster says --ray-address auto.
+                ray.init(address="local", num_cpus=cpus, **options)
         except EngineError:
             raise
         except (Exception, SystemExit) as exc:  # ray exits the process when it gives up

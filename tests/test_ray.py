@@ -5,8 +5,10 @@ so batches really cross raylets)."""
 
 from __future__ import annotations
 
+import os
 import random
 import shutil
+import subprocess
 import sys
 
 import polars as pl
@@ -111,3 +113,20 @@ def test_ray_reads_uri_inputs(ray_cluster, tmp_path):
     remote = _ray(f"file://{SAMPLE}", tmp_path / "ray", ray_cluster)
     assert local["chunks"].equals(remote["chunks"])
     assert local["documents"].drop("source").equals(remote["documents"].drop("source"))
+
+
+def test_without_an_address_a_run_starts_its_own_ray_beside_a_running_cluster(
+    ray_cluster, tmp_path
+):
+    """Ray joins the latest cluster started on the machine (its file in /tmp/ray) unless
+    told otherwise; the documented default is a local Ray of --workers CPUs."""
+    env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
+    done = subprocess.run(
+        [sys.executable, "-m", "chunkmill", "run", str(SAMPLE), "--out", str(tmp_path / "ray"),
+         "--engine", "ray", "--workers", "1"],
+        env=env, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    local = _run(SAMPLE, tmp_path / "local")
+    ray = pl.read_parquet(runstore.resolve(tmp_path / "ray") / "chunks.parquet")
+    assert local["chunks"].equals(ray)
