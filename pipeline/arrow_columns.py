@@ -182,6 +182,17 @@ def utf8_buffers(texts: pa.Array | pa.ChunkedArray) -> tuple:
     return (data if data is not None else b""), offsets, wide, len(texts)
 
 
+def validity(nulls: bytes, n: int) -> pa.Buffer | None:
+    """The validity bitmap of ``n`` values from the core's null flags (one byte per value,
+    1 for null); None when no value is null."""
+    if b"\x01" not in nulls:
+        return None
+    import pyarrow.compute as pc
+
+    flags = pa.Array.from_buffers(pa.uint8(), n, [None, pa.py_buffer(nulls)])
+    return pc.equal(flags, 0).buffers()[1]
+
+
 def utf8_column(data: bytes, offsets: bytes, n: int) -> pa.Array:
     """A large_string array of n texts from their UTF-8 bytes and n + 1 int64 offsets (the
     Rust core's text columns), without a Python string per text."""

@@ -279,13 +279,26 @@ def documents_and_blocks(
 ):
     """The documents and blocks stages over raw documents: (documents, blocks, rejects);
     ``counts`` as ``block.blocks`` counts."""
+    docs, rejects = _documents(raws, mdx, max_bytes)
+    blks, parse_rejects = _blocks(docs, bias, parser, threads, counts)
+    return drop_rejected(docs, parse_rejects), blks, pa.concat_tables([rejects, parse_rejects])
+
+
+def _documents(raws: list[RawDocument], mdx: str, max_bytes: int):
+    """The documents stage: (documents, rejects); empty tables for no documents (a batch
+    of reused documents only)."""
+    if not raws:
+        return schemas.empty(schemas.DOCUMENTS), schemas.empty(schemas.REJECTS)
+    return document.documents(raws, mdx, max_bytes)
+
+
+def _blocks(docs: pa.Table, bias: str, parser: str, threads: int, counts: Counter | None):
+    """The blocks stage: (blocks, rejects); ``counts`` as ``block.blocks`` counts."""
+    if not docs.num_rows:
+        return schemas.empty(schemas.BLOCKS), schemas.empty(schemas.REJECTS)
     from chunkmill.pipeline import block
 
-    if not raws:  # a batch of reused documents only
-        return tuple(schemas.empty(s) for s in (schemas.DOCUMENTS, schemas.BLOCKS, schemas.REJECTS))
-    docs, rejects = document.documents(raws, mdx, max_bytes)
-    blks, parse_rejects = block.blocks(docs, bias, parser, threads, counts)
-    return drop_rejected(docs, parse_rejects), blks, pa.concat_tables([rejects, parse_rejects])
+    return block.blocks(docs, bias, parser, threads, counts)
 
 
 def ordered(table: pa.Table, order: dict[str, int], index: str | None) -> pa.Table:
@@ -446,42 +459,59 @@ def process(
     policy: Policy,
     max_bytes: int,
     parser: str = DEFAULT_BACKEND,
-    postings: bool = True,
+    chunks_only: bool = False,
     threads: int = 1,
 ) -> tuple[dict[str, pa.Table], Counter]:
     """Every table of one batch (documents, blocks, chunks, postings, rejects), and counters.
-    ``parser`` names the block parser backend (pipeline.parse.BACKENDS); without
-    ``postings`` (the library calls that return chunks only) that table is left empty.
-    ``threads``: how many threads the Rust core may use for the batch (a run's workers
-    use one each; the library calls use every core)."""
+    ``parser`` names the block parser backend (pipeline.parse.BACKENDS); with
+    ``chunks_only`` (the library calls) only chunks and rejects are wanted: no postings,
+    and no blocks table where the core's one pass applies. ``threads``: how many threads
+    the Rust core may use for the batch (a run's workers use one each; the library calls
+    use every core). A batch of fresh documents under the estimate is parsed, estimated
+    and chunked by one core call (``chunk.passed``); the seconds of its blocks then count
+    in ``seconds_chunk``."""
     from chunkmill.pipeline import chunk
 
     counting = counting_of(policy)
     work: Counter = Counter()
     t0 = time.perf_counter()
     fresh = [x for x in batch.items if isinstance(x, RawDocument)]
-    docs, blks, rejects = documents_and_blocks(
-        fresh, policy.mdx, policy.bias, max_bytes, parser, threads, work
-    )
+    docs, rejects = _documents(fresh, policy.mdx, max_bytes)
+    one_pass = None
+    if batch.reused_docs is None and parser == DEFAULT_BACKEND:  # fresh documents only
+        one_pass = chunk.passed(docs, policy, counting, threads, blocks=not chunks_only)
+    if one_pass is None:  # the blocks stage, then the chunks stage
+        blks, parse_rejects = _blocks(docs, policy.bias, parser, threads, work)
+        docs, rejects = (
+            drop_rejected(docs, parse_rejects),
+            pa.concat_tables([rejects, parse_rejects]),
+        )
     work.update(
         parsed=docs.num_rows, items=len(batch.items), bytes=sum(len(x.data or b"") for x in fresh)
     )
     t1 = time.perf_counter()
-    if batch.reused_docs is not None:
-        docs = pa.concat_tables([docs, batch.reused_docs])
-        blks = pa.concat_tables([blks, batch.reused_blocks])
-    to_chunk, to_chunk_blocks = docs, blks
-    if batch.reused_chunks is not None:  # only the fresh documents are packed
-        import pyarrow.compute as pc
+    if one_pass is not None:
+        packed, chunk_rejects, blks = one_pass
+        blks = schemas.empty(schemas.BLOCKS) if blks is None else blks
+        work["repacked"] = docs.num_rows
+    else:
+        if batch.reused_docs is not None:
+            docs = pa.concat_tables([docs, batch.reused_docs])
+            blks = pa.concat_tables([blks, batch.reused_blocks])
+        to_chunk, to_chunk_blocks = docs, blks
+        if batch.reused_chunks is not None:  # only the fresh documents are packed
+            import pyarrow.compute as pc
 
-        to_chunk = docs.filter(pc.invert(pc.is_in(docs["doc_id"], batch.reused_docs["doc_id"])))
-        to_chunk_blocks = blks.filter(pc.is_in(blks["doc_id"], to_chunk["doc_id"]))
-    # est_tokens of fresh blocks come from the blocks stage, of reused ones from
-    # Previous.blocks, both under policy.bias: the chunks stage need not compute them again
-    packed, chunk_rejects = chunk.chunks(
-        to_chunk, to_chunk_blocks, policy, counting, estimated=True, threads=threads
-    )
-    work["repacked"] = to_chunk.num_rows
+            reused = batch.reused_docs["doc_id"]
+            to_chunk = docs.filter(pc.invert(pc.is_in(docs["doc_id"], reused)))
+            to_chunk_blocks = blks.filter(pc.is_in(blks["doc_id"], to_chunk["doc_id"]))
+        # est_tokens of fresh blocks come from the blocks stage, of reused ones from
+        # Previous.blocks, both under policy.bias: the chunks stage need not compute them
+        # again
+        packed, chunk_rejects = chunk.chunks(
+            to_chunk, to_chunk_blocks, policy, counting, estimated=True, threads=threads
+        )
+        work["repacked"] = to_chunk.num_rows
     chunks = packed
     if batch.reused_chunks is not None:
         chunks = pa.concat_tables([packed, batch.reused_chunks])
@@ -495,9 +525,9 @@ def process(
         "blocks": ordered(blks, order, "block_index"),
         "chunks": chunks,
         "postings": (
-            _postings(chunks, packed, batch.reused_postings)
-            if postings
-            else schemas.empty(schemas.POSTINGS)
+            schemas.empty(schemas.POSTINGS)
+            if chunks_only
+            else _postings(chunks, packed, batch.reused_postings)
         ),
         # input order, like the other tables: reused documents are packed after fresh ones
         "rejects": ordered(pa.concat_tables([rejects, chunk_rejects]), order, None),

@@ -8,18 +8,15 @@ estimates are computed for all blocks at once.
 
 from __future__ import annotations
 
-from array import array
 from collections import Counter
 from hashlib import sha256 as _sha256
-from itertools import accumulate
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from chunkmill.pipeline import bulk_estimate, schemas
-from chunkmill.pipeline.arrow_columns import utf8_views
-from chunkmill.pipeline.block_kinds import CODE_LIKE
+from chunkmill.pipeline.arrow_columns import utf8_views, validity
 from chunkmill.pipeline.parse import DEFAULT_BACKEND, REFERENCE_BACKEND, check_backend, parse
 
 if TYPE_CHECKING:  # polars is imported where it is used, not by a worker's default path
@@ -27,7 +24,7 @@ if TYPE_CHECKING:  # polars is imported where it is used, not by a worker's defa
 
 _FIELDS = [f.name for f in schemas.BLOCKS if f.name not in ("n_chars", "est_tokens")]
 # What the reference parser is asked to fix, and what is a document's own failure (a reject).
-_NOT_OURS = (KeyboardInterrupt, SystemExit, GeneratorExit)
+NOT_OURS = (KeyboardInterrupt, SystemExit, GeneratorExit)
 _PARSE_ERRORS = (RecursionError, MemoryError, ValueError)
 
 
@@ -63,7 +60,7 @@ def _core_blocks(
     as a whole, each document is parsed on its own, so one bad document is one reject."""
     try:
         table, position, fallback = _core_table(docs, threads)
-    except _NOT_OURS:
+    except NOT_OURS:
         raise
     except BaseException:
         if len(docs) == 1:
@@ -98,14 +95,42 @@ def _core_table(docs: list[tuple], threads: int = 1) -> tuple[pa.Table, pa.Array
     return table, position, out["fallback"]
 
 
+def estimated_table(out: dict, doc_ids: list[str]) -> pa.Table:
+    """The BLOCKS table of the core's columns that carry their estimates (``n_chars`` and
+    ``est_tokens`` buffers: ``_core.chunk_pass`` with ``blocks``)."""
+    table, _ = _arrow_table(out, doc_ids)
+    for name in ("n_chars", "est_tokens"):
+        i = table.schema.get_field_index(name)
+        values = pa.Array.from_buffers(pa.int32(), len(table), [None, pa.py_buffer(out[name])])
+        table = table.set_column(i, table.schema.field(i), values)
+    return table
+
+
 def _arrow_table(out: dict, doc_ids: list[str]) -> tuple[pa.Table, pa.Array]:
     """The core's columns as a BLOCKS table, without a Python object per block for the
     texts, ids, kinds, offsets and heading paths; and each block's document index."""
     n = out["n"]
 
     def fixed(name: str, kind: pa.DataType) -> pa.Array:
-        return pa.Array.from_buffers(kind, n, [None, pa.py_buffer(out[name])])
+        return pa.Array.from_buffers(kind, n, [validity(out.get(f"{name}_nulls", b""), n),
+                                               pa.py_buffer(out[name])])  # fmt: skip
 
+    def text(name: str) -> pa.Array:
+        data, offsets = out[name]
+        valid = validity(out[f"{name}_nulls"], n)
+        return pa.Array.from_buffers(
+            pa.string(), n, [valid, pa.py_buffer(offsets), pa.py_buffer(data)]
+        )
+
+    offsets, values = out["item_starts"]
+    items = pa.Array.from_buffers(
+        pa.list_(pa.int32()),
+        n,
+        [validity(out["item_starts_nulls"], n), pa.py_buffer(offsets)],
+        children=[
+            pa.Array.from_buffers(pa.int32(), len(values) // 4, [None, pa.py_buffer(values)])
+        ],
+    )
     ids = fixed("block_id", pa.binary(16)).cast(pa.string())  # 16 hex digits each
     position = fixed("doc", pa.uint32())
     path = fixed("path", pa.uint32())
@@ -116,7 +141,7 @@ def _arrow_table(out: dict, doc_ids: list[str]) -> tuple[pa.Table, pa.Array]:
         "block_index": fixed("block_index", pa.int32()),
         "block_id": ids,
         "kind": pa.array(out["kinds"], pa.string()).take(fixed("kind", pa.uint8())),
-        "level": pa.array(out["level"], pa.int8()),
+        "level": fixed("level", pa.int8()),
         "heading_path": pa.array(titles, pa.list_(pa.string())).take(path),
         "heading_levels": pa.array(levels, pa.list_(pa.int8())).take(path),
         "text": pa.Array.from_buffers(
@@ -128,75 +153,15 @@ def _arrow_table(out: dict, doc_ids: list[str]) -> tuple[pa.Table, pa.Array]:
         "char_end": fixed("char_end", pa.int64()),
         "line_start": fixed("line_start", pa.int32()),
         "line_end": fixed("line_end", pa.int32()),
-        "info": pa.array(out["info"], pa.string()),
-        "lang": pa.array(out["lang"], pa.string()),
-        "alt": pa.array(out["alt"], pa.string()),
-        "item_starts": pa.array(out["item_starts"], pa.list_(pa.int32())),
-        "n_rows": pa.array(out["n_rows"], pa.int32()),
+        "info": text("info"),
+        "lang": text("lang"),
+        "alt": text("alt"),
+        "item_starts": items,
+        "n_rows": fixed("n_rows", pa.int32()),
         "n_chars": pa.nulls(n, pa.int32()),
         "est_tokens": pa.nulls(n, pa.int32()),
     }
     return pa.table(columns, schema=schemas.BLOCKS), position
-
-
-def document_columns(text: bytes, markdown: bool, is_mdx: bool, bias: str) -> dict | None:
-    """One document's blocks as the chunks stage reads them, with no table (the path of
-    ``chunk_text``): ``buffers`` (what chunk._block_buffers makes of a table), ``kind``
-    (a list) and ``text`` (an Arrow array) for the values made with markdown-it-py,
-    ``english`` (does the document read as English). The same core calls as ``blocks``
-    and the chunks stage make for a batch of one. None when the core leaves the document
-    to the reference parser, or fails on it (``blocks`` then decides, as for any batch)."""
-    from chunkmill import _core
-
-    try:
-        out = _core.blocks([text], [markdown], [is_mdx], 1)
-    except _NOT_OURS:
-        raise
-    except BaseException:
-        return None
-    if out["fallback"]:
-        return None
-    n = out["n"]
-    names = out["kinds"]
-    kinds = [names[k] for k in out["kind"]]
-    data, offsets = out["text"], out["text_offsets"]
-    group = bytes(4 * n)  # every block of document 0
-    code = bytes(k in CODE_LIKE for k in kinds)
-    _, tokens = _core.estimates(data, offsets, code, group, bias)
-    english = _core.english_documents(data, offsets, group, n)
-
-    text = pa.Array.from_buffers(
-        pa.large_string(), n, [None, pa.py_buffer(offsets), pa.py_buffer(data)]
-    )
-    alt, alt_flags = _strings(out["alt"])
-    items = [[] if s is None else s for s in out["item_starts"]]
-    buffers = (
-        out["block_index"],
-        (out["block_id"], array("i", range(0, 16 * n + 1, 16)), False, n),  # 16 hex digits
-        _strings(kinds)[0],
-        array("i", (-1 if level is None else level for level in out["level"])),
-        (data, offsets, True, n),
-        out["char_start"],
-        out["char_end"],
-        out["line_start"],
-        (alt, alt_flags),
-        (
-            array("i", accumulate(map(len, items), initial=0)),
-            array("i", (x for s in items for x in s)),
-            bytes(s is None for s in out["item_starts"]),
-        ),  # fmt: skip
-        tokens,
-    )
-    return {"kind": kinds, "text": text, "buffers": buffers,
-            "english": bool(english[0]) if n else True}  # fmt: skip
-
-
-def _strings(values: list) -> tuple[tuple, bytes]:
-    """A list of str or None as a string column's buffers (strings::ColumnArg) and a null
-    flag per value."""
-    encoded = [b"" if v is None else v.encode("utf-8") for v in values]
-    offsets = array("i", accumulate(map(len, encoded), initial=0))
-    return (b"".join(encoded), offsets, False, len(values)), bytes(v is None for v in values)
 
 
 def _reference_blocks(docs: list[tuple], rejects: list[dict]) -> pa.Table:
@@ -276,7 +241,7 @@ def _core_document(doc_id: str, text: str, markdown: bool, is_mdx: bool) -> dict
     doc = (doc_id, "", "markdown" if markdown else "text", is_mdx, text)
     try:
         table, _, fallback = _core_table([doc])
-    except _NOT_OURS:
+    except NOT_OURS:
         raise
     except BaseException:
         return None

@@ -18,7 +18,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from chunkmill.pipeline import block, bulk_estimate, context, heading, schemas
-from chunkmill.pipeline.arrow_columns import one_array, utf8_buffers, utf8_column, utf8_views
+from chunkmill.pipeline.arrow_columns import (
+    one_array,
+    utf8_buffers,
+    utf8_column,
+    utf8_views,
+    validity,
+)
 from chunkmill.pipeline.block import with_estimates
 from chunkmill.pipeline.policy import CHUNKER_VERSION, Policy
 from chunkmill.pipeline.tokens import EstimateCounter, TokenCounter, make_counter
@@ -98,6 +104,36 @@ def chunks(
     return table, _table(rejects, schemas.REJECTS)
 
 
+def passed(
+    documents: pa.Table, policy: Policy, counting: Counting, threads: int = 1, blocks=False
+) -> tuple[pa.Table, pa.Table, pa.Table | None] | None:
+    """The stage from the documents alone, their blocks made and read in the core by one
+    call (``_pass``): (chunks, rejects, and with ``blocks`` the blocks table), the same as
+    the blocks stage then ``chunks``. None where that does not apply (a real tokenizer; a
+    document the core leaves to the reference parser, or the call failing): the stages
+    then run one after the other."""
+    if not counting.estimate:
+        return None
+    if not documents.num_rows:
+        empty = schemas.empty(schemas.BLOCKS) if blocks else None
+        return schemas.empty(schemas.CHUNKS), schemas.empty(schemas.REJECTS), empty
+    docs = documents.select(_DOC_COLS).to_pylist()
+    texts = utf8_views(documents["text"])
+    try:
+        out = _pass(docs, texts, policy, threads, columnar=True, blocks=blocks)
+    except block.NOT_OURS:
+        raise
+    except BaseException:  # the stages one by one find the document to blame
+        return None
+    if out["fallback"]:
+        return None
+    rejects = [_reject(docs[d], reason, detail) for d, reason, detail in out["rejects"]]
+    table = _core_table(out, docs, policy, counting)
+    ids = [d["doc_id"] for d in docs]
+    blks = block.estimated_table(out["blocks"], ids) if blocks else None
+    return table, _table(rejects, schemas.REJECTS), blks
+
+
 def document_rows(
     doc: dict, text: bytes, policy: Policy, counting: Counting
 ) -> tuple[list[tuple], list[tuple[str, str]]] | None:
@@ -108,16 +144,47 @@ def document_rows(
     the core leaves to the reference parser): the batch stages then chunk it."""
     if not counting.estimate:
         return None
-    cols = block.document_columns(text, doc["format"] == "markdown", doc["mdx"], policy.bias)
-    if cols is None:
+    fm = front_matter_column(doc, policy)
+    rows = ([None if fm is None else dict(fm)], counting.counter.name, policy.policy_hash)
+    try:
+        out = _pass([doc], [text], policy, rows=rows)
+    except block.NOT_OURS:
+        raise
+    except BaseException:  # the batch stages decide (a reject, or the reference parser)
         return None
-    n = len(cols["kind"])
-    if not n:
-        return [], []
-    runs = {doc["doc_id"]: (0, n)}
-    blocks = (cols["kind"], cols["text"], cols["buffers"])
-    out = _in_core([doc], [text], [cols["english"]], blocks, runs, policy, counting)
-    return _rows(out, [doc], policy, counting), [(r, d) for _, r, d in out["rejects"]]
+    if out["fallback"]:
+        return None
+    return out["rows"], [(r, d) for _, r, d in out["rejects"]]
+
+
+def _pass(docs: list[dict], texts: list, policy: Policy, threads=1, columnar=False, rows=None,
+          blocks=False):  # fmt: skip
+    """Decoded ``docs`` (documents-stage rows) with their UTF-8 ``texts`` -> the core's chunk
+    columns (as ``_in_core`` gives them; with ``rows``, one tuple per chunk) and
+    ``fallback``, the documents the core leaves to the reference parser, by one call
+    (``_core.chunk_pass``): blocks, estimates and each document's language stay in the
+    core, and come out only with ``blocks`` (the blocks stage's columns). The estimate
+    only."""
+    from chunkmill import _core
+
+    return _core.chunk_pass(
+        (
+            [d["doc_id"] for d in docs],
+            [d["path"] for d in docs],
+            texts,
+            [d["format"] == "text" for d in docs],
+            [d["format"] == "markdown" for d in docs],
+            [bool(d["mdx"]) for d in docs],
+            [_front_matter_title(d, policy.title_keys) for d in docs],
+            [_fields(d, policy) for d in docs],
+        ),
+        _policy_tuple(policy),
+        document_values,
+        threads,
+        columnar,
+        rows,
+        blocks,
+    )
 
 
 def _in_core(docs, texts, english, blocks, runs, policy, counting, threads=1, columnar=False):
@@ -143,23 +210,28 @@ def _in_core(docs, texts, english, blocks, runs, policy, counting, threads=1, co
         ),
         ([runs[d["doc_id"]] for d in docs], *buffers),
         prepared,
-        (
-            (
-                policy.strategy,
-                policy.front_matter != "include",
-                policy.heading_depth,
-                policy.pack_siblings,
-                policy.breadcrumb_prefix,
-                policy.link_template,
-                policy.id_hash,
-                CHUNKER_VERSION,
-                policy.bias,
-            ),
-            (policy.target_tokens, policy.max_tokens, policy.min_tokens, policy.overlap_tokens),
-        ),
+        _policy_tuple(policy),
         None if counting.estimate else (counting.counter.count, counting.counter.added),
         threads,
         columnar,
+    )
+
+
+def _policy_tuple(policy: Policy) -> tuple:
+    """The policy as the core's calls take it (chunk.rs, PolicyTuple)."""
+    return (
+        (
+            policy.strategy,
+            policy.front_matter != "include",
+            policy.heading_depth,
+            policy.pack_siblings,
+            policy.breadcrumb_prefix,
+            policy.link_template,
+            policy.id_hash,
+            CHUNKER_VERSION,
+            policy.bias,
+        ),
+        (policy.target_tokens, policy.max_tokens, policy.min_tokens, policy.overlap_tokens),
     )
 
 
@@ -206,7 +278,7 @@ def _null_flags(values) -> memoryview:
     return _numbers(pc.is_null(one_array(values)), pa.uint8())
 
 
-_DOC_COLS = ["doc_id", "path", "format", "front_matter", "metadata"]
+_DOC_COLS = ["doc_id", "path", "format", "mdx", "front_matter", "metadata"]
 
 
 def _picked(texts: pa.Array, rows: list[int]) -> list[str]:
@@ -216,7 +288,7 @@ def _picked(texts: pa.Array, rows: list[int]) -> list[str]:
 
 def _prepared(docs, runs, kinds, texts: pa.Array):
     """(rows, plain texts) of heading blocks whose text keeps inline markup, and (rows,
-    sources) of image blocks, each with its document's link reference definitions."""
+    sources) of image blocks, each made by ``document_values`` for its document."""
     from chunkmill import _core
 
     heads = [i for i, k in enumerate(kinds) if k == "heading"]
@@ -224,43 +296,44 @@ def _prepared(docs, runs, kinds, texts: pa.Array):
     marked = _core.heading_markup(head_texts) if heads else []
     todo = [(i, m) for i, m in zip(heads, marked) if m is not None]
     images = [i for i, k in enumerate(kinds) if k == "image"]
+    plain: tuple[list, list] = ([], [])
+    sources: tuple[list, list] = ([], [])
     if not todo and not images:
-        return ([], []), ([], [])
+        return plain, sources
     # the texts read below: headings, images, and paragraphs that may define references
     defining = pc.indices_nonzero(pc.match_substring(texts, "]:")).to_pylist()
     defining = [i for i in defining if kinds[i] == "paragraph"]
     text_of = dict(zip(heads, head_texts))
     text_of.update(zip(images, _picked(texts, images)))
     text_of.update(zip(defining, _picked(texts, defining)))
-    doc_of = {}
-    for d in docs:
-        start, end = runs[d["doc_id"]]
-        for i in range(start, end):
-            doc_of[i] = (start, end)
-    envs: dict[tuple[int, int], dict] = {}
+    todo_rows = [i for i, _ in todo]
 
-    def env(i: int) -> dict:
-        run = doc_of[i]
-        if run not in envs:
-            envs[run] = _env(kinds, text_of, defining, *run)
-        return envs[run]
+    def within(rows: list[int], start: int, end: int) -> slice:
+        return slice(bisect_left(rows, start), bisect_left(rows, end))
 
-    plain = ([i for i, _ in todo], [heading._reduced(m, env(i)) for i, m in todo])
-    sources = (images, [context.image_src(text_of[i], env(i)) for i in images])
+    for start, end in sorted({runs[d["doc_id"]] for d in docs}):
+        mine, pictures = todo[within(todo_rows, start, end)], images[within(images, start, end)]
+        if not mine and not pictures:
+            continue
+        bracket = any("[" in text_of[i] for i in heads[within(heads, start, end)])
+        defs = [text_of[i] for i in defining[within(defining, start, end)]]
+        texts_, srcs = document_values(
+            [m for _, m in mine], [text_of[i] for i in pictures], bracket, defs
+        )
+        plain[0].extend(i for i, _ in mine)
+        plain[1].extend(texts_)
+        sources[0].extend(pictures)
+        sources[1].extend(srcs)
     return plain, sources
 
 
-def _env(kinds, text_of: dict, defining: list[int], start: int, end: int) -> dict:
-    """The link reference definitions of one document (its paragraphs with "]:", rows
-    ``defining``), where a heading or an image may use them. ``text_of``: the texts of the
-    headings, images and defining paragraphs."""
-    rows = range(start, end)
-    if any("[" in text_of[i] for i in rows if kinds[i] == "heading") or any(
-        kinds[i] == "image" for i in rows
-    ):
-        first, last = bisect_left(defining, start), bisect_left(defining, end)
-        return heading.references([text_of[i] for i in defining[first:last]])
-    return {}
+def document_values(marked: list[str], images: list[str], bracket: bool, defining: list[str]):
+    """The values of one document made with markdown-it-py: (the reduced texts of its
+    headings whose cleaned sources ``marked`` keep inline markup, the sources of its image
+    blocks ``images``), with the link reference definitions of its paragraphs ``defining``
+    where a heading has a ``[`` (``bracket``) or an image may use them."""
+    env = heading.references(defining) if bracket or images else {}
+    return [heading._reduced(m, env) for m in marked], [context.image_src(t, env) for t in images]
 
 
 def _front_matter_title(doc: dict, keys) -> str | None:
@@ -297,7 +370,7 @@ def _core_table(out: dict, docs: list[dict], policy: Policy, counting: Counting)
     def text(name: str, length: int = n) -> pa.Array:
         data, offsets = out[name]
         nulls = out.get(f"{name}_nulls")
-        valid = None if nulls is None or not any(nulls) else _valid(nulls, length)
+        valid = None if nulls is None else validity(nulls, length)
         return pa.Array.from_buffers(
             pa.string(), length, [valid, pa.py_buffer(offsets), pa.py_buffer(data)]
         )
@@ -330,7 +403,7 @@ def _core_table(out: dict, docs: list[dict], policy: Policy, counting: Counting)
         "header_level": pa.Array.from_buffers(
             pa.int8(),
             n,
-            [_valid(levels, n) if any(levels) else None, pa.py_buffer(out["header_level"])],
+            [validity(levels, n), pa.py_buffer(out["header_level"])],
         ),
         "section_title": text("section_title"),
         "anchor": text("anchor"),
@@ -371,78 +444,6 @@ _INT32 = pa.int32()
 def _from_buffers(kind: pa.DataType, n: int, data: bytes) -> pa.Array:
     """An array of ``n`` fixed-width values from their bytes in native order."""
     return pa.Array.from_buffers(kind, n, [None, pa.py_buffer(data)])
-
-
-def _valid(nulls: bytes, n: int) -> pa.Buffer:
-    """The validity bitmap of a column from the core's null flags (one byte per value)."""
-    return pc.equal(_from_buffers(pa.uint8(), n, nulls), 0).buffers()[1]
-
-
-def _rows(out: dict, docs: list[dict], policy: Policy, counting: Counting) -> list[tuple]:
-    """The core's columns as one tuple per chunk, in the CHUNKS columns' order, with the
-    values ``_core_table(...).to_pylist()`` gives (lists as tuples, maps as dicts)."""
-    doc = out["doc"]
-    fm = [front_matter_column(d, policy) for d in docs]
-    fm = [None if f is None else dict(f) for f in fm]
-    texts = _strings(out["text"], out["text_offsets"])
-    embeds = _strings(out["embed_text"], out["embed_text_offsets"])
-
-    def listed(name: str, i: int) -> tuple:
-        at = out[f"{name}_at"]
-        return tuple(out[name][at[i] : at[i + 1]])
-
-    starts, ends, spans_at = out["span_start"], out["span_end"], out["spans_at"]
-    rows = []
-    for i, d in enumerate(doc):
-        first, last = spans_at[i], spans_at[i + 1]
-        parts = out["parts"][i]
-        rows.append(
-            (
-                out["chunk_id"][i],
-                docs[d]["doc_id"],
-                docs[d]["path"],
-                out["title"][i],
-                out["chunk_index"][i],
-                out["chunk_type"][i],
-                out["name"][i],
-                listed("breadcrumb", i),
-                out["header_level"][i],
-                out["section_title"][i],
-                out["anchor"][i],
-                out["url"][i],
-                listed("headings", i),
-                texts[i],
-                embeds[i],
-                out["embed_hash"][i],
-                out["image_src"][i],
-                out["n_tokens"][i],
-                counting.counter.name,
-                out["overlap_tokens"][i],
-                out["block_start"][i],
-                out["block_end"][i],
-                listed("block_ids", i),
-                tuple(zip(starts[first:last], ends[first:last])),
-                starts[first],
-                ends[last - 1],
-                out["is_slice"][i],
-                out["line_start"][i],
-                out["line_end"][i],
-                parts > 1,
-                out["part"][i],
-                parts,
-                out["strategy"][i],
-                fm[d],
-                CHUNKER_VERSION,
-                policy.policy_hash,
-            )
-        )
-    return rows
-
-
-def _strings(data: bytes, offsets: bytes) -> list[str]:
-    """The texts of a UTF-8 column of the core (its bytes and int64 offsets)."""
-    at = memoryview(offsets).cast("q")
-    return [str(data[at[i] : at[i + 1]], "utf-8") for i in range(len(at) - 1)]
 
 
 def _table(rows: list[dict], schema: pa.Schema) -> pa.Table:

@@ -115,13 +115,24 @@ def test_a_core_failure_on_the_document_goes_to_the_batch_stages(monkeypatch):
     text, expected = EDGES["markup.md"], api.chunk_text(EDGES["markup.md"], path="markup.md")
     calls = []
 
-    def failing(*args):
+    def failing(*args, **kwargs):
         calls.append(args)
         raise RuntimeError("the core failed")
 
+    monkeypatch.setattr(_core, "chunk_pass", failing)
     monkeypatch.setattr(_core, "blocks", failing)
     assert api.chunk_text(text, path="markup.md") == expected  # the reference parser's blocks
-    assert calls  # the one-document path tried the core first
+    assert len(calls) == 3  # the one-document path, the batch's one pass, its blocks stage
+
+
+def _stages(text: str):
+    """The chunks stage's core call (``_core.chunk_documents``) on one document's blocks."""
+    from chunkmill.pipeline import batch
+
+    policy = api.resolve_policy(None)
+    raws = [RawDocument("a.md", "<memory>", text.encode())]
+    docs, blocks, _ = batch.documents_and_blocks(raws, "auto", policy.bias, 1 << 20)
+    return chunk.chunks(docs, blocks, policy, estimated=True)
 
 
 def test_block_buffers_of_the_wrong_size_are_refused_by_the_core(monkeypatch):
@@ -137,9 +148,53 @@ def test_block_buffers_of_the_wrong_size_are_refused_by_the_core(monkeypatch):
 
     monkeypatch.setattr(_core, "chunk_documents", short_tokens)
     with pytest.raises(ValueError, match="tokens has"):
-        api.chunk_text("# A\n\ntext\n\n## B\n\nmore\n")
+        _stages("# A\n\ntext\n\n## B\n\nmore\n")
     monkeypatch.setattr(
         _core, "chunk_documents", lambda d, b, *a: real(d, (*b[:4], b"\0", *b[5:]), *a)
     )
     with pytest.raises(ValueError, match="level has"):
-        api.chunk_text("# A\n\ntext\n")
+        _stages("# A\n\ntext\n")
+
+
+def _tables(raws: list, overrides: dict, monkeypatch, one_pass: bool) -> dict:
+    """Every table ``batch.process`` makes of ``raws``, by the one pass or by the stages."""
+    from chunkmill.pipeline import batch
+
+    with monkeypatch.context() as m:
+        if not one_pass:
+            m.setattr(chunk, "passed", lambda *a, **k: None)
+        policy = api.resolve_policy(None, **overrides)
+        return batch.process(batch.Batch(raws), policy, 1 << 22)[0]
+
+
+def _one_pass_equals_the_stages(raws: list, monkeypatch) -> None:
+    for i, overrides in enumerate(POLICIES):
+        by_pass = _tables(raws, overrides, monkeypatch, True)
+        by_stages = _tables(raws, overrides, monkeypatch, False)
+        for name, table in by_stages.items():
+            assert by_pass[name].equals(table), (i, name)
+
+
+def test_the_one_pass_makes_the_tables_of_the_stages(monkeypatch):
+    """A batch of fresh documents is parsed, estimated and chunked by one core call
+    (``chunk.passed``); every table is the one the blocks and chunks stages make."""
+    raws = [
+        RawDocument(p, "<memory>", t.encode("utf-8", "surrogatepass")) for p, t in EDGES.items()
+    ]
+    raws += [
+        RawDocument(str(p.relative_to(SAMPLE)), "<memory>", p.read_bytes())
+        for p in sorted(SAMPLE.rglob("*"))
+        if p.suffix in {".md", ".mdx", ".txt"}
+    ]
+    tables = _tables(raws, {}, monkeypatch, True)
+    assert tables["chunks"].num_rows and tables["blocks"].num_rows and tables["rejects"].num_rows
+    _one_pass_equals_the_stages(raws, monkeypatch)
+
+
+@pytest.mark.corpus
+def test_the_one_pass_makes_the_tables_of_the_stages_on_the_corpora(monkeypatch):
+    root = corpus_dir()
+    paths = sorted(p for p in root.rglob("*") if p.suffix in {".md", ".mdx", ".markdown", ".txt"})
+    random.Random(11).shuffle(paths)
+    raws = [RawDocument(str(p.relative_to(root)), "<memory>", p.read_bytes()) for p in paths[:600]]
+    _one_pass_equals_the_stages(raws, monkeypatch)

@@ -48,6 +48,19 @@ def chunk_documents(
     """The chunks of a batch, as columns, and its rejects (pipeline/chunk.py builds the
     arguments)."""
 
+def chunk_pass(
+    docs: tuple[Any, ...],
+    policy: tuple[Any, ...],
+    prepare: Callable[[list[str], list[str], bool, list[str]], tuple[list[str], list[str | None]]],
+    threads: int = 1,
+    columnar: bool = False,
+    rows: tuple[list[Any], str, str] | None = None,
+    blocks: bool = False,
+) -> dict[str, Any]:
+    """Decoded documents to their chunks in one call under the estimate: blocks, estimates
+    and languages made in the core; ``fallback`` names the documents it leaves to the
+    reference parser (pipeline/chunk.py builds the arguments)."""
+
 def heading_markup(texts: Sequence[str]) -> list[str | None]:
     """For each heading block, its inline source when it holds markup to reduce, else None."""
 

@@ -101,6 +101,17 @@ class Chunk:
         return cls(**{f.name: values[f.name] for f in fields(cls)})
 
 
+_CHUNK_FIELDS = tuple(f.name for f in fields(Chunk))
+
+
+def _chunk(values: tuple) -> Chunk:
+    """``Chunk(*values)`` without the frozen dataclass's checked assignment of each field
+    (a third of the time of a short document's ``chunk_text``)."""
+    chunk = object.__new__(Chunk)
+    chunk.__dict__.update(zip(_CHUNK_FIELDS, values))
+    return chunk
+
+
 _RESOLVED: dict[tuple, Policy] = {}  # (policy, overrides) -> resolved, for calls in a loop
 
 
@@ -197,7 +208,7 @@ def chunk_text(
         rows, rejects = done
         for reason, detail in rejects:
             raise RejectedError(path, reason, detail)
-        return [Chunk(*values) for values in rows]
+        return [_chunk(values) for values in rows]
     return _chunk_one(raw, resolved)
 
 
@@ -206,7 +217,7 @@ def _chunk_one(raw, policy: Policy) -> list[Chunk]:
     the core leaves to the reference parser)."""
     from chunkmill.pipeline.batch import Batch, process
 
-    tables, _ = process(Batch([raw]), policy, DEFAULT_MAX_BYTES, postings=False)
+    tables, _ = process(Batch([raw]), policy, DEFAULT_MAX_BYTES, chunks_only=True)
     for reject in tables["rejects"].to_pylist():
         raise RejectedError(raw.path, reject["reason"], reject["detail"])
     return [Chunk.from_row(row) for row in tables["chunks"].to_pylist()]
@@ -233,13 +244,8 @@ def chunk_table(
     for any number. A document that could take more than ``memory_mb`` MB to chunk (as in
     ``chunk_text``) is rejected (``too_much_memory``) before any work.
     """
-    import warnings
-    from itertools import chain, islice
-
     import pyarrow as pa
 
-    from chunkmill.pipeline import schemas
-    from chunkmill.pipeline.batch import BATCH_DOCS, Batch, batched, in_threads, process
     from chunkmill.pipeline.sources import Selection, table_documents
 
     resolved = resolve_policy(policy)
@@ -255,6 +261,25 @@ def chunk_table(
     arrow = table.to_arrow() if is_polars else table
     selection = Selection(text_column=text_column, id_column=id_column)
     raws = table_documents(arrow, selection, "table")  # errors name "table: no column ..."
+    chunks = _chunk_raws(raws, resolved, n_threads, memory_mb)
+    if is_polars:
+        import polars as pl
+
+        return pl.from_arrow(chunks)
+    return chunks
+
+
+def _chunk_raws(raws, policy: Policy, n_threads: int, memory_mb: int | None) -> pa.Table:
+    """The chunks table of documents read by the table rules (``chunk_table``,
+    ``chunk_texts``); a warning counts the rejects."""
+    import warnings
+    from itertools import chain, islice
+
+    import pyarrow as pa
+
+    from chunkmill.pipeline import schemas
+    from chunkmill.pipeline.batch import BATCH_DOCS, Batch, batched, in_threads, process
+
     raws = (_within_memory(raw, memory_mb) for raw in raws)
     parts, rejected = [], []
 
@@ -266,7 +291,7 @@ def chunk_table(
 
     def step(group: list) -> dict:
         batch = Batch(group)
-        return process(batch, resolved, DEFAULT_MAX_BYTES, postings=False, threads=inner)[0]
+        return process(batch, policy, DEFAULT_MAX_BYTES, chunks_only=True, threads=inner)[0]
 
     for tables in in_threads(step, chain(ahead, groups), n_threads):
         parts.append(tables["chunks"])
@@ -276,14 +301,9 @@ def chunk_table(
         warnings.warn(
             f"{len(rejected)} document(s) rejected, e.g. {first['path']}: {first['reason']} "
             f"({first['detail']})",
-            stacklevel=2,
+            stacklevel=3,
         )
-    chunks = pa.concat_tables(parts) if parts else schemas.CHUNKS.empty_table()
-    if is_polars:
-        import polars as pl
-
-        return pl.from_arrow(chunks)
-    return chunks
+    return pa.concat_tables(parts) if parts else schemas.CHUNKS.empty_table()
 
 
 def chunk_texts(
@@ -305,23 +325,24 @@ def chunk_texts(
     >>> chunk_texts(["# A\\n\\nsome text", "# B\\n\\nmore"])["breadcrumb"].to_pylist()
     [['A'], ['B']]
     """
-    import pyarrow as pa
+    from chunkmill.pipeline.sources import Selection
+    from chunkmill.pipeline.table_rows import row_documents
 
     if isinstance(texts, str):
         raise TypeError("chunk_texts takes a list of str; chunk_text takes one str")
     names = list(paths) if paths is not None else [f"doc-{i}.md" for i in range(len(texts))]
     if len(names) != len(texts):
         raise ValueError(f"chunk_texts: {len(texts)} texts but {len(names)} paths")
-    try:
-        column = pa.array(texts, pa.large_string())
-    except UnicodeEncodeError:  # a lone surrogate: as bytes, its document alone is a reject
-        column = pa.array(
-            [t.encode("utf-8", "surrogatepass") if isinstance(t, str) else t for t in texts],
-            pa.large_binary(),
-        )
-    table = pa.table({"path": pa.array(names, pa.string()), "text": column})
     resolved = resolve_policy(policy, **overrides)
-    return chunk_table(table, policy=resolved, threads=threads, memory_mb=memory_mb)
+    n_threads = _threads(threads)
+    # the rows of a table of (path, text), read by the table rules without a table: a
+    # lone surrogate kept as its bytes, so that its document alone is a reject
+    rows = (
+        {"path": name, "text": t.encode("utf-8", "surrogatepass") if isinstance(t, str) else t}
+        for name, t in zip(names, texts)
+    )
+    raws = row_documents(rows, ["path", "text"], Selection(), "table")
+    return _chunk_raws(raws, resolved, n_threads, memory_mb)
 
 
 def _within_memory(raw, memory_mb: int | None):

@@ -262,6 +262,16 @@ pub fn estimates(
     group: &[u32],
     bias: &str,
 ) -> Option<(Vec<i32>, Vec<i32>)> {
+    estimates_and_english(texts, code, group, bias).map(|(n_chars, est, _)| (n_chars, est))
+}
+
+/// `estimates`, and per group whether it reads as English (each text counted once).
+pub fn estimates_and_english(
+    texts: &[&str],
+    code: &[bool],
+    group: &[u32],
+    bias: &str,
+) -> Option<(Vec<i32>, Vec<i32>, Vec<bool>)> {
     let (prose_w, code_w) = (weights(bias, false)?, weights(bias, true)?);
     let all: Vec<Counts> = texts.iter().map(|t| counts(t)).collect();
     let english = documents_read_english(&all, group);
@@ -273,7 +283,7 @@ pub fn estimates(
         n_chars.push(c.chars as i32);
         est.push(estimate_counts(c, foreign(c, Some(doc)), w) as i32);
     }
-    Some((n_chars, est))
+    Some((n_chars, est, english))
 }
 
 /// Per text: whether its document (`group[i]`) reads as English over all its texts

@@ -32,6 +32,11 @@ impl Kind {
         Kind::Image,
     ];
 
+    /// Kinds the estimate counts with its code weights (block_kinds.CODE_LIKE).
+    pub fn code_like(self) -> bool {
+        matches!(self, Kind::Code | Kind::MdxEsm | Kind::MdxJsx)
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             Kind::FrontMatter => "front_matter",

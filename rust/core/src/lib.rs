@@ -19,6 +19,7 @@ mod lowercase_tables;
 pub mod mdx;
 pub mod pack;
 pub mod parse;
+pub mod parsed;
 pub mod postings;
 pub mod pyunicode;
 #[rustfmt::skip]

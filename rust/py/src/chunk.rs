@@ -19,7 +19,7 @@ use pyo3::types::{PyBytes, PyDict};
 use crate::strings::{self, Column, ColumnArg, Utf8Column};
 
 /// The weights of one bias and group.
-type Weights = [f64; 23];
+pub(crate) type Weights = [f64; 23];
 
 /// The estimate of one document's texts: prose weights judged by the document's language,
 /// code weights by each text alone (chunk.Counting.for_document and for_kind).
@@ -169,7 +169,7 @@ type Prepared = (
 
 /// strategy, front matter dropped, heading_depth, pack_siblings, breadcrumb_prefix,
 /// link_template, id_hash, chunker version, bias; then target, max, min and overlap tokens.
-type PolicyTuple = (
+pub(crate) type PolicyTuple = (
     (String, bool, u8, bool, bool, String, String, String, String),
     (i64, i64, i64, i64),
 );
@@ -263,37 +263,7 @@ fn chunk_documents<'py>(
             })
         })
         .collect::<PyResult<_>>()?;
-    let (
-        (
-            strategy,
-            drop_front_matter,
-            heading_depth,
-            pack_siblings,
-            context,
-            link_template,
-            id_hash,
-            chunker_version,
-            bias,
-        ),
-        (target, max, min, overlap),
-    ) = &policy;
-    let policy = Policy {
-        strategy,
-        drop_front_matter: *drop_front_matter,
-        heading_depth: *heading_depth,
-        pack_siblings: *pack_siblings,
-        target: *target,
-        max: *max,
-        min: *min,
-        overlap: *overlap,
-        context: *context,
-        link_template,
-        id_hash,
-        chunker_version,
-    };
-    let (prose, code) = weights(bias, false)
-        .zip(weights(bias, true))
-        .ok_or_else(|| PyValueError::new_err(format!("chunk_documents: unknown bias {bias:?}")))?;
+    let (policy, prose, code) = policy_of(&policy)?;
     let doc = |d: usize| Doc {
         doc_id: &docs.0[d],
         path: &docs.1[d],
@@ -305,35 +275,16 @@ fn chunk_documents<'py>(
     let mut out = Outcome::default();
     match tokenizer {
         None => {
-            // the estimate needs no interpreter: the documents are spread over threads
-            // (contiguous ranges, results in document order: the same for any number)
-            let sizes: Vec<usize> = doc_texts.iter().map(|t| t.len()).collect();
-            let ranges = threads::ranges(&sizes, threads);
-            let results = py.detach(|| {
-                threads::map(&ranges, |range| {
-                    range
-                        .map(|d| {
-                            let mut est = Estimate {
-                                prose,
-                                code,
-                                english: docs.6[d],
-                            };
-                            guarded(|| {
-                                chunk_document(
-                                    &doc(d),
-                                    &all[starts[d].0..starts[d].1],
-                                    &policy,
-                                    &mut est,
-                                )
-                            })
-                            .map(|r| r.map_err(|f| f.map_count(|e: Infallible| match e {})))
-                        })
-                        .collect::<Vec<_>>()
-                })
-                .into_iter()
-                .flatten()
-                .collect::<Vec<_>>()
-            });
+            let results = chunk_estimated(
+                py,
+                &doc,
+                &all,
+                starts,
+                &docs.6,
+                &policy,
+                (prose, code),
+                threads,
+            );
             for (d, r) in results.into_iter().enumerate() {
                 out.add(d, r);
             }
@@ -360,6 +311,81 @@ fn chunk_documents<'py>(
     }
 }
 
+/// The core's policy of the Python call's tuple, and the estimate's prose and code weights.
+pub(crate) fn policy_of(policy: &PolicyTuple) -> PyResult<(Policy<'_>, Weights, Weights)> {
+    let (
+        (
+            strategy,
+            drop_front_matter,
+            heading_depth,
+            pack_siblings,
+            context,
+            link_template,
+            id_hash,
+            chunker_version,
+            bias,
+        ),
+        (target, max, min, overlap),
+    ) = policy;
+    let (prose, code) = weights(bias, false)
+        .zip(weights(bias, true))
+        .ok_or_else(|| PyValueError::new_err(format!("unknown bias {bias:?}")))?;
+    let policy = Policy {
+        strategy,
+        drop_front_matter: *drop_front_matter,
+        heading_depth: *heading_depth,
+        pack_siblings: *pack_siblings,
+        target: *target,
+        max: *max,
+        min: *min,
+        overlap: *overlap,
+        context: *context,
+        link_template,
+        id_hash,
+        chunker_version,
+    };
+    Ok((policy, prose, code))
+}
+
+/// Every document chunked under the estimate, which needs no interpreter: the documents
+/// are spread over threads (contiguous ranges by text size, results in document order:
+/// the same for any number). `doc(d)`: document d; `starts[d]`: its rows of `all`;
+/// `english[d]`: whether it reads as English.
+#[allow(clippy::too_many_arguments)] // the parts of one batch, as both callers hold them
+pub(crate) fn chunk_estimated<'a>(
+    py: Python<'_>,
+    doc: &(dyn Fn(usize) -> Doc<'a> + Sync),
+    all: &[Block],
+    starts: &[(usize, usize)],
+    english: &[Option<bool>],
+    policy: &Policy,
+    (prose, code): (Weights, Weights),
+    threads: usize,
+) -> Vec<Result1> {
+    let sizes: Vec<usize> = (0..starts.len()).map(|d| doc(d).text.len()).collect();
+    let ranges = threads::ranges(&sizes, threads);
+    py.detach(|| {
+        threads::map(&ranges, |range| {
+            range
+                .map(|d| {
+                    let mut est = Estimate {
+                        prose,
+                        code,
+                        english: english[d],
+                    };
+                    guarded(|| {
+                        chunk_document(&doc(d), &all[starts[d].0..starts[d].1], policy, &mut est)
+                    })
+                    .map(|r| r.map_err(|f| f.map_count(|e: Infallible| match e {})))
+                })
+                .collect::<Vec<_>>()
+        })
+        .into_iter()
+        .flatten()
+        .collect()
+    })
+}
+
 fn type_name(py: Python<'_>, e: &PyErr) -> String {
     e.get_type(py)
         .name()
@@ -368,12 +394,12 @@ fn type_name(py: Python<'_>, e: &PyErr) -> String {
 }
 
 /// `f()`, None when it panicked.
-fn guarded<T>(f: impl FnOnce() -> T) -> Option<T> {
+pub(crate) fn guarded<T>(f: impl FnOnce() -> T) -> Option<T> {
     catch_unwind(AssertUnwindSafe(f)).ok()
 }
 
 /// What one document gave, its counter's failure already made text.
-type Result1 = Option<Result<DocChunks, Failure<String>>>;
+pub(crate) type Result1 = Option<Result<DocChunks, Failure<String>>>;
 
 trait MapCount<E> {
     fn map_count<F>(self, f: impl FnOnce(E) -> F) -> Failure<F>;
@@ -390,7 +416,7 @@ impl<E> MapCount<E> for Failure<E> {
 }
 
 #[derive(Default)]
-struct Outcome {
+pub(crate) struct Outcome {
     doc: Vec<usize>,
     chunk_index: Vec<usize>,
     chunk_id: Vec<String>,
@@ -427,25 +453,26 @@ struct Outcome {
     rejects: Vec<(usize, &'static str, String)>,
 }
 
+/// A document's chunks, or its reject: (reason, detail).
+pub(crate) fn settled(r: Result1) -> Result<DocChunks, (&'static str, String)> {
+    match r {
+        None => Err((
+            "internal_error",
+            "RuntimeError: the Rust core failed (a bug in chunkmill)".to_owned(),
+        )),
+        Some(Err(Failure::OverCap(detail))) => Err(("over_cap", detail)),
+        Some(Err(Failure::Internal(why) | Failure::Count(why))) => {
+            Err(("internal_error", format!("{why} (a bug in chunkmill)")))
+        }
+        Some(Ok(done)) => Ok(done),
+    }
+}
+
 impl Outcome {
-    fn add(&mut self, d: usize, r: Result1) {
-        let done = match r {
-            None => {
-                let why = "RuntimeError: the Rust core failed (a bug in chunkmill)".to_owned();
-                self.rejects.push((d, "internal_error", why));
-                return;
-            }
-            Some(Err(Failure::OverCap(detail))) => {
-                return self.rejects.push((d, "over_cap", detail))
-            }
-            Some(Err(Failure::Internal(why) | Failure::Count(why))) => {
-                return self.rejects.push((
-                    d,
-                    "internal_error",
-                    format!("{why} (a bug in chunkmill)"),
-                ))
-            }
-            Some(Ok(done)) => done,
+    pub(crate) fn add(&mut self, d: usize, r: Result1) {
+        let done = match settled(r) {
+            Ok(done) => done,
+            Err((reason, detail)) => return self.rejects.push((d, reason, detail)),
         };
         for (i, r) in done.rows.into_iter().enumerate() {
             self.doc.push(d);
@@ -492,7 +519,7 @@ impl Outcome {
     /// list columns as their values and int32 `*_at` offsets, `header_level` as int8
     /// values and null flags, `is_slice` one byte per chunk; text and embed_text as
     /// `into_dict` gives them.
-    fn into_buffers(mut self, py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
+    pub(crate) fn into_buffers(mut self, py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
         self.breadcrumb_at.push(self.breadcrumb.len());
         self.headings_at.push(self.headings.len());
         self.block_ids_at.push(self.block_ids.len());
@@ -562,7 +589,7 @@ impl Outcome {
         Ok(out)
     }
 
-    fn into_dict(mut self, py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
+    pub(crate) fn into_dict(mut self, py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
         self.breadcrumb_at.push(self.breadcrumb.len());
         self.headings_at.push(self.headings.len());
         self.block_ids_at.push(self.block_ids.len());
@@ -638,7 +665,7 @@ fn flags(set: impl Iterator<Item = bool>) -> Vec<u8> {
 }
 
 /// Strings (None as empty) as an Arrow string column's (data, int32 offsets) buffers.
-fn utf8<'a, 'py>(
+pub(crate) fn utf8<'a, 'py>(
     py: Python<'py>,
     values: impl Iterator<Item = Option<&'a str>>,
 ) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyBytes>)> {

@@ -4,6 +4,7 @@
 //! it is caught here and raised as RuntimeError.
 
 mod chunk;
+mod chunk_pass;
 mod context;
 mod pack;
 mod postings;
@@ -29,8 +30,9 @@ use crate::strings::buffer;
 /// doc (uint32: index into the inputs), block_index (int32), block_id (16 ASCII bytes per
 /// block), kind (uint8: index into `kinds`), level, path (uint32: index into `paths`, the
 /// distinct (heading titles, heading levels) lists), char_start, char_end (int64, code
-/// points), line_start, line_end (int32), info, lang, alt, item_starts, n_rows (lists),
-/// text and text_offsets (the blocks' texts as one UTF-8 buffer, int64 offsets), and
+/// points), line_start, line_end (int32), info, lang, alt (string columns: data and int32
+/// offsets), item_starts (int32 list offsets and values), n_rows (int32), each of these
+/// and level with a `*_nulls` flag per block (1: null), text and text_offsets (the blocks' texts as one UTF-8 buffer, int64 offsets), and
 /// fallback: the documents to parse with the reference parser instead (none of their
 /// blocks are in the columns). `texts`: each a str or a buffer of its UTF-8 bytes (read in
 /// place). `threads` > 1 spreads the documents over that many threads (the same columns).
@@ -77,7 +79,7 @@ fn blocks<'py>(
 
 /// Every block's text, one after the other (written straight into the bytes object, no
 /// second copy), and the offsets of each (n + 1 of them).
-fn block_texts<'py>(
+pub(crate) fn block_texts<'py>(
     py: Python<'py>,
     docs: &[Document],
     cols: &Columns,
@@ -99,7 +101,7 @@ fn block_texts<'py>(
     Ok((text, offsets))
 }
 
-fn columns_dict<'py>(
+pub(crate) fn columns_dict<'py>(
     py: Python<'py>,
     cols: Columns,
     text: Bound<'py, PyBytes>,
@@ -118,7 +120,9 @@ fn columns_dict<'py>(
     out.set_item("block_id", PyBytes::new(py, &ids))?;
     let kind: Vec<u8> = cols.kind.iter().map(|&k| k as u8).collect();
     out.set_item("kind", PyBytes::new(py, &kind))?;
-    out.set_item("level", cols.level)?;
+    let level: Vec<i8> = cols.level.iter().map(|l| l.unwrap_or(0)).collect();
+    out.set_item("level", buffer(py, &level, i8::to_ne_bytes))?;
+    out.set_item("level_nulls", nulls(py, &cols.level))?;
     out.set_item("path", buffer(py, &cols.path, u32::to_ne_bytes))?;
     let paths = PyList::empty(py);
     for (titles, levels) in &cols.paths {
@@ -129,15 +133,43 @@ fn columns_dict<'py>(
     out.set_item("char_end", buffer(py, &cols.char_end, i64::to_ne_bytes))?;
     out.set_item("line_start", buffer(py, &cols.line_start, i32::to_ne_bytes))?;
     out.set_item("line_end", buffer(py, &cols.line_end, i32::to_ne_bytes))?;
-    out.set_item("info", cols.info)?;
-    out.set_item("lang", cols.lang)?;
-    out.set_item("alt", cols.alt)?;
-    out.set_item("item_starts", cols.item_starts)?;
-    out.set_item("n_rows", cols.n_rows)?;
+    for (name, values) in [
+        ("info", &cols.info),
+        ("lang", &cols.lang),
+        ("alt", &cols.alt),
+    ] {
+        out.set_item(name, chunk::utf8(py, values.iter().map(|v| v.as_deref()))?)?;
+        out.set_item(format!("{name}_nulls"), nulls(py, values))?;
+    }
+    let mut starts = vec![0i32];
+    let mut flat: Vec<i32> = Vec::new();
+    for s in &cols.item_starts {
+        flat.extend(s.iter().flatten());
+        let end = i32::try_from(flat.len())
+            .map_err(|_| PyValueError::new_err("blocks: item starts over 2 GiB"))?;
+        starts.push(end);
+    }
+    out.set_item(
+        "item_starts",
+        (
+            buffer(py, &starts, i32::to_ne_bytes),
+            buffer(py, &flat, i32::to_ne_bytes),
+        ),
+    )?;
+    out.set_item("item_starts_nulls", nulls(py, &cols.item_starts))?;
+    let n_rows: Vec<i32> = cols.n_rows.iter().map(|r| r.unwrap_or(0)).collect();
+    out.set_item("n_rows", buffer(py, &n_rows, i32::to_ne_bytes))?;
+    out.set_item("n_rows_nulls", nulls(py, &cols.n_rows))?;
     out.set_item("text", text)?;
     out.set_item("text_offsets", buffer(py, offsets, i64::to_ne_bytes))?;
     out.set_item("fallback", cols.fallback)?;
     Ok(out)
+}
+
+/// One byte per value: 1 where it is None.
+fn nulls<'py, T>(py: Python<'py>, values: &[Option<T>]) -> Bound<'py, PyBytes> {
+    let flags: Vec<u8> = values.iter().map(|v| u8::from(v.is_none())).collect();
+    PyBytes::new(py, &flags)
 }
 
 /// The rows of a table of texts: `text` and `offsets` (n + 1 int64 from 0, native order)
@@ -338,6 +370,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(estimates, m)?)?;
     m.add_function(wrap_pyfunction!(english_documents, m)?)?;
     chunk::register(m)?;
+    chunk_pass::register(m)?;
     context::register(m)?;
     pack::register(m)?;
     postings::register(m)?;

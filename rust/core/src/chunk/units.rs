@@ -48,11 +48,6 @@ fn cuttable(kind: Kind) -> bool {
     matches!(kind, Kind::Paragraph | Kind::List | Kind::Blockquote)
 }
 
-/// Kinds the estimate counts with its code weights.
-fn code_like(kind: Kind) -> bool {
-    matches!(kind, Kind::Code | Kind::MdxEsm | Kind::MdxJsx)
-}
-
 /// The counter of one kind's texts, as the splitter takes it.
 struct KindCounter<'c, C: Counting> {
     code: bool,
@@ -101,7 +96,7 @@ pub fn units_of<C: Counting>(
             alt,
         };
         let mut count = KindCounter {
-            code: code_like(b.kind),
+            code: b.kind.code_like(),
             counting,
         };
         if (b.tokens <= limit && !crowded) || captioned(b.kind, b.alt) {
