@@ -215,6 +215,13 @@ class Worker:
     def alive(self) -> bool:
         return self.process.poll() is None
 
+    def let_go(self) -> None:
+        """Tell it to stop and close our ends of its pipes, without waiting: it ends on its
+        own (its exit is reaped by whoever outlives it)."""
+        self.send(None)
+        self.inbox.close()
+        self.conn.close()
+
     def stop(self, kill: bool) -> None:
         if kill and self.alive():
             self.process.kill()
