@@ -3,9 +3,6 @@
 //! byte order) or, for the mostly empty columns, lists. A panic never crosses into Python:
 //! it is caught here and raised as RuntimeError.
 
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 mod chunk;
 mod chunk_pass;
 mod context;
