@@ -189,6 +189,12 @@ def test_the_one_pass_makes_the_tables_of_the_stages(monkeypatch):
     tables = _tables(raws, {}, monkeypatch, True)
     assert tables["chunks"].num_rows and tables["blocks"].num_rows and tables["rejects"].num_rows
     _one_pass_equals_the_stages(raws, monkeypatch)
+    # and the pass ran: it leaves no document of these to the stages
+    from chunkmill.pipeline import batch, document
+
+    policy = api.resolve_policy(None)
+    docs, _ = document.documents(raws, policy.mdx, 1 << 22)
+    assert chunk.passed(docs, policy, batch.counting_of(policy), blocks=True) is not None
 
 
 @pytest.mark.corpus
