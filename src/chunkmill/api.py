@@ -105,8 +105,8 @@ _CHUNK_FIELDS = tuple(f.name for f in fields(Chunk))
 
 
 def _chunk(values: tuple) -> Chunk:
-    """``Chunk(*values)`` without the frozen dataclass's checked assignment of each field
-    (a third of the time of a short document's ``chunk_text``)."""
+    """``Chunk(*values)`` without the frozen dataclass's checked assignment of each of its
+    36 fields (``chunk_text`` makes one per chunk, in a loop over many documents)."""
     chunk = object.__new__(Chunk)
     chunk.__dict__.update(zip(_CHUNK_FIELDS, values))
     return chunk

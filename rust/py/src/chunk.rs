@@ -673,7 +673,7 @@ pub(crate) fn utf8<'a, 'py>(
     for v in values {
         data.extend_from_slice(v.unwrap_or("").as_bytes());
         let end = i32::try_from(data.len())
-            .map_err(|_| PyValueError::new_err("chunk_documents: a string column over 2 GiB"))?;
+            .map_err(|_| PyValueError::new_err("a string column over 2 GiB"))?;
         offsets.push(end);
     }
     Ok((

@@ -62,12 +62,10 @@ fn chunk_pass<'py>(
         docs.3.len(),
         docs.4.len(),
         docs.5.len(),
+        docs.6.len(),
+        docs.7.len(),
     ];
-    if lengths
-        .iter()
-        .chain([docs.6.len(), docs.7.len()].iter())
-        .any(|&l| l != n_docs)
-    {
+    if lengths.iter().any(|&l| l != n_docs) {
         return Err(PyValueError::new_err(
             "chunk_pass: document lists differ in length",
         ));
