@@ -264,13 +264,16 @@ fn chunk_documents<'py>(
         })
         .collect::<PyResult<_>>()?;
     let (policy, prose, code) = policy_of(&policy)?;
-    let doc = |d: usize| Doc {
-        doc_id: &docs.0[d],
-        path: &docs.1[d],
-        text: doc_texts[d],
-        plain_text: docs.3[d],
-        front_matter_title: docs.4[d].as_deref(),
-        fields: docs.5[d].iter().map(|f| &**f).collect(),
+    let doc = |d: usize| {
+        let title = docs.4[d].as_deref();
+        doc_of(
+            &docs.0[d],
+            &docs.1[d],
+            doc_texts[d],
+            docs.3[d],
+            title,
+            &docs.5[d],
+        )
     };
     let mut out = Outcome::default();
     match tokenizer {
@@ -308,6 +311,25 @@ fn chunk_documents<'py>(
         out.into_buffers(py)
     } else {
         out.into_dict(py)
+    }
+}
+
+/// A document as the core takes it, from the values of the Python call's lists.
+pub(crate) fn doc_of<'a>(
+    doc_id: &'a str,
+    path: &'a str,
+    text: &'a str,
+    plain_text: bool,
+    front_matter_title: Option<&'a str>,
+    fields: &'a [PyBackedStr],
+) -> Doc<'a> {
+    Doc {
+        doc_id,
+        path,
+        text,
+        plain_text,
+        front_matter_title,
+        fields: fields.iter().map(|f| &**f).collect(),
     }
 }
 

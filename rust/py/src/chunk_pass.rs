@@ -5,7 +5,7 @@
 use std::borrow::Cow;
 
 use chunkmill_core::blocks::Document;
-use chunkmill_core::chunk::{Block, Doc};
+use chunkmill_core::chunk::Block;
 use chunkmill_core::kind::Kind;
 use chunkmill_core::parsed::{parsed, Parsed};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
@@ -13,7 +13,9 @@ use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedStr;
 use pyo3::types::{PyBool, PyDict, PyList, PyTuple};
 
-use crate::chunk::{chunk_estimated, guarded, policy_of, settled, Outcome, PolicyTuple, Result1};
+use crate::chunk::{
+    chunk_estimated, doc_of, guarded, policy_of, settled, Outcome, PolicyTuple, Result1,
+};
 use crate::strings;
 use crate::{block_texts, columns_dict};
 
@@ -90,13 +92,11 @@ fn chunk_pass<'py>(
             PyRuntimeError::new_err("chunk_pass: the Rust core failed (a bug in chunkmill)")
         })?
         .ok_or_else(|| PyValueError::new_err(format!("chunk_pass: unknown bias {bias:?}")))?;
-    let doc = |d: usize| Doc {
-        doc_id: &docs.0[d],
-        path: &docs.1[d],
-        text: texts[d],
-        plain_text: docs.3[d],
-        front_matter_title: docs.6[d].as_deref(),
-        fields: docs.7[d].iter().map(|f| &**f).collect(),
+    let doc = |d: usize| {
+        let title = docs.6[d].as_deref();
+        doc_of(
+            &docs.0[d], &docs.1[d], texts[d], docs.3[d], title, &docs.7[d],
+        )
     };
     let results = {
         let (plain, image_src) = prepared(&p, &documents, &prepare)?;
