@@ -56,6 +56,8 @@ class RunCounts:
             self.repacked += worker["repacked"]
             self.seconds["parse"] += worker["seconds_parse"]
             self.seconds["chunk"] += worker["seconds_chunk"]
+            if "seconds_write" in worker:  # a part written by its worker (jobs/part_work.py)
+                self.seconds["write_parts"] += worker["seconds_write"]
 
     def blocks_line(self, out: Path) -> str:
         """The summary line of what was read and parsed."""

@@ -21,10 +21,11 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from chunkmill.jobs import pool
+from chunkmill.jobs import part_work, pool
 from chunkmill.jobs.chunks_job import run_metadata
 from chunkmill.jobs.counts import RunCounts
 from chunkmill.jobs.options import RunOptions
+from chunkmill.jobs.part_work import PartTables, PartWork, PartWritten
 from chunkmill.jobs.runlog import RunLog, run_seconds
 from chunkmill.pipeline import batch, runstore, schemas, sources
 from chunkmill.pipeline.batch import Batch, Reused
@@ -325,9 +326,9 @@ class RunJob:
         return pool.Supervisor(
             self.workers,
             self.limits,
-            split=batch.split,
-            merge=batch.merge,
-            on_fail=lambda part, why: batch.failed(part, why.reason, why.detail),
+            split=part_work.split,
+            merge=part_work.merge,
+            on_fail=lambda part, why: part_work.failed(part, why.reason, why.detail),
             init=partial(batch.warm, self.policy),
             lazy=True,
         )
@@ -363,40 +364,75 @@ class RunJob:
         known = prev.hashes if prev is not None else {}
         return _read_stamped(self.plan, self.selection, trusted, known, work)
 
-    def results(self, items, prev, reuse_chunks: bool):
-        """(unit, whether it ends its part, (tables, counters)) of every batch or linked
-        part (``Linked``), in input order, from the chosen engine."""
+    def results(self, items, prev, reuse_chunks: bool, parts: PartPlan | None = None):
+        """(unit, whether it ends its part, result) of every batch, linked part
+        (``Linked``) or part written by a worker (``PartWork``), in input order, from the
+        chosen engine. A part whose documents are all fresh is one PartWork when ``parts``
+        says where (a local run): its worker writes its files (jobs/part_work.py)."""
         units: deque = deque()
         link = _linker(prev, self.policy, reuse_chunks)
 
+        def emit(unit, ends: bool):
+            units.append((unit, ends))
+            return unit
+
         def batches():
+            held: list[Batch] = []  # the open part's batches, while all are fresh
+            mixed = False  # the open part has a batch with reused rows: batch by batch
+            n_parts = 0
             for unit, ends in batch.parted(items, BATCH_DOCS, link=link):
-                units.append((unit, ends))
-                yield (
-                    unit
-                    if isinstance(unit, Linked)
-                    else prepare(unit, prev, self.policy, reuse_chunks)
-                )
+                if isinstance(unit, Linked):
+                    n_parts += 1
+                    yield emit(unit, ends)
+                    continue
+                b = prepare(unit, prev, self.policy, reuse_chunks)
+                if parts is None or mixed or b.reused_docs is not None:
+                    yield from (emit(h, False) for h in held)
+                    held, mixed = [], not ends
+                    n_parts += ends
+                    yield emit(b, ends)
+                    continue
+                held.append(b)
+                if ends:
+                    work = PartWork(held, n_parts, str(parts.folder), parts.metadata, parts.rows)
+                    held, n_parts = [], n_parts + 1
+                    yield emit(work, True)
 
         def local(b):
-            return _LINKED if isinstance(b, Linked) else batch.settled(b)
+            if isinstance(b, Linked):
+                return _LINKED
+            return None if isinstance(b, PartWork) else batch.settled(b)
 
-        step = partial(
-            batch.process,
-            policy=self.policy,
-            max_bytes=self.options.max_bytes,
-            parser=self.options.parser,
-        )
+        options = {
+            "policy": self.policy,
+            "max_bytes": self.options.max_bytes,
+            "parser": self.options.parser,
+        }
         if self.options.engine == "ray":
             from chunkmill.jobs import ray_job
 
             found = ray_job.ordered_map(
-                step, batches(), self.ray_address, self.workers, local=local
+                partial(batch.process, **options),
+                batches(),
+                self.ray_address,
+                self.workers,
+                local=local,
             )
         else:
-            found = self.supervisor.map(step, batches(), local=local)
+            found = self.supervisor.map(partial(part_work.work, **options), batches(), local=local)
         for result in found:
             yield *units.popleft(), result
+
+
+@dataclass(frozen=True)
+class PartPlan:
+    """Where the workers of a local run write the parts of fresh documents (``folder``,
+    ``metadata`` in every footer), and whether they send the chunk rows back (``rows``: a
+    change set compares them)."""
+
+    folder: Path
+    metadata: dict
+    rows: bool
 
 
 def run(
@@ -433,7 +469,7 @@ def run(
             )
             runstore.make_run_dir(job.root, run_id)
             with job.stack:  # the workers, if the run starts them, stop at its end
-                result, known = _execute(job, folder, record, pub)
+                result, known, written = _execute(job, folder, record, pub)
             for pattern in job.selection.unmatched():  # before a guard refuses the run
                 job.log.warn(f"--include {pattern!r} matched no path")
             _check_result(job, result, base)
@@ -465,7 +501,7 @@ def run(
             updated=result.updated,
             fresh=fresh,
         )
-        runstore.commit(job.root, history, record, known)
+        runstore.commit(job.root, history, record, known, written)
         runstore.prune(job.root, history + [record], job.options.keep, job.log.warn)
         job.log.stage(
             "publish",
@@ -547,9 +583,10 @@ class Tally:
 
 def _execute(
     job: RunJob, folder: Path, record: dict, pub: runstore.Published
-) -> tuple[RunSummary, dict]:
-    """The run's files, and the manifest entries of files linked from the previous run
-    (``pub``, the published run as the run opened it)."""
+) -> tuple[RunSummary, dict, dict]:
+    """The run's files; the manifest entries of files linked from the previous run
+    (``pub``, the published run as the run opened it), and of files the workers wrote and
+    hashed."""
     t_start = time.perf_counter()
     policy, log = job.policy, job.log
     prev, old, note = open_published(job.root, pub)
@@ -572,6 +609,7 @@ def _execute(
         unchanged, items = _unchanged_or_stream(_read_logged(hashed, log, work, t_start))
     nothing_changed = reuse_chunks and unchanged is not None and tally.seen == set(prev.hashes)
     known: dict = {}
+    written: dict = {}
     if nothing_changed:
         known = _link_previous(prev, folder, schemas.CONTENT_TABLES)
         job.progress(len(unchanged))
@@ -584,7 +622,7 @@ def _execute(
         repacked = tally.fresh if reuse_chunks else None
         changes = ChangeSet(old, folder, stored, repacked, damaged=note is not None)
         try:
-            known = _write_batches(
+            known, written = _write_batches(
                 job, folder, items, prev, reuse_chunks, reuse_blocks, tally, changes
             )
         except BaseException:
@@ -615,7 +653,7 @@ def _execute(
     summary = RunSummary(
         record["run_id"], record, work, folder, updated=updated, lost_unlisted=lost
     )
-    return summary, known
+    return summary, known, written
 
 
 def _linked_entries(prev: Previous, linked: dict[str, str]) -> dict[str, dict]:
@@ -641,14 +679,28 @@ def _count_linked(files: dict[str, Path], work: RunCounts) -> int:
 
 def _write_batches(
     job, folder, items, prev, reuse_chunks, reuse_blocks, tally: Tally, changes: ChangeSet
-) -> dict[str, dict]:
-    """Write every batch; the manifest entries of the parts linked from ``prev``."""
+) -> tuple[dict[str, dict], dict[str, dict]]:
+    """Write every batch; the manifest entries of the parts linked from ``prev``, and of
+    the parts the workers wrote (hashed there)."""
     work, log = tally.work, job.log
+    written: dict[str, dict] = {}
+    metadata = run_metadata(job.policy)
+    parts = PartPlan(folder, metadata, not changes.first) if job.supervisor else None
     # not synced file by file: publishing syncs the run's files together (runstore.commit)
-    with parquet_files.OutputSet(
-        folder, schemas.CONTENT_TABLES, run_metadata(job.policy), durable=False
-    ) as output:
-        for unit, ends, (tables, counts) in job.results(items, prev, reuse_chunks):
+    with parquet_files.OutputSet(folder, schemas.CONTENT_TABLES, metadata, durable=False) as output:
+
+        def take(tables: dict[str, pa.Table], counts, write: bool) -> None:
+            t1 = time.perf_counter()
+            for name, table in tables.items() if write else ():
+                output.write(name, table)
+            t2 = time.perf_counter()
+            changes.add(tables["chunks"])
+            work.seconds["write"] += t2 - t1
+            work.seconds["changes"] += time.perf_counter() - t2
+            _tally(tally, tables, counts, reuse_blocks)
+            job.progress(counts["items"])
+
+        for unit, ends, result in job.results(items, prev, reuse_chunks, parts):
             t1 = time.perf_counter()
             if isinstance(unit, Linked):
                 files = prev.parts.part_files(unit.index)
@@ -657,26 +709,20 @@ def _write_batches(
                 changes.link(unit.index, _count_linked(files, work))
                 work.seconds["write"] += time.perf_counter() - t1
                 job.progress(len(unit.items))
-                continue
-            for name, table in tables.items():
-                output.write(name, table)
-            t2 = time.perf_counter()
-            changes.add(tables["chunks"])
-            work.seconds["write"] += t2 - t1
-            work.seconds["changes"] += time.perf_counter() - t2
-            rejects = tables["rejects"]
-            if not reuse_blocks:  # reading was interleaved with parsing
-                tally.seen.update(tables["documents"]["doc_id"].to_pylist())
-                tally.seen.update(rejects["doc_id"].to_pylist())
-            for path, reason in zip(rejects["path"].to_pylist(), rejects["reason"].to_pylist()):
-                if reason == sources.UNLISTABLE:
-                    tally.unlisted.add(sources.folder_prefix(path))
-            docs = tables["documents"]
-            tally.hashes.update(zip(docs["doc_id"].to_pylist(), docs["content_hash"].to_pylist()))
-            work.add(tables, counts)
-            if ends:
+            elif isinstance(result, PartWritten):  # its files are in place
+                output.adopt_part(result.index)
+                written.update(result.entries)
+                for tables, counts in result.batches:
+                    output.write("rejects", tables["rejects"])
+                    take(tables, counts, write=False)
+            elif isinstance(result, PartTables):  # its worker failed: written here
+                for tables, counts in result.results:
+                    take(tables, counts, write=True)
                 output.end_part()
-            job.progress(counts["items"])
+            else:
+                take(*result, write=True)
+                if ends:
+                    output.end_part()
     log.stage(
         "parse",
         documents_parsed=work.parsed,
@@ -695,7 +741,21 @@ def _write_batches(
         workers=job.workers,
         summed_worker_seconds=work.seconds["chunk"],
     )
-    return _linked_entries(prev, output.linked) if output.linked else {}
+    return (_linked_entries(prev, output.linked) if output.linked else {}), written
+
+
+def _tally(tally: Tally, tables: dict[str, pa.Table], counts, reuse_blocks: bool) -> None:
+    """Count one batch's (or written part's) tables into the run's tally."""
+    rejects = tables["rejects"]
+    if not reuse_blocks:  # reading was interleaved with parsing
+        tally.seen.update(tables["documents"]["doc_id"].to_pylist())
+        tally.seen.update(rejects["doc_id"].to_pylist())
+    for path, reason in zip(rejects["path"].to_pylist(), rejects["reason"].to_pylist()):
+        if reason == sources.UNLISTABLE:
+            tally.unlisted.add(sources.folder_prefix(path))
+    docs = tables["documents"]
+    tally.hashes.update(zip(docs["doc_id"].to_pylist(), docs["content_hash"].to_pylist()))
+    tally.work.add(tables, counts)
 
 
 def _summaries_of_linked(folder: Path, tally: Tally) -> None:

@@ -44,7 +44,7 @@ class RunLog:
 
 
 MAIN_STAGES = ("read", "write", "changes")  # in the main process, one after another
-WORKER_STAGES = ("parse", "chunk")  # in the workers, alongside the main process
+WORKER_STAGES = ("parse", "chunk", "write_parts")  # in the workers, alongside the main process
 
 
 def run_seconds(seconds: dict, workers: int) -> dict:

@@ -260,9 +260,17 @@ def _link_published(root: Path, run_id: str) -> None:
         tmp.unlink(missing_ok=True)
 
 
-def commit(root: Path, records: list[dict], record: dict, known: dict | None = None) -> None:
+def commit(
+    root: Path,
+    records: list[dict],
+    record: dict,
+    known: dict | None = None,
+    hashed: dict | None = None,
+) -> None:
     """Publish a run whose files are all written: its own history, its manifest (last file
-    of the folder), fsync, history ``publishing``, CURRENT, link, history ``published``."""
+    of the folder), fsync, history ``publishing``, CURRENT, link, history ``published``.
+    ``known``: the manifest entries of files hard-linked from a published run (synced
+    already); ``hashed``: of files this run wrote and hashed as it wrote them."""
     from datetime import UTC, datetime
 
     root, folder = Path(root), run_dir(root, record["run_id"])
@@ -270,7 +278,8 @@ def commit(root: Path, records: list[dict], record: dict, known: dict | None = N
     record.update(status="published", ended_at=datetime.now(UTC))
     write_history(folder, records + [record], durable=False)  # synced with the folder
     checkpoint("run_history")
-    manifest.write(folder, manifest.build(folder, record, known), durable=False)
+    entries = {**(hashed or {}), **(known or {})}
+    manifest.write(folder, manifest.build(folder, record, entries), durable=False)
     checkpoint("manifest")
     _sync(folder, frozenset(known or ()))
     checkpoint("synced")

@@ -166,14 +166,22 @@ class OutputSet:
         for n in self.parted:
             dst = self._part(n)
             if link_or_copy(files[n], dst):
-                self.linked[f"{n}.parquet/{dst.name}"] = str(files[n])
+                self.linked[part_name(n, self.parts)] = str(files[n])
+        self.parts += 1
+
+    def adopt_part(self, index: int) -> None:
+        """The next part, written in place by someone else (``part_path``): counted."""
+        assert not self.current and index == self.parts, "parts out of order"
+        missing = [n for n in self.parted if not part_path(self.out, n, index).is_file()]
+        if missing:
+            raise OSError(f"part {index} of {', '.join(missing)} was not written")
         self.parts += 1
 
     def _folder(self, name: str) -> Path:
-        return self.out / f".{name}.parquet.tmp"
+        return _aside(self.out, name)
 
     def _part(self, name: str) -> Path:
-        return self._folder(name) / PART.format(self.parts)
+        return part_path(self.out, name, self.parts)
 
     def __enter__(self) -> OutputSet:
         return self
@@ -191,6 +199,22 @@ class OutputSet:
             w.abort()
         for n in self.parted:
             shutil.rmtree(self._folder(n), ignore_errors=True)
+
+
+def _aside(out: Path, name: str) -> Path:
+    """Where the parts of table ``name`` are written until the output set is closed."""
+    return Path(out) / f".{name}.parquet.tmp"
+
+
+def part_path(out: Path, name: str, index: int) -> Path:
+    """Where part ``index`` of table ``name`` is written in an open output set of ``out``
+    (by the set itself, or by a worker before the set adopts it)."""
+    return _aside(out, name) / PART.format(index)
+
+
+def part_name(name: str, index: int) -> str:
+    """Part ``index`` of table ``name`` as a manifest names it, once the set is closed."""
+    return f"{name}.parquet/{PART.format(index)}"
 
 
 def _replace_folder(new: Path, path: Path) -> None:
