@@ -158,12 +158,16 @@ def _read_stamped(plan, selection, trusted: dict, known: dict, work: RunCounts):
         if stamp is None:  # a URI, a reject of listing, a file changed a moment ago
             yield sources.read_file(src, max_bytes)
             continue
-        key, doc_id = stamps.key(src, roots), make_doc_id(src.rel)
+        rel = src.rel
+        root = roots.get(src.root)  # (the stamps' name of the root, the root as given)
+        if root is None:
+            root = roots[src.root] = (stamps.root_key(src.root_uri), src.root_uri)
+        key, doc_id = f"{root[0]}/{rel}", make_doc_id(rel)
         stamped.append((key, doc_id, stamp))
         if stamp[0] <= max_bytes and doc_id in known and trusted.get(key) == (doc_id, stamp):
             work.unread += 1
             work.bytes_read += stamp[0]
-            yield Reused(doc_id, stamp[0], src.root_uri)
+            yield Reused(doc_id, stamp[0], root[1])
         else:
             yield sources.read_file(src, max_bytes)
 

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # imported where used: a run that starts no worker never loads it
     from multiprocessing.connection import Connection
 
-WARM_MODULES = ("chunkmill.pipeline.batch",)  # imported by a worker before it says ready
+WARM_MODULES = ("chunkmill.pipeline.batch", "chunkmill.jobs.part_work")  # imported before ready
 # About the address space a warmed-up worker needs to start (polars, pyarrow, their threads)
 WORKER_START_MB = 1024
 STDERR = subprocess.DEVNULL  # None (inherit) with --debug

@@ -42,13 +42,10 @@ def of(st: os.stat_result | None, now_ns: int | None = None) -> Stamp | None:
     return st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino
 
 
-def key(src, roots: dict[str, str]) -> str:
-    """What names a file in the stamps: its absolute path (its root's absolute path, kept
-    in ``roots``, and its relative path: abspath per file is slow over many files)."""
-    root = roots.get(src.root_uri)
-    if root is None:
-        root = roots[src.root_uri] = os.path.abspath(src.root_uri)
-    return f"{root}/{src.rel}"
+def root_key(root: str) -> str:
+    """What names a root in the stamps: its absolute path. A file is named by its root's
+    name, a slash and its relative path (abspath per file is slow over many files)."""
+    return os.path.abspath(root)
 
 
 def load(folder: Path) -> dict[str, tuple[str, Stamp]]:
