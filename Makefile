@@ -9,7 +9,17 @@ OUT ?= out/sample
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
+
+# uv installs the dependencies: pip took about 100 s of a fresh install, uv about 10.
+$(BIN)/uv: | $(BIN)/python
+	$(BIN)/python -m pip install --quiet uv
+
+# The Rust core is built against the interpreter the venvs are made from, named by one
+# stable path: setuptools-rust would otherwise name its isolated build environment's
+# (a new temporary path each time), and cargo would build the core again from scratch on
+# every install (about a minute), also for the lowest lane's venv.
+PYO3_PYTHON ?= $(shell $(PYTHON) -c "import sys; print(sys.executable)")
+export PYO3_PYTHON
 
 # One stamp per set of extras, remade when pyproject.toml, the Rust core (every file under
 # rust/) or the list of Python modules changes: an editable install is a tree of links to
@@ -18,31 +28,31 @@ $(BIN)/python:
 RUST_SOURCES := Cargo.toml Cargo.lock $(shell find rust -name '*.rs' -o -name Cargo.toml)
 PACKAGE_FOLDERS := src/chunkmill $(shell find pipeline jobs sql -type d -not -name __pycache__)
 INSTALL_DEPS := pyproject.toml $(RUST_SOURCES) $(PACKAGE_FOLDERS)
-# pip is quiet and the build's own warnings are left out (the editable install's notes on
+# The install is quiet and the build's own warnings are left out (the editable install's notes on
 # its link tree under build/): say what the long silence of a first build is.
 PIP_INSTALL := @echo "installing chunkmill into $(VENV): the first build of the Rust core \
-(release mode, quiet) takes 1.5-2 minutes on 2 idle cores, 3-6 on a busy machine; later \
-builds take seconds" && PYTHONWARNINGS=ignore $(BIN)/python -m pip install --quiet
+(release mode, quiet) takes about a minute on 2 idle cores, 2-4 on a busy machine; later \
+builds take seconds" && PYTHONWARNINGS=ignore $(BIN)/uv pip install --quiet --python $(BIN)/python
 # The editable install's link tree gets its bytecode now, as a regular install's files
 # do: where PYTHONDONTWRITEBYTECODE is set, every process would compile it again.
 COMPILE := $(BIN)/python -c "import chunkmill, compileall, os; \
 compileall.compile_dir(os.path.dirname(chunkmill.__file__), quiet=2)"
-$(VENV)/.installed-base: $(INSTALL_DEPS) | $(BIN)/python
+$(VENV)/.installed-base: $(INSTALL_DEPS) | $(BIN)/uv
 	$(PIP_INSTALL) -e .
 	$(COMPILE)
 	touch $@
 
-$(VENV)/.installed-report: $(INSTALL_DEPS) | $(BIN)/python
+$(VENV)/.installed-report: $(INSTALL_DEPS) | $(BIN)/uv
 	$(PIP_INSTALL) -e ".[report]"
 	$(COMPILE)
 	touch $@ $(VENV)/.installed-base
 
-$(VENV)/.installed-dev: $(INSTALL_DEPS) | $(BIN)/python
+$(VENV)/.installed-dev: $(INSTALL_DEPS) | $(BIN)/uv
 	$(PIP_INSTALL) -e ".[dev]"
 	$(COMPILE)
 	touch $@ $(VENV)/.installed-report $(VENV)/.installed-base
 
-$(VENV)/.installed-bench: $(INSTALL_DEPS) | $(BIN)/python
+$(VENV)/.installed-bench: $(INSTALL_DEPS) | $(BIN)/uv
 	$(PIP_INSTALL) -e ".[dev,bench]"
 	$(COMPILE)
 	touch $@ $(VENV)/.installed-dev $(VENV)/.installed-report $(VENV)/.installed-base
@@ -53,7 +63,7 @@ $(VENV)/.installed-bench: $(INSTALL_DEPS) | $(BIN)/python
 # make install-eval TORCH_CPU="torch --index-url https://download.pytorch.org/whl/cpu".
 # With torch in place the eval extra's sentence-transformers takes it as it is.
 TORCH_CPU ?= torch==2.13.0
-$(VENV)/.installed-eval: $(INSTALL_DEPS) | $(BIN)/python
+$(VENV)/.installed-eval: $(INSTALL_DEPS) | $(BIN)/uv
 	$(BIN)/python -m pip install --quiet $(TORCH_CPU)
 	$(PIP_INSTALL) -e ".[dev,bench,eval]"
 	$(COMPILE)

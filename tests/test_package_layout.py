@@ -141,9 +141,11 @@ def installs(tmp_path_factory):
 
 def _clean_env() -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
-    # the interpreter the compiled core was built for: another one (the new environment's,
-    # which pip --python builds with) would make cargo build it again, for a minute
-    return {**env, "PYO3_PYTHON": sys.executable, "PYTHON_SYS_EXECUTABLE": sys.executable}
+    # the interpreter the compiled core was built for (the Makefile exports it; else this
+    # one): another one (the new environment's, which pip --python builds with) would make
+    # cargo build it again, for a minute
+    built_for = os.environ.get("PYO3_PYTHON", sys.executable)
+    return {**env, "PYO3_PYTHON": built_for, "PYTHON_SYS_EXECUTABLE": built_for}
 
 
 def _check(args, env) -> None:
