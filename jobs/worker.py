@@ -42,8 +42,19 @@ def _exit_with_parent(parent: int) -> None:
     threading.Thread(target=watch, daemon=True).start()
 
 
+# The first lines ask the kernel to kill the worker when the run that started it dies
+# (Linux's parent-death signal; a kill -9 of the run leaves no worker behind, even one
+# still importing its modules, which can take seconds on a loaded machine), then check
+# that the run did not die before that request. Elsewhere the watcher thread of ``serve``
+# alone notices (``_exit_with_parent``).
 _BOOT = """
-import sys
+import ctypes, os, signal, sys
+try:
+    ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+except (AttributeError, OSError):
+    pass
+if os.getppid() != int(sys.argv[3]):
+    os._exit(1)
 from multiprocessing.connection import Connection
 inbox = Connection(int(sys.argv[1]), writable=False)
 outbox = Connection(int(sys.argv[2]), readable=False)
@@ -185,7 +196,7 @@ class Worker:
         task_r, task_w = os.pipe()
         result_r, result_w = os.pipe()
         process = subprocess.Popen(
-            [sys.executable, "-c", _BOOT, str(task_r), str(result_w)],
+            [sys.executable, "-c", _BOOT, str(task_r), str(result_w), str(os.getpid())],
             pass_fds=(task_r, result_w),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
