@@ -11,7 +11,9 @@ engine's workers included."""
 
 from __future__ import annotations
 
+import fcntl
 import os
+import shutil
 import site
 import subprocess
 import sys
@@ -117,8 +119,23 @@ def installs(tmp_path_factory):
     naming its site-packages, whose own .pth files are not run), so nothing is downloaded;
     both builds reuse the compiled core in target/ when it is up to date."""
     root = tmp_path_factory.mktemp("installs")
+    # one build at a time: each test process (pytest -n) builds its own, and two builds
+    # in the repository's one build/ folder fail on each other's files
+    lock = open(tmp_path_factory.getbasetemp().parent / "installs.lock", "w")
+    fcntl.flock(lock, fcntl.LOCK_EX)
+    try:
+        return _installs(root)
+    finally:
+        lock.close()
+
+
+def _installs(root: Path) -> dict[str, Path]:
     env = _clean_env()
     wheel = root / "wheel"
+    # what an earlier wheel build left half-made in build/ (a build interrupted or failed)
+    # makes setuptools fail on files it cannot delete: every build starts from none
+    for stale in (REPO / "build").glob("bdist.*"):
+        shutil.rmtree(stale, ignore_errors=True)
     _check([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps",
             "--no-build-isolation", "-w", wheel, REPO], env)  # fmt: skip
     made = {}
