@@ -1,10 +1,10 @@
 """A part of a local run worked whole in one worker: its batches processed and its part
 files written there, so that only a summary travels back to the run's process.
 
-A part of fresh documents (every part of a cold run) used to travel back row by row: the
-worker pickled every table of every batch, the run's process unpickled them and encoded
-them into Parquet, about 2.4 s of its CPU over the shared corpora while the workers waited
-for it. Written by the worker, the part costs the run's process nothing but its summary:
+A part of fresh documents (every part of a cold run) sent back row by row would cost the
+run's process the unpickling and encoding of every row (about 2.4 s of its CPU over the
+shared corpora, docs/design.md) while the workers wait for it. Written by the worker, the
+part costs the run's process nothing but its summary:
 the documents' ids and content hashes, the rejects, the chunks' strategies and token
 counts (every chunk row when a change set compares them), the files' manifest entries.
 The files are what the run's process would have written: the same writer, the same
@@ -114,20 +114,15 @@ def failed(unit, reason: str, detail: str):
 
 def _write(part: PartWork, policy: Policy, max_bytes: int, parser: str) -> PartWritten:
     folder = Path(part.folder)
-    paths = {n: parquet_files.part_path(folder, n, part.index) for n in schemas.PARTITIONED}
-    writers = {
-        n: parquet_files.TableWriter(
-            p, schemas.TABLES[n].with_metadata(part.metadata), durable=False
-        )
-        for n, p in paths.items()
-    }
+    tables_of = {n: schemas.TABLES[n].with_metadata(part.metadata) for n in schemas.PARTITIONED}
+    writer = parquet_files.PartWriter(folder, part.index, tables_of, durable=False)
     summaries = []
     try:
         for b in part.batches:
             tables, counts = batch.process(b, policy, max_bytes, parser)
             t = time.perf_counter()
-            for n, w in writers.items():
-                w.write(tables[n])
+            for n in tables_of:
+                writer.write(n, tables[n])
             counts["seconds_write"] = time.perf_counter() - t
             chunks = tables["chunks"]
             summary = {
@@ -138,14 +133,12 @@ def _write(part: PartWork, policy: Policy, max_bytes: int, parser: str) -> PartW
             }
             summaries.append((summary, counts))
     except BaseException:
-        for w in writers.values():
-            w.abort()
+        writer.abort()
         raise
     t = time.perf_counter()
-    for w in writers.values():
-        w.close()
+    writer.close()
     entries = {}
-    for n, p in paths.items():
+    for n, p in writer.paths.items():
         name = parquet_files.part_name(n, part.index)
         entries[name] = manifest.file_entry(p, name)
     summaries[-1][1]["seconds_write"] += time.perf_counter() - t

@@ -138,25 +138,25 @@ class OutputSet:
             shutil.rmtree(self._folder(n), ignore_errors=True)
             self._folder(n).mkdir()
         self.parts = 0  # parts finished
-        self.current: dict[str, TableWriter] = {}  # the open part's writers
+        self.current: PartWriter | None = None  # the open part
         self.linked: dict[str, str] = {}  # name in this folder -> the linked file's path
 
     def write(self, name: str, table: pa.Table) -> None:
         if name in self.writers:
             self.writers[name].write(table)
             return
-        if not self.current:
-            self.current = {
-                n: TableWriter(self._part(n), self.schemas[n], self.durable) for n in self.parted
-            }
-        self.current[name].write(table)
+        self._open().write(name, table)
+
+    def _open(self) -> PartWriter:
+        if self.current is None:
+            parted = {n: self.schemas[n] for n in self.parted}
+            self.current = PartWriter(self.out, self.parts, parted, self.durable)
+        return self.current
 
     def end_part(self) -> None:
         """Close the open part (an empty one when nothing was written since the last)."""
-        self.write(self.parted[0], schemas.empty(self.schemas[self.parted[0]]))
-        for w in self.current.values():
-            w.close()
-        self.current = {}
+        self._open().close()
+        self.current = None
         self.parts += 1
 
     def link_part(self, files: dict[str, Path]) -> None:
@@ -164,7 +164,7 @@ class OutputSet:
         documents in each): hard-linked, or copied where links are not allowed."""
         assert not self.current, "a part is open"
         for n in self.parted:
-            dst = self._part(n)
+            dst = part_path(self.out, n, self.parts)
             if link_or_copy(files[n], dst):
                 self.linked[part_name(n, self.parts)] = str(files[n])
         self.parts += 1
@@ -180,9 +180,6 @@ class OutputSet:
     def _folder(self, name: str) -> Path:
         return _aside(self.out, name)
 
-    def _part(self, name: str) -> Path:
-        return part_path(self.out, name, self.parts)
-
     def __enter__(self) -> OutputSet:
         return self
 
@@ -195,10 +192,34 @@ class OutputSet:
             for n in self.parted:
                 _replace_folder(self._folder(n), self.out / f"{n}.parquet")
             return
-        for w in [*self.writers.values(), *self.current.values()]:
+        for w in self.writers.values():
             w.abort()
+        if self.current is not None:
+            self.current.abort()
         for n in self.parted:
             shutil.rmtree(self._folder(n), ignore_errors=True)
+
+
+class PartWriter:
+    """The files of part ``index`` of the partitioned tables ``schemas`` (name -> schema)
+    of an open output set of ``out`` (``part_path``), all created at once: a table with no
+    rows in the part gets an empty file. The output set writes its parts with one; a
+    worker writes a whole part with one (jobs/part_work.py)."""
+
+    def __init__(self, out: Path, index: int, schemas: dict[str, pa.Schema], durable: bool):
+        self.paths = {n: part_path(out, n, index) for n in schemas}
+        self.writers = {n: TableWriter(self.paths[n], s, durable) for n, s in schemas.items()}
+
+    def write(self, name: str, table: pa.Table) -> None:
+        self.writers[name].write(table)
+
+    def close(self) -> None:
+        for w in self.writers.values():
+            w.close()
+
+    def abort(self) -> None:
+        for w in self.writers.values():
+            w.abort()
 
 
 def _aside(out: Path, name: str) -> Path:
