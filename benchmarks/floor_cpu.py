@@ -13,9 +13,8 @@ instant). This script measures, each in a fresh interpreter and in CPU seconds
 - listing and reading every file of the corpora;
 - two workers' start-up (their imports and warm-up, as ``jobs/worker.py`` does them);
 - pulldown-cmark's events of every file, iterated and nothing else (the parser's floor);
-- writing the tables a run publishes (documents, blocks, chunks, postings, the change set),
-  from a published run's own rows held in memory;
-- the postings of every chunk (an output of the run, made by ``pipeline/postings.py``).
+- writing the tables a cold run publishes by default (documents, chunks), from a published
+  run's own rows held in memory.
 
 The corpora's published run is made first when ``--out`` holds none.
 """
@@ -60,16 +59,14 @@ for t in texts:
     for _ in md.events_with_range(t):
         pass
 """,
-    "writing documents, blocks, chunks, postings and the change set": """
+    "writing documents and chunks": """
 import pyarrow as pa, pyarrow.parquet as pq, tempfile
 from chunkmill.pipeline import runstore, schemas
 from chunkmill.pipeline.runstore import parquet_files
 run = runstore.resolve(Path(OUT))
 groups = {n: [pq.ParquetFile(p).read_row_group(i)
               for p in parquet_files.parts(run, n) for i in range(pq.ParquetFile(p).num_row_groups)]
-          for n in ("documents", "blocks", "chunks", "postings")}
-add = [pa.array(["add"] * g.num_rows) for g in groups["chunks"]]
-groups["changes"] = [g.add_column(0, "op", a) for g, a in zip(groups["chunks"], add)]
+          for n in ("documents", "chunks")}
 with tempfile.TemporaryDirectory() as tmp:
     T0 = clock()
     for name, parts in groups.items():
@@ -78,18 +75,6 @@ with tempfile.TemporaryDirectory() as tmp:
         for g in parts:
             w.write_table(g)
         w.close()
-""",
-    "postings of every chunk": """
-import pyarrow.parquet as pq
-from chunkmill.pipeline import runstore
-from chunkmill.pipeline.postings import postings
-from chunkmill.pipeline.runstore import parquet_files
-files = [pq.ParquetFile(p) for p in parquet_files.parts(runstore.resolve(Path(OUT)), "chunks")]
-parts = [f.read_row_group(i, columns=["chunk_id", "embed_text"])
-         for f in files for i in range(f.num_row_groups)]
-T0 = clock()
-for g in parts:
-    postings(g)
 """,
 }
 

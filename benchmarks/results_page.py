@@ -69,7 +69,8 @@ def compare(d: dict) -> list[str]:
         "process tree; 750 tokens (3,000 characters with 320 overlap for character-budget "
         "tools), quality judged on what would be embedded, the cap 1,000 cl100k tokens. The "
         "anchors list, read, split and write their chunk texts as one Parquet table; "
-        "chunkmill writes its five tables, the change set, the manifest and the run history.",
+        "chunkmill writes what a run writes by default (documents, chunks and rejects, the "
+        "manifest and the run history; a first run has no change set).",
         "",
     ]
     rows = []

@@ -15,7 +15,7 @@ import pyarrow as pa
 @dataclass
 class RunCounts:
     documents: int = 0  # of the run's output (read, reused or linked)
-    blocks: int = 0
+    blocks: int | None = 0  # None: not counted (a run that does not write them)
     chunks: int = 0
     rejects: Counter = field(default_factory=Counter)  # reason -> documents
     skipped: Counter = field(default_factory=Counter)  # reason -> listing entries not read
@@ -40,7 +40,7 @@ class RunCounts:
         seconds_chunk)."""
         if "documents" in tables:
             self.documents += tables["documents"].num_rows
-        if "blocks" in tables:
+        if "blocks" in tables and self.blocks is not None:
             self.blocks += tables["blocks"].num_rows
         if "chunks" in tables:
             chunks = tables["chunks"]
@@ -67,7 +67,8 @@ class RunCounts:
         skip = sum(self.skipped.values())
         why = ", ".join(f"{n} {r}" for r, n in sorted(self.skipped.items()))
         return (
-            f"{self.documents} documents, {self.blocks} blocks, "
+            f"{self.documents} documents, "
+            f"{'' if self.blocks is None else f'{self.blocks} blocks, '}"
             f"{sum(self.rejects.values())} rejects{f' ({rej})' if rej else ''}, "
             f"{skip} skipped{f' ({why})' if why else ''}, "
             f"{self._fallback_part()}"

@@ -22,6 +22,7 @@ from chunkmill.pipeline.doc_limits import (
     DEFAULT_MAX_BYTES,
 )
 from chunkmill.pipeline.policy import CHOICES, Policy
+from chunkmill.pipeline.table_names import OPTIONAL_TABLES
 
 # The block parser backends (pipeline.parse.BACKENDS, named here so that --help does not
 # import the parsers; a test checks that the two agree). The first is the default.
@@ -124,6 +125,17 @@ class RunOptions(InputOptions):
         type=click.IntRange(1),
         show_default=True,
     )
+    tables: tuple[str, ...] = option(
+        (),
+        "Also write TABLE: blocks (every structural block of every document) or postings "
+        "(the BM25 terms of every chunk); repeatable. Without it a run writes documents, "
+        "chunks and rejects, and `search`, `stats`, `check`, `report` and `sql` make the "
+        "blocks and postings they read in memory. Worth it where those are queried often.",
+        flag="--table",
+        multiple=True,
+        metavar="TABLE",
+        type=click.Choice(OPTIONAL_TABLES),
+    )
     engine: str = option(
         "local",
         "local: a process pool on this machine; ray: Ray tasks on a Ray cluster (pip install "
@@ -183,6 +195,17 @@ class RunOptions(InputOptions):
         "run's: it changes every chunk id, except a new --link-template alone, which keeps "
         "them and updates every url. Refused otherwise (exit 4), naming the fields.",
     )
+
+    def __post_init__(self) -> None:
+        # from Python: one name or several, each an optional table
+        tables = (self.tables,) if isinstance(self.tables, str) else tuple(self.tables)
+        unknown = [t for t in tables if t not in OPTIONAL_TABLES]
+        if unknown:
+            raise ValueError(
+                f"tables: no optional table {', '.join(map(repr, unknown))} "
+                f"(they are {', '.join(OPTIONAL_TABLES)})"
+            )
+        object.__setattr__(self, "tables", tuple(dict.fromkeys(tables)))
 
 
 def of(cls: type, values: dict[str, Any]) -> Any:

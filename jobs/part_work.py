@@ -19,7 +19,9 @@ from __future__ import annotations
 
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from itertools import groupby
 from pathlib import Path
 
@@ -79,13 +81,16 @@ class PartTables:
     results: list[tuple[dict[str, pa.Table], Counter]]
 
 
-def work(unit, policy: Policy, max_bytes: int, parser: str):
-    """The worker's step: a PartWork written, a Piece or a Batch processed."""
+def work(unit, policy: Policy, max_bytes: int, parser: str, tables=()):
+    """The worker's step: a PartWork written, a Piece or a Batch processed, with the
+    optional ``tables`` the run writes."""
+    run = partial(batch.process, policy=policy, max_bytes=max_bytes, parser=parser,
+                  tables=tables)  # fmt: skip
     if isinstance(unit, PartWork):
-        return _write(unit, policy, max_bytes, parser)
+        return _write(unit, run, tables)
     if isinstance(unit, Piece):
-        return PieceResult(unit.batch, batch.process(unit.single, policy, max_bytes, parser))
-    return batch.process(unit, policy, max_bytes, parser)
+        return PieceResult(unit.batch, run(unit.single))
+    return run(unit)
 
 
 def split(unit) -> list:
@@ -112,24 +117,26 @@ def failed(unit, reason: str, detail: str):
     return batch.failed(unit, reason, detail)
 
 
-def _write(part: PartWork, policy: Policy, max_bytes: int, parser: str) -> PartWritten:
+def _write(part: PartWork, run: Callable, tables) -> PartWritten:
     folder = Path(part.folder)
-    tables_of = {n: schemas.TABLES[n].with_metadata(part.metadata) for n in schemas.PARTITIONED}
+    tables_of = {
+        n: schemas.TABLES[n].with_metadata(part.metadata) for n in schemas.partitioned(tables)
+    }
     writer = parquet_files.PartWriter(folder, part.index, tables_of, durable=False)
     summaries = []
     try:
         for b in part.batches:
-            tables, counts = batch.process(b, policy, max_bytes, parser)
+            made, counts = run(b)
             t = time.perf_counter()
             for n in tables_of:
-                writer.write(n, tables[n])
+                writer.write(n, made[n])
             counts["seconds_write"] = time.perf_counter() - t
-            chunks = tables["chunks"]
+            chunks = made["chunks"]
             summary = {
-                "documents": tables["documents"].select(["doc_id", "content_hash"]),
-                "blocks": tables["blocks"].select([]),
+                "documents": made["documents"].select(["doc_id", "content_hash"]),
+                "blocks": made["blocks"].select([]),
                 "chunks": chunks if part.chunk_rows else chunks.select(SUMMARY_CHUNK_COLUMNS),
-                "rejects": tables["rejects"],
+                "rejects": made["rejects"],
             }
             summaries.append((summary, counts))
     except BaseException:

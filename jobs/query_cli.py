@@ -116,8 +116,9 @@ def search_cmd(out, query, section, level, chunk_type, path_glob, meta, limit, f
     Example:
       chunkmill search out/ "configure the compactor" --section config
 
-    Runs sql/search.sql on the postings table written next to the chunks; no DuckDB
-    extension is needed. Both files are checked against the run's manifest first; a
+    Runs sql/search.sql on the postings table written next to the chunks (made in memory
+    from the chunks when the run did not write it: `chunkmill run --table postings`); no
+    DuckDB extension is needed. The files are checked against the run's manifest first; a
     damaged one is refused (exit 1).
     """
     from chunkmill import api
@@ -371,7 +372,8 @@ def check_cmd(out, tokenizer, show):
 def sql_cmd(out, query, fmt, output, rows):
     """Run any SQL QUERY over DIR with the views documents, blocks, chunks, rejects and
     postings in place. The files of the views QUERY names are checked against the run's
-    manifest first; a damaged one is refused (exit 1).
+    manifest first; a damaged one is refused (exit 1). Blocks or postings the run did not
+    write (`chunkmill run --table`) are made in memory when QUERY names them.
 
     The table format shows the first --rows rows and says on stderr when there are more;
     csv, json and parquet hold every row.

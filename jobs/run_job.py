@@ -95,20 +95,28 @@ def prestart(root: Path, policy: Policy, options: RunOptions) -> None:
         pool.prestart(limits, partial(batch.warm, policy))
 
 
-def prepare(items: list, prev: Previous | None, policy: Policy, reuse_chunks: bool) -> Batch:
-    """In the main process: the previous run's rows of this batch's unchanged documents."""
+def prepare(
+    items: list, prev: Previous | None, policy: Policy, reuse_chunks: bool, tables=()
+) -> Batch:
+    """In the main process: the previous run's rows of this batch's unchanged documents,
+    those of the optional ``tables`` the run writes included. Stored blocks are read where
+    they are written or packed again (a new policy), when the published run has them."""
     reused = [x.doc_id for x in items if isinstance(x, Reused)]
     if not reused:
         return Batch(items)
     chunks = prev.take("chunks", reused) if reuse_chunks else None
     postings = None
-    if chunks is not None:  # made again from the chunks: the stored postings rows have no
-        # doc_id to find a document's rows by, and the same chunks give the same rows
+    if chunks is not None and "postings" in tables:  # made again from the chunks: the
+        # stored postings rows have no doc_id to find a document's rows by, and the same
+        # chunks give the same rows
         from chunkmill.pipeline.postings import postings as postings_of
 
         postings = postings_of(chunks)
+    blocks = None
+    if ("blocks" in tables or chunks is None) and prev.has("blocks"):
+        blocks = prev.blocks(reused, policy.bias)
     docs = _sourced(prev.take("documents", reused), [x for x in items if isinstance(x, Reused)])
-    return Batch(items, docs, prev.blocks(reused, policy.bias), chunks, postings)
+    return Batch(items, docs, blocks, chunks, postings)
 
 
 def _sourced(docs: pa.Table, reused: list[Reused]) -> pa.Table:
@@ -261,11 +269,13 @@ class Linked:
 _LINKED = ({}, {})  # the result of a linked part: nothing for a worker to do
 
 
-def _linker(prev: Previous | None, policy: Policy, reuse_chunks: bool):
-    """The ``link`` of batch.parted for a run on ``prev``, or None when no part of it can
-    be linked (its chunks or postings are not reusable, its files are not what this run
-    would write)."""
-    if prev is None or not reuse_chunks or not prev.postings_reusable:
+def _linker(prev: Previous | None, policy: Policy, reuse_chunks: bool, tables=()):
+    """The ``link`` of batch.parted for a run on ``prev`` writing the optional ``tables``,
+    or None when no part of it can be linked (its chunks or postings are not reusable, its
+    files are not what this run would write)."""
+    if prev is None or not reuse_chunks:
+        return None
+    if "postings" in tables and not prev.postings_reusable:
         return None
     if not prev.linkable(run_metadata(policy)):
         return None
@@ -374,7 +384,8 @@ class RunJob:
         chosen engine. A part whose documents are all fresh is one PartWork when ``parts``
         says where (a local run): its worker writes its files (jobs/part_work.py)."""
         units: deque = deque()
-        link = _linker(prev, self.policy, reuse_chunks)
+        tables = self.options.tables
+        link = _linker(prev, self.policy, reuse_chunks, tables)
 
         def emit(unit, ends: bool):
             units.append((unit, ends))
@@ -389,7 +400,7 @@ class RunJob:
                     n_parts += 1
                     yield emit(unit, ends)
                     continue
-                b = prepare(unit, prev, self.policy, reuse_chunks)
+                b = prepare(unit, prev, self.policy, reuse_chunks, tables)
                 if parts is None or mixed or b.reused_docs is not None:
                     yield from (emit(h, False) for h in held)
                     held, mixed = [], not ends
@@ -411,6 +422,7 @@ class RunJob:
             "policy": self.policy,
             "max_bytes": self.options.max_bytes,
             "parser": self.options.parser,
+            "tables": tables,
         }
         if self.options.engine == "ray":
             from chunkmill.jobs import ray_job
@@ -601,10 +613,19 @@ def _execute(
     reuse_blocks, reuse_chunks = reusable(
         manifest, policy, record["parser_version"], job.options.full
     )
+    lacking = [t for t in job.options.tables if prev is not None and not prev.has(t)]
+    if lacking and reuse_blocks:
+        log.warn(
+            f"the published run has no {' or '.join(lacking)} table: every document is "
+            "parsed and packed again to write it (the chunks stay the same)"
+        )
+        reuse_blocks = reuse_chunks = False
     if not reuse_chunks:  # there will be packing to do
         job.start_workers()
     tally = Tally()
     work = tally.work
+    if "blocks" not in job.options.tables:
+        work.blocks = None
     work.limits = job.limits.options()
     raws = _carry_unlisted(job.documents(prev if reuse_blocks else None, work), prev, job.plan)
     items, unchanged = raws, None
@@ -615,7 +636,7 @@ def _execute(
     known: dict = {}
     written: dict = {}
     if nothing_changed:
-        known = _link_previous(prev, folder, schemas.CONTENT_TABLES)
+        known = _link_previous(prev, folder, schemas.content_tables(job.options.tables))
         job.progress(len(unchanged))
         _summaries_of_linked(folder, tally)
         changes = None
@@ -675,7 +696,8 @@ def _linked_entries(prev: Previous, linked: dict[str, str]) -> dict[str, dict]:
 def _count_linked(files: dict[str, Path], work: RunCounts) -> int:
     """Count a linked part's rows as ``work.add`` counts a batch's; its chunks."""
     work.documents += pq.read_metadata(files["documents"]).num_rows
-    work.blocks += pq.read_metadata(files["blocks"]).num_rows
+    if work.blocks is not None:
+        work.blocks += pq.read_metadata(files["blocks"]).num_rows
     chunks = pq.ParquetFile(files["chunks"]).read(columns=["strategy", "n_tokens"])
     work.add({"chunks": chunks})
     return chunks.num_rows
@@ -691,12 +713,13 @@ def _write_batches(
     metadata = run_metadata(job.policy)
     parts = PartPlan(folder, metadata, not changes.first) if job.supervisor else None
     # not synced file by file: publishing syncs the run's files together (runstore.commit)
-    with parquet_files.OutputSet(folder, schemas.CONTENT_TABLES, metadata, durable=False) as output:
+    names = schemas.content_tables(job.options.tables)
+    with parquet_files.OutputSet(folder, names, metadata, durable=False) as output:
 
         def take(tables: dict[str, pa.Table], counts, write: bool) -> None:
             t1 = time.perf_counter()
-            for name, table in tables.items() if write else ():
-                output.write(name, table)
+            for name in names if write else ():
+                output.write(name, tables[name])
             t2 = time.perf_counter()
             changes.add(tables["chunks"])
             work.seconds["write"] += t2 - t1
@@ -768,7 +791,8 @@ def _summaries_of_linked(folder: Path, tally: Tally) -> None:
     rejects = parquet_files.read(folder, "rejects", ["reason"])
     chunks = parquet_files.read(folder, "chunks", ["strategy", "n_tokens"])
     tally.work.documents = documents
-    tally.work.blocks = parquet_files.num_rows(folder, "blocks")
+    if tally.work.blocks is not None:
+        tally.work.blocks = parquet_files.num_rows(folder, "blocks")
     tally.work.add({"chunks": chunks, "rejects": rejects})
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -442,14 +442,20 @@ def settled(batch: Batch) -> tuple[dict[str, pa.Table], Counter] | None:
     chunks and their postings (most batches of a nightly run): the published run's rows as
     ``process`` would give them, without sending them to a worker and back. None for any
     other batch."""
-    if batch.reused_postings is None or not all(isinstance(x, Reused) for x in batch.items):
+    if batch.reused_chunks is None or not all(isinstance(x, Reused) for x in batch.items):
         return None
     order = {x.doc_id: i for i, x in enumerate(batch.items)}
+    blocks, postings = batch.reused_blocks, batch.reused_postings  # None: not written
     tables = {
         "documents": ordered(batch.reused_docs, order, None),
-        "blocks": ordered(batch.reused_blocks, order, "block_index"),
+        "blocks": (
+            schemas.empty(schemas.BLOCKS)
+            if blocks is None
+            else ordered(blocks, order, "block_index")
+        ),
         "chunks": ordered(batch.reused_chunks, order, "chunk_index"),
-        "postings": batch.reused_postings,  # taken chunk by chunk in the chunks' order
+        # taken chunk by chunk in the chunks' order
+        "postings": schemas.empty(schemas.POSTINGS) if postings is None else postings,
         "rejects": schemas.empty(schemas.REJECTS),
     }
     return tables, Counter(items=len(batch.items))
@@ -460,17 +466,18 @@ def process(
     policy: Policy,
     max_bytes: int,
     parser: str = DEFAULT_BACKEND,
-    chunks_only: bool = False,
+    tables: Collection[str] = schemas.OPTIONAL_TABLES,
     threads: int = 1,
 ) -> tuple[dict[str, pa.Table], Counter]:
     """Every table of one batch (documents, blocks, chunks, postings, rejects), and counters.
-    ``parser`` names the block parser backend (pipeline.parse.BACKENDS); with
-    ``chunks_only`` (the library calls) only chunks and rejects are wanted: no postings,
-    and no blocks table where the core's one pass applies. ``threads``: how many threads
-    the Rust core may use for the batch (a run's workers use one each; the library calls
-    use every core). A batch of fresh documents under the estimate is parsed, estimated
-    and chunked by one core call (``chunk.passed``); the seconds of its blocks then count
-    in ``seconds_chunk``."""
+    ``parser`` names the block parser backend (pipeline.parse.BACKENDS); ``tables``: the
+    optional tables wanted (schemas.OPTIONAL_TABLES; the library calls want none), the
+    others are empty. ``threads``: how many threads the Rust core may use for the batch (a
+    run's workers use one each; the library calls use every core). A batch of documents to
+    parse under the estimate is parsed, estimated and chunked by one core call
+    (``chunk.passed``); the seconds of its blocks then count in ``seconds_chunk``.
+    Reused documents whose chunks must be made again (a new policy) and whose blocks were
+    not stored are parsed again from their stored text, as fresh ones."""
     from chunkmill.pipeline import chunk
 
     counting = counting_of(policy)
@@ -478,9 +485,12 @@ def process(
     t0 = time.perf_counter()
     fresh = [x for x in batch.items if isinstance(x, RawDocument)]
     docs, rejects = _documents(fresh, policy.mdx, max_bytes)
+    reused_docs = batch.reused_docs
+    if reused_docs is not None and batch.reused_blocks is None and batch.reused_chunks is None:
+        docs, reused_docs = pa.concat_tables([docs, reused_docs]), None  # parsed again
     one_pass = None
-    if batch.reused_docs is None and parser == DEFAULT_BACKEND:  # fresh documents only
-        one_pass = chunk.passed(docs, policy, counting, threads, blocks=not chunks_only)
+    if reused_docs is None and parser == DEFAULT_BACKEND:  # documents to parse only
+        one_pass = chunk.passed(docs, policy, counting, threads, blocks="blocks" in tables)
     if one_pass is None:  # the blocks stage, then the chunks stage
         blks, parse_rejects = _blocks(docs, policy.bias, parser, threads, work)
         docs, rejects = (
@@ -496,9 +506,10 @@ def process(
         blks = schemas.empty(schemas.BLOCKS) if blks is None else blks
         work["repacked"] = docs.num_rows
     else:
-        if batch.reused_docs is not None:
-            docs = pa.concat_tables([docs, batch.reused_docs])
-            blks = pa.concat_tables([blks, batch.reused_blocks])
+        if reused_docs is not None:
+            docs = pa.concat_tables([docs, reused_docs])
+            if batch.reused_blocks is not None:
+                blks = pa.concat_tables([blks, batch.reused_blocks])
         to_chunk, to_chunk_blocks = docs, blks
         if batch.reused_chunks is not None:  # only the fresh documents are packed
             import pyarrow.compute as pc
@@ -521,18 +532,22 @@ def process(
     for i, x in enumerate(batch.items):
         order.setdefault(x.doc_id if isinstance(x, Reused) else make_doc_id(x.path), i)
     chunks = ordered(chunks, order, "chunk_index")
-    tables = {
+    made = {
         "documents": ordered(docs, order, None),
-        "blocks": ordered(blks, order, "block_index"),
+        "blocks": (
+            ordered(blks, order, "block_index")
+            if "blocks" in tables
+            else schemas.empty(schemas.BLOCKS)
+        ),
         "chunks": chunks,
         "postings": (
-            schemas.empty(schemas.POSTINGS)
-            if chunks_only
-            else _postings(chunks, packed, batch.reused_postings)
+            _postings(chunks, packed, batch.reused_postings)
+            if "postings" in tables
+            else schemas.empty(schemas.POSTINGS)
         ),
         # input order, like the other tables: reused documents are packed after fresh ones
         "rejects": ordered(pa.concat_tables([rejects, chunk_rejects]), order, None),
     }
     work["seconds_parse"] = t1 - t0
     work["seconds_chunk"] = time.perf_counter() - t1
-    return tables, work
+    return made, work

@@ -6,6 +6,7 @@ names the file uses). The views of ``sql/views.sql`` read one output folder.
 
 from __future__ import annotations
 
+import os
 import re
 from collections import Counter
 from pathlib import Path
@@ -16,6 +17,7 @@ import polars as pl
 from chunkmill.pipeline import objectstore, runstore
 from chunkmill.pipeline.policy import Policy
 from chunkmill.pipeline.runstore import parquet_files
+from chunkmill.pipeline.table_names import OPTIONAL_TABLES
 
 _HERE = Path(__file__).resolve().parent
 _PARAM = re.compile(r"\$([A-Za-z_]\w*)")
@@ -53,15 +55,19 @@ def tables_in(sql: str) -> list[str]:
 
 
 def connect(
-    out: str | Path, tables: list[str] | tuple[str, ...] = VIEWS
+    out: str | Path, tables: list[str] | tuple[str, ...] = VIEWS, verify: bool = True
 ) -> duckdb.DuckDBPyConnection:
     """An in-memory DuckDB with the views of an output folder's published run in place
-    (plus ``changes``, that run's change set, when it has one). The files of ``tables``
-    (every view by default; ``tables_in`` gives a query's) are checked against the run's
-    manifest first: ``runstore.DamagedRunError`` when one is damaged."""
+    (plus ``changes``, that run's change set, when it has one). ``tables``: the views the
+    caller reads (every view by default; ``tables_in`` gives a query's). Their files are
+    checked against the run's manifest first, unless not ``verify``:
+    ``runstore.DamagedRunError`` when one is damaged. An optional table (blocks, postings)
+    the run did not write is made in memory (``made``) when it is among them."""
     uri = str(out)
     out = folder_of(out)
-    missing = [n for n in VIEWS[:-1] if not (out / f"{n}.parquet").exists()]
+    missing = [
+        n for n in VIEWS[:-1] if n not in OPTIONAL_TABLES and not (out / f"{n}.parquet").exists()
+    ]
     if missing and (out / runstore.RUNS).is_dir():  # a run folder, nothing published yet
         statuses = Counter(r["status"] for r in runstore.history(out))
         runs = ", ".join(f"{n} {status}" for status, n in sorted(statuses.items()))
@@ -73,12 +79,19 @@ def connect(
             f"{out}: no {', '.join(m + '.parquet' for m in missing)}; "
             "is this the --out folder of `chunkmill run`?"
         )
-    served = [f"{t}.parquet" for t in tables if (out / f"{t}.parquet").exists()]
-    if served and not objectstore.is_uri(uri):  # an object store's copy was checked
+    absent = [t for t in OPTIONAL_TABLES if t in tables and not (out / f"{t}.parquet").exists()]
+    read = {*tables, *(MADE_FROM[t] for t in absent)}
+    served = [f"{t}.parquet" for t in sorted(read) if (out / f"{t}.parquet").exists()]
+    if verify and served and not objectstore.is_uri(uri):  # an object store's copy was checked
         runstore.check_served(out, served)
     con = duckdb.connect()
     con.execute("SET VARIABLE chunkmill_out = ?", [str(out.resolve())])
-    con.execute(load("views.sql"))
+    for statement in f"{load('views.sql')};{load('optional_views.sql')}".split(";"):
+        view = _CREATED.search(statement)
+        if view and (out / f"{view.group(1)}.parquet").exists():
+            con.execute(statement)
+    for name in absent:
+        con.register(name, made(out, name))
     if (out / "changes.parquet").exists():
         con.execute(
             "CREATE VIEW changes AS "
@@ -87,6 +100,28 @@ def connect(
     elif runstore.is_run_path(out):  # a folder's first publication: its chunks are adds
         con.execute(load("first_changes.sql"))
     return con
+
+
+# What an optional table is made of when the run did not write it.
+MADE_FROM = {"blocks": "documents", "postings": "chunks"}
+_CREATED = re.compile(r"CREATE OR REPLACE VIEW (\w+) AS", re.IGNORECASE)
+
+
+def made(folder: Path, name: str):
+    """An optional table (blocks, postings) of the published run in ``folder``, made in
+    memory as the run would have written it: the blocks of its documents (parsed again, on
+    every core), the postings of its chunks. A pyarrow Table."""
+    if name == "postings":
+        from chunkmill.pipeline.postings import postings
+
+        return postings(parquet_files.read(folder, "chunks", ["chunk_id", "embed_text"]))
+    from chunkmill.pipeline import block
+    from chunkmill.pipeline.parse import DEFAULT_BACKEND
+
+    docs = parquet_files.read(folder, "documents")
+    threads = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1
+    blocks, _ = block.blocks(docs, policy_of(folder).bias, DEFAULT_BACKEND, threads, None)
+    return blocks
 
 
 def run(con: duckdb.DuckDBPyConnection, name: str, **params) -> pl.DataFrame:
@@ -162,12 +197,23 @@ STATS = [
 ]
 
 
-def stats(out: str | Path, bins: int = 20, n: int = 10) -> dict[str, pl.DataFrame]:
-    read = tables_in(" ".join(load(f"stats/{name}.sql") for name in STATS))
-    with connect(out, read) as con:  # first: it says clearly when DIR is not an output folder
-        policy = policy_of(out)
-        params = dict(min_tokens=policy.min_tokens, max_tokens=policy.max_tokens, bins=bins, n=n)
-        return {name: run(con, f"stats/{name}.sql", **params) for name in STATS}
+def stats_tables() -> list[str]:
+    """The views the stats queries read."""
+    return tables_in(" ".join(load(f"stats/{name}.sql") for name in STATS))
+
+
+def stats(
+    out: str | Path, bins: int = 20, n: int = 10, con: duckdb.DuckDBPyConnection | None = None
+) -> dict[str, pl.DataFrame]:
+    """Every stats query (sql/stats/); ``con`` reuses an open connection to ``out`` with
+    the views of ``stats_tables``."""
+    if con is None:
+        # first: it says clearly when DIR is not an output folder
+        with connect(out, stats_tables()) as own:
+            return stats(out, bins, n, own)
+    policy = policy_of(out)
+    params = dict(min_tokens=policy.min_tokens, max_tokens=policy.max_tokens, bins=bins, n=n)
+    return {name: run(con, f"stats/{name}.sql", **params) for name in STATS}
 
 
 def check_names() -> list[str]:
@@ -221,7 +267,8 @@ def checks(out: str | Path) -> dict[str, pl.DataFrame]:
         results["checksums"] = found
     results |= ledger_check(out)
     try:
-        con = connect(out, tables=())  # damaged files are the checksums' finding, above
+        read = tables_in(" ".join(load(f"checks/{name}.sql") for name in check_names()))
+        con = connect(out, read, verify=False)  # damaged files: the checksums' finding
         policy = policy_of(out)
     except (duckdb.Error, OSError, ValueError) as exc:
         failed = pl.DataFrame({"error": [f"could not read the run: {exc}".splitlines()[0]]})

@@ -80,9 +80,10 @@ def gather(
     ``hist_max`` sets the histogram's range (default: the run's cap), so that two runs of a
     comparison share bins; ``paths`` picks the documents of the top-documents query."""
     folder = runstore.resolve(Path(out))
-    with queries.connect(folder) as con:
+    read = queries.tables_in(" ".join(queries.load(f"report/{n}.sql") for n in REPORT))
+    with queries.connect(folder, sorted({*read, *queries.stats_tables()})) as con:
         policy = queries.policy_of(folder)
-        stats = queries.stats(folder, bins=opts.bins)
+        stats = queries.stats(folder, bins=opts.bins, con=con)
         params = dict(
             bins=opts.bins,
             max_tokens=hist_max or policy.max_tokens,

@@ -9,6 +9,14 @@ from __future__ import annotations
 
 import pyarrow as pa
 
+from chunkmill.pipeline.table_names import (  # noqa: F401 - one import for the tables
+    CONTENT_TABLES,
+    OPTIONAL_TABLES,
+    PARTITIONED,
+    content_tables,
+    partitioned,
+)
+
 STR_MAP = pa.map_(pa.string(), pa.string())
 SPAN = pa.struct([("start", pa.int64()), ("end", pa.int64())])
 
@@ -220,15 +228,6 @@ TABLES: dict[str, pa.Schema] = {
     "runs": RUNS,
     "inputs": INPUTS,
 }
-
-# The tables whose content depends only on the input and the policy (not on history).
-CONTENT_TABLES = ["documents", "blocks", "chunks", "postings", "rejects"]
-
-# The tables whose rows are a document's: written as a folder of parts (``chunks.parquet/``
-# holds ``part-000000.parquet``, ...), each part the rows of the same documents in every one
-# of them (pipeline/runstore/parquet_files.py). DuckDB, polars and pyarrow read such a folder
-# as one table, parts in name order.
-PARTITIONED = ("documents", "blocks", "chunks", "postings")
 
 
 def from_columns(columns: dict[str, list], schema: pa.Schema) -> pa.Table:

@@ -23,6 +23,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from chunkmill.pipeline.table_names import OPTIONAL_TABLES
 from tests.conftest import CORPORA, REPO, SAMPLE
 
 FILE = REPO / "tests" / "golden" / "fingerprints.parquet"
@@ -55,7 +56,9 @@ def fingerprints(name: str, folder: Path | None, policy: str, **run) -> pa.Table
             folder = Path(tmp) / "generated"
             write_generated(folder)
         out = Path(tmp) / "out"
-        api.run(folder, out, policy=Policy(**POLICIES[policy]), log=RunLog(quiet=True), **run)
+        policy_ = Policy(**POLICIES[policy])
+        tables = run.pop("tables", OPTIONAL_TABLES)  # every table a run can write
+        api.run(folder, out, policy=policy_, log=RunLog(quiet=True), tables=tables, **run)
         run = runstore.resolve(out)
         hashes = _hashes(run)
         paths = pq.read_table(run / "documents.parquet", columns=["doc_id", "path"]).to_pylist()

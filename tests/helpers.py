@@ -13,6 +13,7 @@ from chunkmill.pipeline.policy import Policy
 # A small policy, so that the little sample corpus gets split sections and overlap.
 SMALL_FLAGS = ["--target-tokens", "60", "--max-tokens", "100", "--min-tokens", "20",
                "--overlap-tokens", "10"]  # fmt: skip
+EVERY_TABLE = ["--table", "blocks", "--table", "postings"]  # the optional tables too
 
 
 def document_metadata(path: Path) -> dict[str, dict[str, str]]:

@@ -12,11 +12,12 @@ from chunkmill.jobs.cli import main
 from chunkmill.pipeline import runstore
 from chunkmill.pipeline.policy import CHUNKER_VERSION, Policy
 from tests.conftest import SAMPLE
-from tests.helpers import table_bytes
+from tests.helpers import EVERY_TABLE, table_bytes
 
 
 def _run(out, *flags):
-    result = CliRunner().invoke(main, ["run", str(SAMPLE), "--out", str(out), *flags])
+    args = ["run", str(SAMPLE), "--out", str(out), *EVERY_TABLE, *flags]
+    result = CliRunner().invoke(main, args)
     assert result.exit_code == 0, result.output
     return runstore.resolve(out)
 
@@ -38,9 +39,9 @@ def test_an_incremental_run_equals_a_full_one_whatever_the_spelling_of_input(tmp
         for spelling in ("docs", f"{tmp_path}/docs"):
             with open("docs/index.md", "a") as fh:
                 fh.write("\nOne more line.\n")
-            args = ["run", spelling, "--out", "night"]
+            args = ["run", spelling, "--out", "night", *EVERY_TABLE]
             assert CliRunner().invoke(main, args).exit_code == 0
-        full = ["run", f"{tmp_path}/docs", "--out", "full", "--full"]
+        full = ["run", f"{tmp_path}/docs", "--out", "full", "--full", *EVERY_TABLE]
         assert CliRunner().invoke(main, full).exit_code == 0
     finally:
         os.chdir(here)
@@ -108,7 +109,7 @@ def test_a_batch_run_again_document_by_document_writes_the_same_bytes(tmp_path):
 
 def _run_workers(src, out, workers):
     result = CliRunner().invoke(
-        main, ["run", str(src), "--out", str(out), "--workers", str(workers)]
+        main, ["run", str(src), "--out", str(out), "--workers", str(workers), *EVERY_TABLE]
     )
     assert result.exit_code == 0, result.output
     return runstore.resolve(out)

@@ -12,7 +12,9 @@ from chunkmill.pipeline.policy import Policy
 from chunkmill.pipeline.runstore import manifest, parquet_files
 
 POLICY = Policy()
-STEP = {"policy": POLICY, "max_bytes": 1 << 20, "parser": DEFAULT_BACKEND}
+# every table, the optional ones too
+STEP = {"policy": POLICY, "max_bytes": 1 << 20, "parser": DEFAULT_BACKEND,
+        "tables": schemas.OPTIONAL_TABLES}  # fmt: skip
 
 
 def _part(folder) -> part_work.PartWork:

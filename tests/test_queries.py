@@ -19,13 +19,14 @@ from chunkmill.pipeline import queries, runstore
 from chunkmill.pipeline.fence import unbalanced
 from chunkmill.pipeline.runstore import parquet_files
 from tests.conftest import SAMPLE
-from tests.helpers import SMALL_FLAGS
+from tests.helpers import EVERY_TABLE, SMALL_FLAGS
 
 
 @pytest.fixture(scope="module")
 def sample_out(tmp_path_factory):
     out = tmp_path_factory.mktemp("sample")
-    result = CliRunner().invoke(main, ["run", str(SAMPLE), "--out", str(out), *SMALL_FLAGS])
+    args = ["run", str(SAMPLE), "--out", str(out), *SMALL_FLAGS, *EVERY_TABLE]
+    result = CliRunner().invoke(main, args)
     assert result.exit_code == 0, result.output
     return runstore.resolve(out)  # the published run folder
 

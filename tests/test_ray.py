@@ -19,12 +19,14 @@ from chunkmill.jobs import ray_job
 from chunkmill.jobs.cli import main
 from chunkmill.pipeline import runstore
 from tests.conftest import SAMPLE, corpus_dir
+from tests.helpers import EVERY_TABLE
 
 TABLES = ("documents", "blocks", "chunks", "postings", "rejects")
 
 
 def _run(src, out, *flags) -> dict[str, pl.DataFrame]:
-    result = CliRunner().invoke(main, ["run", str(src), "--out", str(out), *flags])
+    """A run writing every table (the optional ones too), and its tables."""
+    result = CliRunner().invoke(main, ["run", str(src), "--out", str(out), *EVERY_TABLE, *flags])
     assert result.exit_code == 0, result.output
     folder = runstore.resolve(out)
     return {name: pl.read_parquet(folder / f"{name}.parquet") for name in TABLES}

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from chunkmill.jobs.cli import main
 from chunkmill.pipeline import runstore
 from tests.conftest import SAMPLE
-from tests.helpers import SMALL_FLAGS, bert_like, words
+from tests.helpers import EVERY_TABLE, SMALL_FLAGS, bert_like, words
 
 CL100K = "tiktoken:cl100k_base"
 
@@ -111,7 +111,7 @@ def test_a_new_way_of_counting_re_packs_hf_runs_once_and_keeps_their_ids(tmp_pat
     shutil.copytree(SAMPLE, src)
     text = " ".join(p.read_text() for p in sorted(src.rglob("*.md")))
     spec = f"hf:{bert_like(tmp_path / 'bert.json', text)}"
-    flags = ["run", str(src), "--out", str(out), *SMALL_FLAGS, "--tokenizer", spec]
+    flags = ["run", str(src), "--out", str(out), *SMALL_FLAGS, *EVERY_TABLE, "--tokenizer", spec]
     assert CliRunner().invoke(main, flags).exit_code == 0
     ids = pl.read_parquet(runstore.resolve(out) / "chunks.parquet")["chunk_id"].to_list()
     assert CliRunner().invoke(main, flags).exit_code == 0

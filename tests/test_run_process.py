@@ -104,21 +104,28 @@ def test_the_main_process_of_a_cold_run_a_repack_and_a_nightly_run_loads_no_pola
     set and settles the batches of unchanged documents (batch.settled) with pyarrow alone
     (pandas and polars cost it most of a second to import; pyarrow's ``pa.array`` and
     ``to_numpy`` import pandas too)."""
-    corpus, out = tmp_path / "src", tmp_path / "out"
+    corpus = tmp_path / "src"
     shutil.copytree(SAMPLE, corpus)
     gone = next(p for p in sorted(corpus.rglob("*.md")) if p.name != "index.md")
     code = (
         "import sys, os\n"
         "from chunkmill import api\n"
-        f"first = api.run({str(corpus)!r}, {str(out)!r}, workers=1).record\n"
         "policy = api.resolve_policy(None, target_tokens=300)\n"
-        f"again = api.run({str(corpus)!r}, {str(out)!r}, policy=policy, workers=1,\n"
-        "                new_policy=True).record\n"
-        "assert first['chunks_added'] > 0 and again['documents_parsed'] == 0, again\n"
-        "assert again['chunks_added'] > 0, again\n"
+        # with the optional tables a re-pack reads the stored blocks; without, it parses
+        # the stored texts (in the workers)
+        "for tables, parsed in (((), 11), (('blocks', 'postings'), 0)):\n"
+        f"    out = {str(tmp_path)!r} + '/out' + str(len(tables))\n"
+        f"    first = api.run({str(corpus)!r}, out, workers=1, tables=tables).record\n"
+        f"    again = api.run({str(corpus)!r}, out, policy=policy, workers=1,\n"
+        "                    new_policy=True, tables=tables).record\n"
+        "    assert first['chunks_added'] > 0 and again['documents_parsed'] == parsed, again\n"
+        "    assert again['chunks_added'] > 0, again\n"
         f"os.remove({str(gone)!r})\n"
-        f"night = api.run({str(corpus)!r}, {str(out)!r}, policy=policy, workers=1).record\n"
-        "assert night['documents_deleted'] == 1 and night['documents_parsed'] == 0, night\n"
+        "for tables in ((), ('blocks', 'postings')):\n"
+        f"    out = {str(tmp_path)!r} + '/out' + str(len(tables))\n"
+        f"    night = api.run({str(corpus)!r}, out, policy=policy, workers=1,\n"
+        "                    tables=tables).record\n"
+        "    assert night['documents_deleted'] == 1 and night['documents_parsed'] == 0, night\n"
         "print(sorted(m for m in ('polars', 'pandas') if m in sys.modules))\n"
     )
     assert fresh_python(code) == "[]"

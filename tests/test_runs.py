@@ -19,11 +19,13 @@ from click.testing import CliRunner
 from chunkmill.jobs.cli import main
 from chunkmill.pipeline import queries, runstore
 from tests.conftest import REPO, SAMPLE
-from tests.helpers import SMALL_FLAGS, document_metadata, sentences, table_bytes
+from tests.helpers import EVERY_TABLE, SMALL_FLAGS, document_metadata, sentences, table_bytes
 
 
 def run(src: Path, out: Path, *flags: str) -> dict:
-    result = CliRunner().invoke(main, ["run", str(src), "--out", str(out), *SMALL_FLAGS, *flags])
+    """A run writing every table (the optional ones too: their reuse is tested here)."""
+    args = ["run", str(src), "--out", str(out), *SMALL_FLAGS, *EVERY_TABLE, *flags]
+    result = CliRunner().invoke(main, args)
     assert result.exit_code == 0, result.output
     return runstore.history(out)[-1]
 
@@ -212,6 +214,7 @@ def test_policy_change_repacks_without_parsing(corpus, tmp_path):
             "--overlap-tokens",
             "10",
             "--new-policy",
+            *EVERY_TABLE,
         ],
     )
     assert result.exit_code == 0, result.output
@@ -225,13 +228,16 @@ def test_policy_change_repacks_without_parsing(corpus, tmp_path):
     )
     # a bias change also re-packs from stored blocks (estimates redone, nothing parsed)
     result = CliRunner().invoke(
-        main, ["run", str(corpus), "--out", str(out), "--bias", "code", "--new-policy"]
+        main,
+        ["run", str(corpus), "--out", str(out), "--bias", "code", "--new-policy", *EVERY_TABLE],
     )
     assert result.exit_code == 0, result.output
     assert runstore.history(out)[-1]["documents_parsed"] == 0
     blocks = published_table(out, "blocks")
     full = tmp_path / "full"
-    CliRunner().invoke(main, ["run", str(corpus), "--out", str(full), "--bias", "code"])
+    CliRunner().invoke(
+        main, ["run", str(corpus), "--out", str(full), "--bias", "code", *EVERY_TABLE]
+    )
     assert blocks.equals(published_table(full, "blocks"))
 
 
@@ -546,8 +552,10 @@ def test_a_batch_of_reused_documents_only_is_settled_without_a_worker():
         assert tables[name].equals(made[name]), name
     assert counts["items"] == 2 and counts["parsed"] == counts["repacked"] == 0
     assert batch.settled(batch.Batch([raws[0]])) is None  # something to parse
-    no_postings = batch.Batch(reused.items, whole["documents"], whole["blocks"], chunks)
-    assert batch.settled(no_postings) is None  # postings to make (another version's)
+    lean = batch.Batch(reused.items, whole["documents"], None, chunks)  # a run without them
+    tables, _ = batch.settled(lean)
+    assert tables["blocks"].num_rows == tables["postings"].num_rows == 0
+    assert tables["chunks"].equals(made["chunks"])
 
 
 def test_a_nightly_run_sends_only_batches_with_changes_to_workers(corpus, tmp_path, monkeypatch):

@@ -21,8 +21,9 @@ from chunkmill import run as api_run
 from chunkmill.jobs.cli import main
 from chunkmill.pipeline import queries, runstore
 from chunkmill.pipeline.runstore import lock, manifest, parquet_files
+from chunkmill.pipeline.table_names import OPTIONAL_TABLES
 from tests.conftest import REPO, SAMPLE
-from tests.helpers import table_bytes
+from tests.helpers import EVERY_TABLE, table_bytes
 
 POLICY_A = Policy(target_tokens=60, max_tokens=100, min_tokens=20, overlap_tokens=10)
 POLICY_B = Policy(target_tokens=90, max_tokens=140, min_tokens=30, overlap_tokens=15)
@@ -51,6 +52,7 @@ def _policy_kwargs(policy: Policy) -> str:
 def _quiet_run(src: Path, out: Path, policy: Policy, **options):
     from chunkmill.jobs.runlog import RunLog
 
+    options.setdefault("tables", OPTIONAL_TABLES)  # every table: damage to any is tested
     return api_run([str(src)], out, policy=policy, workers=1, log=RunLog(quiet=True), **options)
 
 
@@ -330,7 +332,7 @@ def test_a_damaged_published_file_is_found_and_recomputed(published_a, tmp_path,
     assert name in result.output
 
     flags = ["--full"] if full else []
-    args = ["run", str(src), "--out", str(out), "--workers", "1", *flags]
+    args = ["run", str(src), "--out", str(out), "--workers", "1", *flags, *EVERY_TABLE]
     args += ["--target-tokens", "60", "--max-tokens", "100", "--min-tokens", "20"]
     result = CliRunner().invoke(main, [*args, "--overlap-tokens", "10"])
     assert result.exit_code == 0, result.output

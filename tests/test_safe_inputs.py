@@ -22,7 +22,7 @@ from chunkmill.pipeline.runstore import parquet_files
 from chunkmill.pipeline.sources import Selection
 from chunkmill.pipeline.table_rows import table_documents
 from tests.conftest import REPO, SAMPLE
-from tests.helpers import document_metadata, sentences, table_bytes
+from tests.helpers import EVERY_TABLE, document_metadata, sentences, table_bytes
 
 # A run in a child process (a FIFO may block a reader forever: never in the test process)
 # that prints its own peak memory: VmHWM of its address space (ru_maxrss would also count
@@ -139,7 +139,7 @@ def _incapable(cmd: list[str]) -> list[str]:
 def _cli_run(src: Path, out: Path, *flags: str) -> subprocess.CompletedProcess:
     cmd = [sys.executable, "-m", "chunkmill.jobs.cli", "run", str(src), "--out", str(out)]
     return subprocess.run(
-        _incapable([*cmd, "--workers", "1", *flags]),
+        _incapable([*cmd, "--workers", "1", *EVERY_TABLE, *flags]),  # damage to any table
         cwd=REPO,
         capture_output=True,
         text=True,

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from chunkmill.jobs.cli import main
 from chunkmill.pipeline import postings, queries, runstore
 from tests.conftest import SAMPLE, corpus_dir
-from tests.helpers import SMALL_FLAGS
+from tests.helpers import EVERY_TABLE, SMALL_FLAGS
 
 TEXTS = [
     "インテグレーションを使う",
@@ -65,7 +65,8 @@ def _old_postings(chunks: pa.Table) -> pl.DataFrame:
 
 def test_english_postings_and_results_are_unchanged(tmp_path):
     out = tmp_path / "o"
-    result = CliRunner().invoke(main, ["run", str(SAMPLE), "--out", str(out), *SMALL_FLAGS])
+    args = ["run", str(SAMPLE), "--out", str(out), *SMALL_FLAGS, *EVERY_TABLE]
+    result = CliRunner().invoke(main, args)
     assert result.exit_code == 0, result.output
     folder = runstore.resolve(out)
     chunks = pl.read_parquet(folder / "chunks.parquet")

@@ -17,14 +17,14 @@ from chunkmill.jobs.cli import main
 from chunkmill.pipeline import runstore
 from chunkmill.pipeline.runstore import manifest, parquet_files
 from tests.conftest import SAMPLE
-from tests.helpers import SMALL_FLAGS, sentences
+from tests.helpers import EVERY_TABLE, SMALL_FLAGS, sentences
 
 
 @pytest.fixture(scope="module")
 def published(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("served") / "out"
     result = CliRunner().invoke(
-        main, ["run", str(SAMPLE), "--out", str(out), "--workers", "1", *SMALL_FLAGS]
+        main, ["run", str(SAMPLE), "--out", str(out), "--workers", "1", *SMALL_FLAGS, *EVERY_TABLE]
     )
     assert result.exit_code == 0, result.output
     return out

@@ -133,7 +133,7 @@ def test_mdx_in_a_policy_file_is_used_and_checked(tmp_path):
     policy = tmp_path / "policy.yaml"
     policy.write_text("mdx: 'on'\n")
     out = tmp_path / "o"
-    result = cli("run", str(src), "--out", str(out), "--policy", str(policy))
+    result = cli("run", str(src), "--out", str(out), "--policy", str(policy), "--table", "blocks")
     assert result.exit_code == 0, result.output
     kinds = pl.read_parquet(runstore.resolve(out) / "blocks.parquet")["kind"].to_list()
     assert "mdx_jsx" in kinds

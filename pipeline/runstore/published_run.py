@@ -91,7 +91,11 @@ class Parts:
 
 def read_parts(folder: Path, columns: list[str]) -> tuple[pa.Table, Parts]:
     """The published documents (``columns``, which include doc_id) and the run's parts."""
-    files = {n: parquet_files.parts(folder, n) for n in schemas.PARTITIONED}
+    files = {
+        n: parquet_files.parts(folder, n)
+        for n in schemas.PARTITIONED
+        if n not in schemas.OPTIONAL_TABLES or (folder / f"{n}.parquet").exists()
+    }
     if len({len(f) for f in files.values()}) != 1:  # not written by chunkmill
         counts = ", ".join(f"{n} {len(f)}" for n, f in files.items())
         raise OSError(f"its tables have different numbers of parts ({counts})")
@@ -124,6 +128,10 @@ class Previous:
         """doc_id -> content_hash (computed once: looked up for every document read)."""
         d = self.documents
         return dict(zip(d["doc_id"].to_pylist(), d["content_hash"].to_pylist()))
+
+    def has(self, name: str) -> bool:
+        """Whether the run wrote table ``name`` (an optional one may be absent)."""
+        return bool(self.parts.files.get(name))
 
     def table(self, name: str) -> StoredRows:
         if name not in self.tables:

@@ -217,7 +217,7 @@ def _chunk_one(raw, policy: Policy) -> list[Chunk]:
     the core leaves to the reference parser)."""
     from chunkmill.pipeline.batch import Batch, process
 
-    tables, _ = process(Batch([raw]), policy, DEFAULT_MAX_BYTES, chunks_only=True)
+    tables, _ = process(Batch([raw]), policy, DEFAULT_MAX_BYTES, tables=())
     for reject in tables["rejects"].to_pylist():
         raise RejectedError(raw.path, reject["reason"], reject["detail"])
     return [Chunk.from_row(row) for row in tables["chunks"].to_pylist()]
@@ -291,7 +291,7 @@ def _chunk_raws(raws, policy: Policy, n_threads: int, memory_mb: int | None) -> 
 
     def step(group: list) -> dict:
         batch = Batch(group)
-        return process(batch, policy, DEFAULT_MAX_BYTES, chunks_only=True, threads=inner)[0]
+        return process(batch, policy, DEFAULT_MAX_BYTES, tables=(), threads=inner)[0]
 
     for tables in in_threads(step, chain(ahead, groups), n_threads):
         parts.append(tables["chunks"])
@@ -387,7 +387,7 @@ def run(
     ``options``: the fields of ``chunkmill.RunOptions``, each the flag of `chunkmill run`
     of that name with its help there (``workers``, ``full``, ``verify``, ``keep``,
     ``include``, ``exclude``, ``names``, ``parser``, ``max_bytes``, ``doc_timeout``,
-    ``doc_memory``, ``dry_run``, ``new_policy``, ...); an unknown one raises TypeError.
+    ``doc_memory``, ``dry_run``, ``new_policy``, ``tables``, ...); an unknown one raises TypeError.
     ``progress(done, total)`` is called as documents finish. Raises
     ``chunkmill.pipeline.sources.InputError`` for an unusable input,
     ``chunkmill.pipeline.runstore.LockedError`` when another run holds ``out``.
@@ -481,7 +481,8 @@ def connect(out: str | Path) -> duckdb.DuckDBPyConnection:
     """An in-memory DuckDB connection with the views of ``sql/views.sql`` (documents, blocks,
     chunks, rejects, postings, runs; plus changes) over the published run of ``out``. Their
     files are checked against the run's manifest first: ``DamagedRunError`` (from
-    ``chunkmill.pipeline.runstore``) names a damaged one."""
+    ``chunkmill.pipeline.runstore``) names a damaged one. Blocks and postings the run did
+    not write (``tables``) are made in memory first, as the run would have written them."""
     from chunkmill.pipeline import queries
 
     return queries.connect(out)
