@@ -22,7 +22,7 @@ import polars as pl
 from chunkmill.jobs import pool, run_job
 from chunkmill.jobs.options import RunOptions
 from chunkmill.jobs.runlog import RunLog
-from chunkmill.pipeline import runstore, sources
+from chunkmill.pipeline import queries, runstore, sources
 from chunkmill.pipeline.policy import Policy
 
 WORKERS = pool.default_workers()  # as `chunkmill run` does by default
@@ -59,9 +59,8 @@ def edit_paragraph(src: Path, out: Path, rng: random.Random) -> tuple[str, int]:
     docs = pl.read_parquet(
         folder / "documents.parquet", columns=["doc_id", "path", "format", "had_bom", "text"]
     )
-    blocks = pl.read_parquet(
-        folder / "blocks.parquet", columns=["doc_id", "kind", "char_start", "char_end", "text"]
-    )
+    columns = ["doc_id", "kind", "char_start", "char_end", "text"]
+    blocks = pl.from_arrow(queries.table(folder, "blocks", columns))
     paragraphs = blocks.filter(
         (pl.col("kind") == "paragraph") & (pl.col("text").str.count_matches(" ") > 5)
     ).join(docs.filter(pl.col("format") == "markdown"), on="doc_id")

@@ -25,6 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import polars as pl  # noqa: E402
 
+from chunkmill.pipeline import queries  # noqa: E402
 from tests.chunk_quality import (  # noqa: E402
     best_possible_share,
     names_its_section,
@@ -66,7 +67,7 @@ def measure(folder: Path, cap: int, depth: int) -> dict[str, dict]:
 
 
 def _bound(folder: Path, docs: pl.DataFrame, corpus: str, cap: int, depth: int) -> float:
-    blocks = pl.read_parquet(folder / "blocks.parquet").join(
+    blocks = pl.from_arrow(queries.table(folder, "blocks")).join(
         docs.filter(pl.col("format") == "markdown").select("doc_id", "path"), on="doc_id"
     )
     blocks = blocks.filter(pl.col("path").str.starts_with(corpus + "/"))

@@ -107,6 +107,15 @@ MADE_FROM = {"blocks": "documents", "postings": "chunks"}
 _CREATED = re.compile(r"CREATE OR REPLACE VIEW (\w+) AS", re.IGNORECASE)
 
 
+def table(folder: Path, name: str, columns: list[str] | None = None):
+    """A content table of the published run in ``folder`` (a pyarrow Table): as written,
+    or made (``made``) when it is an optional one the run did not write."""
+    if name in OPTIONAL_TABLES and not (folder / f"{name}.parquet").exists():
+        found = made(folder, name)
+        return found if columns is None else found.select(columns)
+    return parquet_files.read(folder, name, columns)
+
+
 def made(folder: Path, name: str):
     """An optional table (blocks, postings) of the published run in ``folder``, made in
     memory as the run would have written it: the blocks of its documents (parsed again, on
