@@ -115,7 +115,7 @@ def main() -> dict:
         "nothing added or removed"
     )
     print(
-        f"policy change: re-pack without parsing {result['repack_seconds']} s "
+        f"policy change: re-pack {result['repack_seconds']} s "
         f"({result['repack_speedup']}x faster than cold), every chunk id changed"
     )
     print(
