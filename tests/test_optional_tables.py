@@ -45,19 +45,25 @@ def _written(out: Path) -> set[str]:
     return {p.name.removesuffix(".parquet") for p in runstore.resolve(out).glob("*.parquet")}
 
 
-def test_a_run_writes_the_optional_tables_only_when_asked(corpus, tmp_path):
-    lean, every = tmp_path / "lean", tmp_path / "every"
-    run(corpus, lean)
-    run(corpus, every, *EVERY_TABLE)
+@pytest.fixture(scope="module")
+def both(tmp_path_factory) -> tuple[Path, Path]:
+    """The sample run without and with the optional tables (read only)."""
+    root = tmp_path_factory.mktemp("optional")
+    lean, every = root / "lean", root / "every"
+    run(SAMPLE, lean)
+    run(SAMPLE, every, *EVERY_TABLE)
+    return lean, every
+
+
+def test_a_run_writes_the_optional_tables_only_when_asked(both):
+    lean, every = both
     assert not {"blocks", "postings"} & _written(lean)
     assert {"blocks", "postings"} <= _written(every)
     _same(lean, every)
 
 
-def test_queries_make_an_absent_table_as_the_run_would_have_written_it(corpus, tmp_path):
-    lean, every = tmp_path / "lean", tmp_path / "every"
-    run(corpus, lean)
-    run(corpus, every, *EVERY_TABLE)
+def test_queries_make_an_absent_table_as_the_run_would_have_written_it(both):
+    lean, every = both
     for name in ("blocks", "postings"):
         stored = parquet_files.read(runstore.resolve(every), name)
         made = queries.made(runstore.resolve(lean), name)

@@ -388,7 +388,8 @@ def test_second_concurrent_run_is_refused(tmp_path):
 
 @pytest.mark.slow
 def test_killed_runs_leave_the_published_run_intact(tmp_path):
-    src = _big_corpus(tmp_path / "src")
+    n_docs = 200  # 17 runs of it; the kill moments scale with a run's time
+    src = _big_corpus(tmp_path / "src", n_docs)
     out = tmp_path / "out"
     started = time.perf_counter()
     assert (
@@ -405,7 +406,7 @@ def test_killed_runs_leave_the_published_run_intact(tmp_path):
     # Random kill moments; the deterministic kill at every commit step is
     # test_runstore.py's. Eight kills cover reading, workers and publishing.
     for i in range(8):
-        doc = src / f"doc{rng.randrange(400):04d}.md"
+        doc = src / f"doc{rng.randrange(n_docs):04d}.md"
         doc.write_text(doc.read_text() + f"\n\nEdit number {i}.\n")
         proc = subprocess.Popen(
             _cli("run", str(src), "--out", str(out), "--full"),
