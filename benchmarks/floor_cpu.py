@@ -44,7 +44,7 @@ raws = list(sources.read(sources.plan([CORPORA], sel), sel))
 """,
     "one worker's start-up (imports, warm-up)": """
 from chunkmill.jobs import worker  # counted from the interpreter's start, as a worker's is
-sys.meta_path.insert(0, worker.Absent("pandas", why="is not used in chunkmill's workers"))
+sys.meta_path.insert(0, worker.Absent("pandas", "numpy", why="is not used in chunkmill's workers"))
 from chunkmill.pipeline import batch
 from chunkmill.pipeline.policy import Policy
 batch.warm(Policy())

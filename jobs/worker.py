@@ -69,8 +69,8 @@ class Absent:
     own where nothing needs them. pyarrow imports pandas the first time it turns Python
     lists into arrays, only to ask whether they are pandas objects (a quarter of a second of
     CPU per worker at start, more under load), and numpy when pyarrow itself is imported
-    (50-140 ms of every run's start-up), for modules that a worker (pandas) or the main
-    process of ``chunkmill run`` (numpy; see ``cli.entry``) never uses."""
+    (50-140 ms of every process's start-up), for modules that a worker (pandas, numpy) or
+    the main process of ``chunkmill run`` (numpy; see ``cli.entry``) never uses."""
 
     def __init__(self, *names: str, why: str):
         self.names, self.why = names, why
@@ -86,7 +86,7 @@ def serve(inbox, outbox, parent: int, memory_mb: int, init: Callable | None) -> 
     text) or (seq, "memory", text) (out of address space); None ends it. Ctrl-C is the
     parent's business: the parent stops its workers."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    sys.meta_path.insert(0, Absent("pandas", why="is not used in chunkmill's workers"))
+    sys.meta_path.insert(0, Absent("pandas", "numpy", why="is not used in chunkmill's workers"))
     _exit_with_parent(parent)
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # a crash leaves no core file behind
     for name in WARM_MODULES:

@@ -198,7 +198,7 @@ def _with_estimates_arrow(table: pa.Table, bias: str) -> pa.Table:
     counts = bulk_estimate.estimates(bias, table["text"], table["kind"], table["doc_id"])
     for name, values in zip(("n_chars", "est_tokens"), counts):
         i = table.schema.get_field_index(name)
-        table = table.set_column(i, table.schema.field(i), pa.array(values, pa.int32()))
+        table = table.set_column(i, table.schema.field(i), values)
     return table
 
 

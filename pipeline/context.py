@@ -15,7 +15,7 @@ import json
 import string
 
 from chunkmill import _core
-from chunkmill.pipeline.heading import INLINE_MD, clean
+from chunkmill.pipeline.heading import clean, inline_md
 from chunkmill.pipeline.parse import TITLE_SOURCE_CHARS
 
 SEP = " > "
@@ -120,7 +120,7 @@ def url(template: str, path: str, anchor: str | None, line_start: int, line_end:
 
 def image_src(block_text: str, env: dict | None = None) -> str | None:
     """The source URL of the one image an image block holds (a link around it allowed)."""
-    tokens = INLINE_MD.parseInline(block_text.strip(), dict(env or {}))
+    tokens = inline_md().parseInline(block_text.strip(), dict(env or {}))
     for t in tokens[0].children or []:
         if t.type == "image":
             return t.attrGet("src") or None

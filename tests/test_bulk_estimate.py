@@ -125,7 +125,7 @@ def _rust_estimates(rows: list[tuple[str, str, str]], bias: str) -> tuple[list, 
         pa.array([k for _, k, _ in rows], pa.string()),
         pa.array([d for _, _, d in rows], pa.string()),
     )
-    return n_chars.tolist(), est.tolist()
+    return n_chars.to_pylist(), est.to_pylist()
 
 
 def _english_expected(texts: list[str], documents: list[str]) -> list[bool]:
