@@ -88,12 +88,10 @@ report: $(VENV)/.installed-report
 
 ## test: the whole test suite: the Rust core's own tests (cargo test at the root builds only
 ## the pure crate, rust/core), then pytest (which exits non-zero if it collects no test) in
-## three test processes on 2 cores (many tests wait on the processes, servers and clusters
-## they start: a CI run used 1.6 of its 2 cores with two), the tests that start a Ray
-## cluster all in one of them
+## two test processes, the tests that start a Ray cluster all in one of them
 test: $(VENV)/.installed-dev
 	cargo test
-	$(BIN)/python -m pytest -q -n 3 --dist loadgroup
+	$(BIN)/python -m pytest -q -n 2 --dist loadgroup
 
 ## test-fast: the inner loop (under 90 s on 2 cores): no slow, corpus, cluster or browser
 ## test, two test processes
