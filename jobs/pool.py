@@ -16,7 +16,6 @@ results come back in submission order, so the output never depends on the worker
 from __future__ import annotations
 
 import atexit
-import os
 import signal
 import time
 from collections import deque
@@ -31,7 +30,7 @@ from chunkmill.jobs.worker import (
     receive,
     rss_mb,
 )
-from chunkmill.pipeline.doc_limits import DEFAULT_DOC_MEMORY_MB, DEFAULT_DOC_TIMEOUT
+from chunkmill.pipeline.doc_limits import DEFAULT_DOC_MEMORY_MB, DEFAULT_DOC_TIMEOUT, usable_cores
 
 TICK = 0.05  # seconds between two looks of the watchdog
 
@@ -62,7 +61,7 @@ class Failure:
 
 
 def default_workers() -> int:
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return usable_cores()
 
 
 @dataclass

@@ -1,6 +1,8 @@
 """Run limits: options that bound what one document may cost. They are not policy (they do
 not change the chunks of a document that stays within them), so they are not hashed."""
 
+import os
+
 DEFAULT_MAX_BYTES = 256 * 1024 * 1024  # documents larger than this are rejected (too_large)
 # A worker that works longer than this on one batch, or one document, is stopped and the
 # document rejected (timeout). Ordinary documents take milliseconds; 8 MB about 10 s.
@@ -42,3 +44,8 @@ def over_memory(data: bytes | None, limit_mb: int | None) -> str | None:
         f"lines), more than the {limit_mb:,} MB allowed in this process (memory_mb; None for "
         "no limit; the workers of a run are watched instead, --doc-memory)"
     )
+
+
+def usable_cores() -> int:
+    """The CPUs this process may run on (its affinity, where the system has one)."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1

@@ -6,7 +6,6 @@ names the file uses). The views of ``sql/views.sql`` read one output folder.
 
 from __future__ import annotations
 
-import os
 import re
 from collections import Counter
 from pathlib import Path
@@ -125,10 +124,11 @@ def made(folder: Path, name: str):
 
         return postings(parquet_files.read(folder, "chunks", ["chunk_id", "embed_text"]))
     from chunkmill.pipeline import block
+    from chunkmill.pipeline.doc_limits import usable_cores
     from chunkmill.pipeline.parse import DEFAULT_BACKEND
 
     docs = parquet_files.read(folder, "documents")
-    threads = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1
+    threads = usable_cores()
     blocks, _ = block.blocks(docs, policy_of(folder).bias, DEFAULT_BACKEND, threads, None)
     return blocks
 

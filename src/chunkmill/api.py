@@ -18,7 +18,12 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from chunkmill.pipeline.doc_limits import DEFAULT_DOC_MEMORY_MB, DEFAULT_MAX_BYTES, over_memory
+from chunkmill.pipeline.doc_limits import (
+    DEFAULT_DOC_MEMORY_MB,
+    DEFAULT_MAX_BYTES,
+    over_memory,
+    usable_cores,
+)
 from chunkmill.pipeline.policy import Policy, PolicyError
 from chunkmill.pipeline.policy import load as load_policy
 
@@ -360,11 +365,7 @@ def _within_memory(raw, memory_mb: int | None):
 def _threads(threads: int | None) -> int:
     """The threads a library call gives the Rust core: every core unless told."""
     if threads is None:
-        return (
-            len(os.sched_getaffinity(0))
-            if hasattr(os, "sched_getaffinity")
-            else os.cpu_count() or 1
-        )
+        return usable_cores()
     if not isinstance(threads, int) or threads < 1:
         raise ValueError(f"threads must be a positive whole number, got {threads!r}")
     return threads
@@ -407,7 +408,6 @@ def run(
     ``names`` ({input: label}) or its folder's name; duplicate labels raise ``InputError``.
     A single input keeps plain paths unless it is named.
     """
-    import os
 
     from chunkmill.jobs import options as option_values
     from chunkmill.jobs import pool, run_job
