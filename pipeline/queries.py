@@ -78,7 +78,7 @@ def connect(
             f"{out}: no {', '.join(m + '.parquet' for m in missing)}; "
             "is this the --out folder of `chunkmill run`?"
         )
-    absent = [t for t in OPTIONAL_TABLES if t in tables and not (out / f"{t}.parquet").exists()]
+    absent = [t for t in OPTIONAL_TABLES if t in tables and _absent(out, t)]
     read = {*tables, *(MADE_FROM[t] for t in absent)}
     served = [f"{t}.parquet" for t in sorted(read) if (out / f"{t}.parquet").exists()]
     if verify and served and not objectstore.is_uri(uri):  # an object store's copy was checked
@@ -109,10 +109,15 @@ _CREATED = re.compile(r"CREATE OR REPLACE VIEW (\w+) AS", re.IGNORECASE)
 def table(folder: Path, name: str, columns: list[str] | None = None):
     """A content table of the published run in ``folder`` (a pyarrow Table): as written,
     or made (``made``) when it is an optional one the run did not write."""
-    if name in OPTIONAL_TABLES and not (folder / f"{name}.parquet").exists():
+    if _absent(folder, name):
         found = made(folder, name)
         return found if columns is None else found.select(columns)
     return parquet_files.read(folder, name, columns)
+
+
+def _absent(folder: Path, name: str) -> bool:
+    """Whether ``name`` is an optional table the run in ``folder`` did not write."""
+    return name in OPTIONAL_TABLES and not (folder / f"{name}.parquet").exists()
 
 
 def made(folder: Path, name: str):
@@ -128,9 +133,8 @@ def made(folder: Path, name: str):
     from chunkmill.pipeline.parse import DEFAULT_BACKEND
 
     docs = parquet_files.read(folder, "documents")
-    threads = usable_cores()
-    blocks, _ = block.blocks(docs, policy_of(folder).bias, DEFAULT_BACKEND, threads, None)
-    return blocks
+    bias = policy_of(folder).bias
+    return block.blocks(docs, bias, DEFAULT_BACKEND, usable_cores(), None)[0]
 
 
 def run(con: duckdb.DuckDBPyConnection, name: str, **params) -> pl.DataFrame:
