@@ -211,10 +211,19 @@ class Supervisor:
                 out.append((w.task[0], failure))
             elif not w.ready:
                 self.start_failures += 1
-                if self.start_failures >= 3:
+                if self.start_failures >= self._start_tries():
                     raise _cannot_start(failure.detail, self.limits.memory_mb)
             self._replace(i, kill=True)
         return out
+
+    def _start_tries(self) -> int:
+        """How many workers may die before they are ready: three, for a passing cause; one
+        under an inherited address-space limit lower than a worker needs, the cause then
+        (another start fails the same way, each taking seconds of failed allocations)."""
+        limit = inherited_address_space()
+        if limit is not None and limit < (WORKER_START_MB + self.limits.memory_mb) * 2**20:
+            return 1
+        return 3
 
     def _check(self, w: Worker) -> Failure | None:
         """Why this worker must go now, or None."""

@@ -40,6 +40,10 @@ def corpora_blocks(tmp_path_factory):
 # markers; `make test-fast` leaves them out). Tests that read a corpus by path are marked
 # where they are written.
 _FIXTURE_MARKS = {"ray_cluster": "cluster", "chromium": "browser", "corpora_blocks": "corpus"}
+# Modules whose module-scoped fixtures cost tens of seconds (the corpora chunked under five
+# policies; a wheel built and installed twice): all their tests in one test process, so
+# each is made once, not once per process (`make test` runs with --dist loadgroup).
+_ONE_PROCESS = ("test_chunk_corpora.py", "test_package_layout.py")
 
 
 def pytest_collection_modifyitems(config, items):
@@ -47,7 +51,14 @@ def pytest_collection_modifyitems(config, items):
         for fixture, mark in _FIXTURE_MARKS.items():
             if fixture in getattr(item, "fixturenames", ()):
                 item.add_marker(mark)
-        if item.get_closest_marker("cluster"):
-            # one test process runs them all, one Ray cluster at a time (`make test` runs
-            # with --dist loadgroup; the others go to either process)
+    # one test process runs the tests that start Ray, one Ray cluster at a time (`make
+    # test` runs with --dist loadgroup; the others go to either process); a module of
+    # _ONE_PROCESS that starts Ray joins them, so its fixtures are still made once
+    with_ray = {item.path.name for item in items if item.get_closest_marker("cluster")}
+    for item in items:
+        if item.get_closest_marker("cluster") or (
+            item.path.name in _ONE_PROCESS and item.path.name in with_ray
+        ):
             item.add_marker(pytest.mark.xdist_group("ray"))
+        elif item.path.name in _ONE_PROCESS:
+            item.add_marker(pytest.mark.xdist_group(item.path.stem))
