@@ -103,7 +103,8 @@ test-fast: $(VENV)/.installed-dev
 ## allows for every direct dependency (uv resolves them), so a floor that no longer works
 ## shows here before a user meets it
 # (uv installs into it, so the venv has no pip; its bytecode is not compiled at install:
-# that took 41 s for the whole dev extra, and the fast lane's imports compile in 14 s)
+# that took 41 s for the whole dev extra, and compiling what the fast lane imports, in
+# each test process, added 14-29 s to its tests)
 LOWEST := .venv-lowest
 $(LOWEST)/.installed: pyproject.toml | $(VENV)/.installed-dev
 	rm -rf $(LOWEST)
