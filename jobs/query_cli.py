@@ -43,8 +43,9 @@ def _open(fn, *args, **kwargs):
 TOKENIZER = click.option(
     "--tokenizer",
     metavar="SPEC",
-    help="Count every embed_text again with this tokenizer: tiktoken:NAME (cl100k_base, "
-    "o200k_base), tiktoken:FILE.tiktoken or hf:PATH/tokenizer.json (the 'tokenizers' extra).",
+    help="Count every embed_text again with this tokenizer: tiktoken:cl100k_base or "
+    "tiktoken:o200k_base (counted in the core), tiktoken:FILE.tiktoken or "
+    "hf:PATH/tokenizer.json (the 'tokenizers' extra).",
 )
 
 

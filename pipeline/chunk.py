@@ -55,6 +55,10 @@ class Counting:
         self.policy = policy
         self.counter = counter or make_counter(policy.tokenizer, policy.bias)
         self.estimate = isinstance(self.counter, EstimateCounter)
+        # the encoding the core counts exactly by itself (tokens.CORE_ENCODINGS), or None
+        self.encoding: str | None = getattr(self.counter, "encoding", None)
+        # whether the core counts without calling back into Python (the one pass applies)
+        self.native = self.estimate or self.encoding is not None
 
     def block_tokens(self, blocks: pl.DataFrame) -> pl.Series:
         """Tokens of every block, counted now (``_block_tokens`` reads the blocks'
@@ -76,8 +80,9 @@ def chunks(
 ) -> tuple[pa.Table, pa.Table]:
     """The stage: (documents, blocks) -> (chunks, rejects). ``estimated``: the blocks'
     est_tokens were made under ``policy.bias`` (see _block_tokens). ``threads``: how many
-    threads the core may chunk the documents on (the estimate only: a real tokenizer is
-    called back under the interpreter's lock); the chunks are the same for any number.
+    threads the core may chunk the documents on (counts the core makes itself: a tokenizer
+    it calls back runs under the interpreter's lock); the chunks are the same for any
+    number.
 
     Column work is done once per batch (tokens, Python lists of the short block columns;
     the texts go to the core as Arrow buffers, read in place), and the core chunks every
@@ -112,7 +117,7 @@ def passed(
     the blocks stage then ``chunks``. None where that does not apply (a real tokenizer; a
     document the core leaves to the reference parser, or the call failing): the stages
     then run one after the other."""
-    if not counting.estimate:
+    if not counting.native:
         return None
     if not documents.num_rows:
         empty = schemas.empty(schemas.BLOCKS) if blocks else None
@@ -120,7 +125,7 @@ def passed(
     docs = documents.select(_DOC_COLS).to_pylist()
     texts = utf8_views(documents["text"])
     try:
-        out = _pass(docs, texts, policy, threads, columnar=True, blocks=blocks)
+        out = _pass(docs, texts, policy, counting, threads, columnar=True, blocks=blocks)
     except block.NOT_OURS:
         raise
     except BaseException:  # the stages one by one find the document to blame
@@ -142,12 +147,12 @@ def document_rows(
     (reason, detail) rejects: ``chunks`` for a batch of one, without a table (the path of
     ``chunk_text``). None where that path does not apply (a real tokenizer; a document
     the core leaves to the reference parser): the batch stages then chunk it."""
-    if not counting.estimate:
+    if not counting.native:
         return None
     fm = front_matter_column(doc, policy)
     rows = ([None if fm is None else dict(fm)], counting.counter.name, policy.policy_hash)
     try:
-        out = _pass([doc], [text], policy, rows=rows)
+        out = _pass([doc], [text], policy, counting, rows=rows)
     except block.NOT_OURS:
         raise
     except BaseException:  # the batch stages decide (a reject, or the reference parser)
@@ -157,14 +162,14 @@ def document_rows(
     return out["rows"], [(r, d) for _, r, d in out["rejects"]]
 
 
-def _pass(docs: list[dict], texts: list, policy: Policy, threads=1, columnar=False, rows=None,
-          blocks=False):  # fmt: skip
+def _pass(docs: list[dict], texts: list, policy: Policy, counting: Counting, threads=1,
+          columnar=False, rows=None, blocks=False):  # fmt: skip
     """Decoded ``docs`` (documents-stage rows) with their UTF-8 ``texts`` -> the core's chunk
     columns (as ``_in_core`` gives them; with ``rows``, one tuple per chunk) and
     ``fallback``, the documents the core leaves to the reference parser, by one call
-    (``_core.chunk_pass``): blocks, estimates and each document's language stay in the
-    core, and come out only with ``blocks`` (the blocks stage's columns). The estimate
-    only."""
+    (``_core.chunk_pass``): blocks, estimates, token counts and each document's language
+    stay in the core, and come out only with ``blocks`` (the blocks stage's columns). A
+    ``counting`` the core does itself (``native``)."""
     from chunkmill import _core
 
     return _core.chunk_pass(
@@ -184,6 +189,7 @@ def _pass(docs: list[dict], texts: list, policy: Policy, threads=1, columnar=Fal
         columnar,
         rows,
         blocks,
+        counting.encoding,
     )
 
 
@@ -192,8 +198,9 @@ def _in_core(docs, texts, english, blocks, runs, policy, counting, threads=1, co
     ``docs`` (with their UTF-8 ``texts`` and whether each reads as ``english``) and
     ``blocks``: (kinds, texts, ``_block_buffers``), each block's kind and text being what
     the values that need markdown-it-py (heading texts with markup, image sources) are
-    made of, here first, per block that needs them. A real tokenizer's ``count`` is called
-    back. The core's columns out: Python lists, or Arrow buffers with ``columnar``."""
+    made of, here first, per block that needs them. A tokenizer the core does not count
+    itself (not ``native``) has its ``count`` called back. The core's columns out: Python
+    lists, or Arrow buffers with ``columnar``."""
     from chunkmill import _core
 
     kinds, block_text, buffers = blocks
@@ -211,9 +218,10 @@ def _in_core(docs, texts, english, blocks, runs, policy, counting, threads=1, co
         ([runs[d["doc_id"]] for d in docs], *buffers),
         prepared,
         _policy_tuple(policy),
-        None if counting.estimate else (counting.counter.count, counting.counter.added),
+        None if counting.native else (counting.counter.count, counting.counter.added),
         threads,
         columnar,
+        counting.encoding,
     )
 
 

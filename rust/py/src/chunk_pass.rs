@@ -6,6 +6,7 @@ use std::borrow::Cow;
 
 use chunkmill_core::blocks::Document;
 use chunkmill_core::chunk::Block;
+use chunkmill_core::encoding::Encoding;
 use chunkmill_core::kind::Kind;
 use chunkmill_core::parsed::{parsed, Parsed};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
@@ -14,7 +15,8 @@ use pyo3::pybacked::PyBackedStr;
 use pyo3::types::{PyBool, PyDict, PyList, PyTuple};
 
 use crate::chunk::{
-    chunk_estimated, doc_of, guarded, policy_of, settled, Outcome, PolicyTuple, Result1,
+    chunk_estimated, chunk_natively, doc_of, guarded, policy_of, settled, Outcome, PolicyTuple,
+    Result1,
 };
 use crate::strings;
 use crate::{block_texts, columns_dict};
@@ -32,7 +34,8 @@ type PassDocs<'py> = (
     Vec<Vec<PyBackedStr>>,
 );
 
-/// The chunks of decoded documents under the estimate, as `chunk_documents` gives them
+/// The chunks of decoded documents, counted by the estimate or (`encoding`, a name of
+/// chunkmill_core::encoding) exactly, as `chunk_documents` gives them
 /// (`columnar`: Arrow buffers), and `fallback`: the documents left to the reference parser
 /// (not chunked here). `prepare(marked, images, bracket, defining)` is called, the
 /// interpreter held, once per document with a heading whose markup the reference inline
@@ -45,7 +48,7 @@ type PassDocs<'py> = (
 /// as tuples), with `rejects` and `fallback`. With `blocks`, `blocks` holds the blocks
 /// stage's columns (as `blocks` gives them, with `n_chars` and `est_tokens` buffers).
 #[pyfunction]
-#[pyo3(signature = (docs, policy, prepare, threads=1, columnar=false, rows=None, blocks=false))]
+#[pyo3(signature = (docs, policy, prepare, threads=1, columnar=false, rows=None, blocks=false, encoding=None))]
 #[allow(clippy::too_many_arguments)] // the arguments of the Python call, as it names them
 fn chunk_pass<'py>(
     py: Python<'py>,
@@ -56,7 +59,14 @@ fn chunk_pass<'py>(
     columnar: bool,
     rows: Option<RowValues<'py>>,
     blocks: bool,
+    encoding: Option<&str>,
 ) -> PyResult<Bound<'py, PyDict>> {
+    let encoding = match encoding {
+        None => None,
+        Some(name) => Some(Encoding::named(name).ok_or_else(|| {
+            PyValueError::new_err(format!("chunk_pass: unknown encoding {name:?}"))
+        })?),
+    };
     let n_docs = docs.0.len();
     let lengths = [
         docs.1.len(),
@@ -110,6 +120,13 @@ fn chunk_pass<'py>(
             })
             .collect();
         let c = &p.cols;
+        let tokens: Vec<i64> = match &encoding {
+            None => p.est.iter().map(|&t| i64::from(t)).collect(),
+            Some(e) => {
+                let texts: Vec<&str> = (0..c.doc.len()).map(|i| p.text(&documents, i)).collect();
+                py.detach(|| e.count_all(&texts, threads))
+            }
+        };
         let all: Vec<Block> = (0..c.doc.len())
             .map(|i| Block {
                 block_index: i64::from(c.block_index[i]),
@@ -122,22 +139,28 @@ fn chunk_pass<'py>(
                 line_start: i64::from(c.line_start[i]),
                 alt: c.alt[i].as_deref(),
                 item_starts: items[i].as_deref(),
-                tokens: i64::from(p.est[i]),
+                tokens: tokens[i],
                 plain: plain[i].as_deref(),
                 image_src: image_src[i].as_deref(),
             })
             .collect();
-        let english: Vec<Option<bool>> = p.english.iter().map(|&e| Some(e)).collect();
-        chunk_estimated(
-            py,
-            &doc,
-            &all,
-            &p.runs,
-            &english,
-            &policy_core,
-            (prose, code),
-            threads,
-        )
+        match encoding {
+            None => {
+                let english: Vec<Option<bool>> = p.english.iter().map(|&e| Some(e)).collect();
+                let weights = (prose, code);
+                chunk_estimated(
+                    py,
+                    &doc,
+                    &all,
+                    &p.runs,
+                    &english,
+                    &policy_core,
+                    weights,
+                    threads,
+                )
+            }
+            Some(e) => chunk_natively(py, &doc, &all, &p.runs, &policy_core, &|_| e, threads),
+        }
     };
     let fallback = p.cols.fallback.clone();
     let block_columns = match blocks {

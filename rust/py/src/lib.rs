@@ -16,12 +16,13 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use chunkmill_core::blocks::{blocks_in_threads, Columns, Document};
 use chunkmill_core::document as core_document;
+use chunkmill_core::encoding::Encoding;
 use chunkmill_core::estimate::{english_documents as core_english, estimates as core_estimates};
 use chunkmill_core::kind::Kind;
 use pyo3::buffer::PyUntypedBuffer;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::pybacked::PyBackedBytes;
+use pyo3::pybacked::{PyBackedBytes, PyBackedStr};
 use pyo3::types::{PyBytes, PyDict, PyList};
 
 use crate::strings::buffer;
@@ -363,12 +364,32 @@ fn documents<'py>(
     Ok(out)
 }
 
+/// The exact token counts of `texts` in the encoding `name` (cl100k_base, o200k_base), as
+/// tiktoken's `encode_ordinary` gives them, counted on `threads` threads.
+#[pyfunction]
+#[pyo3(signature = (name, texts, threads=1))]
+fn count_tokens(
+    py: Python<'_>,
+    name: &str,
+    texts: Vec<PyBackedStr>,
+    threads: usize,
+) -> PyResult<Vec<i64>> {
+    let encoding = Encoding::named(name)
+        .ok_or_else(|| PyValueError::new_err(format!("unknown encoding {name:?}")))?;
+    let texts: Vec<&str> = texts.iter().map(|t| &**t).collect();
+    py.detach(|| catch_unwind(AssertUnwindSafe(|| encoding.count_all(&texts, threads))))
+        .map_err(|_| {
+            PyRuntimeError::new_err("count_tokens: the Rust core failed (a bug in chunkmill)")
+        })
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(documents, m)?)?;
     m.add_function(wrap_pyfunction!(blocks, m)?)?;
     m.add_function(wrap_pyfunction!(estimates, m)?)?;
     m.add_function(wrap_pyfunction!(english_documents, m)?)?;
+    m.add_function(wrap_pyfunction!(count_tokens, m)?)?;
     chunk::register(m)?;
     chunk_pass::register(m)?;
     context::register(m)?;

