@@ -4,7 +4,8 @@
 //!
 //! With a real tokenizer a section whose chunks count over the cap is packed again with a
 //! tighter budget (`MAX_REPACKS` attempts; after half of them the squeeze doubles, down to
-//! units of `FLOOR` tokens), so the cap holds exactly.
+//! units of `FLOOR` tokens) and the whitespace between its units counted (`add_gaps`), so
+//! the cap holds exactly.
 
 mod embed;
 mod prepare;
@@ -178,6 +179,7 @@ fn packed_rows<C: Counting>(
     };
     let mut shrink = vec![0i64; cap.len()];
     let mut over: Vec<Option<i64>> = vec![None; cap.len()];
+    let mut gapped = vec![false; cap.len()];
     for attempt in 0..MAX_REPACKS {
         let tight: Vec<i64> = cap
             .iter()
@@ -190,7 +192,10 @@ fn packed_rows<C: Counting>(
             small: policy.min,
             text_kind,
         };
-        let us = units::units_of(blocks, &numbers, &plan, counting)?;
+        let mut us = units::units_of(blocks, &numbers, &plan, counting)?;
+        if gapped.iter().any(|&g| g) {
+            units::add_gaps(doc.text, &mut us, &gapped, counting)?;
+        }
         let arrays = units::pack_arrays(&us);
         let lim = Limits {
             cap: &tight,
@@ -221,6 +226,7 @@ fn packed_rows<C: Counting>(
         }
         for (sec, excess) in over.iter().enumerate() {
             if let Some(excess) = excess {
+                gapped[sec] = true;
                 shrink[sec] += (*excess).max(policy.max.div_euclid(20));
                 if attempt >= MAX_REPACKS / 2 {
                     shrink[sec] *= 2;

@@ -211,6 +211,46 @@ pub fn char_slice(text: &str, start: usize, end: usize) -> &str {
     }
 }
 
+/// What the whitespace between two consecutive units, one of a `gapped` section, costs beyond
+/// the packer's one-token separator, added to the unit after it. A chunk's text joins its
+/// units with the text between them, which the separator stands for; a repack of a section
+/// whose chunks counted over the cap takes it into account (50,000 blank lines between two
+/// paragraphs are over a thousand cl100k tokens; deep indentation between list pieces, a
+/// few per line).
+pub fn add_gaps<C: Counting>(
+    text: &str,
+    units: &mut [Unit],
+    gapped: &[bool],
+    counting: &mut C,
+) -> Result<(), Failure<C::Error>> {
+    let mut at: Vec<(usize, usize, usize)> = Vec::new(); // unit, gap start, gap end
+    for i in 1..units.len() {
+        let (a, b) = (&units[i - 1], &units[i]);
+        if !(gapped[a.section as usize] || gapped[b.section as usize]) {
+            continue;
+        }
+        if let (Some(&(_, end)), Some(&(start, _))) = (a.spans.last(), b.spans.first()) {
+            if start > end {
+                at.push((i, end, start));
+            }
+        }
+    }
+    if at.is_empty() {
+        return Ok(());
+    }
+    let points: Vec<i64> = at
+        .iter()
+        .flat_map(|&(_, s, e)| [s as i64, e as i64])
+        .collect();
+    let bytes = byte_offsets(text, &points);
+    let gaps: Vec<&str> = bytes.chunks(2).map(|b| &text[b[0]..b[1]]).collect();
+    let counts = counting.count(false, &gaps).map_err(Failure::Count)?;
+    for (&(i, _, _), n) in at.iter().zip(counts) {
+        units[i].tokens += (n - pack::SEP).max(0);
+    }
+    Ok(())
+}
+
 /// The unit arrays the packer reads.
 pub fn pack_arrays(units: &[Unit]) -> pack::UnitArrays {
     let kinds = || units.iter().map(|u| u.kind);
