@@ -310,7 +310,9 @@ def salvage(folder: Path, name: str, columns: list[str]) -> tuple[pa.Table | Non
     for path in parts(folder, name):
         try:
             pf = pq.ParquetFile(path, page_checksum_verification=True)
-        except (OSError, ValueError):  # missing, truncated (no footer), not Parquet at all
+        # missing, truncated (no footer), not Parquet at all, or a damaged footer (which can
+        # read as any Arrow error: a flipped bit in a schema is "not implemented")
+        except (OSError, ValueError, pa.ArrowException):
             continue
         opened = True
         groups += pf.num_row_groups

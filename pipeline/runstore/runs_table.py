@@ -39,7 +39,7 @@ def read_history(path: Path) -> list[dict] | None:
             naive = [part.view(pa.timestamp("ms")) for part in table[name].chunks]
             table = table.set_column(i, name, pa.chunked_array(naive, pa.timestamp("ms")))
         records = table.to_pylist()
-    except (OSError, ValueError):
+    except (OSError, ValueError, pa.ArrowException):  # a damaged footer: any Arrow error
         return None
     for r in records:  # a map column reads back as a list of pairs
         r["seconds"] = dict(r["seconds"] or [])
