@@ -1,8 +1,10 @@
-"""Does the estimate keep the cap? Chunks of every shared corpus, recounted for real.
+"""Does a counter keep the cap, and how many chunks does it make? Chunks of every shared
+corpus, recounted for real.
 
-    python benchmarks/estimate_cap.py [--tokenizers cl100k,o200k,minilm]
+    python benchmarks/estimate_cap.py [--tokenizers cl100k,o200k,minilm] [--packed-by SPEC]
 
-Chunks every shared corpus with the estimate at the default policy and at target 400 /
+Chunks every shared corpus with the estimate (or ``--packed-by``: the policy's tokenizer,
+e.g. tiktoken:cl100k_base, the default's) at the default policy's sizes and at target 400 /
 max 512 / min 100 / overlap 50 (from the stored blocks, in this process), then counts every
 ``embed_text`` with cl100k, o200k and MiniLM's WordPiece (when installed) and reports per
 corpus: chunks, the share over ``max_tokens`` and the largest excess.
@@ -27,8 +29,10 @@ from chunkmill.pipeline import chunk, tokens  # noqa: E402
 from chunkmill.pipeline.policy import Policy  # noqa: E402
 
 POLICIES = {
-    "default": Policy(),
-    "small": Policy(target_tokens=400, max_tokens=512, min_tokens=100, overlap_tokens=50),
+    "default": Policy(tokenizer="estimate"),
+    "small": Policy(
+        target_tokens=400, max_tokens=512, min_tokens=100, overlap_tokens=50, tokenizer="estimate"
+    ),
 }
 
 
@@ -81,6 +85,7 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--tokenizers", default="cl100k,o200k,minilm")
     ap.add_argument("--blocks", type=Path, help="a `chunkmill blocks` folder to reuse")
     ap.add_argument("--weights", help="JSON weights to try instead of tokens.WEIGHTS")
+    ap.add_argument("--packed-by", default="estimate", help="the policies' tokenizer")
     args = ap.parse_args(argv)
     if args.weights:
         tokens.WEIGHTS.update(json.loads(args.weights))
@@ -89,11 +94,15 @@ def main(argv: list[str] | None = None) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         docs, blocks = stored_blocks(args.corpora, args.blocks or Path(tmp))
         for name, policy in POLICIES.items():
+            policy = policy.replace(tokenizer=args.packed_by)
             frame, seconds = chunked(docs, blocks, policy)
             texts = frame["embed_text"].to_list()
-            counts = {n: c.count(texts) for n, c in counters.items()}
+            counts = {n: tokens.input_tokens(c, texts) for n, c in counters.items()}
             table = over_cap(frame, counts, policy.max_tokens)
-            print(f"== {name}: {frame.height} chunks, chunk stage {seconds:.1f} s (one process)")
+            print(
+                f"== {name} ({policy.tokenizer}): {frame.height} chunks, chunk stage "
+                f"{seconds:.1f} s (one process)"
+            )
             with pl.Config(tbl_rows=40, tbl_cols=20, tbl_width_chars=200):
                 print(table)
             out[name] = {"seconds": seconds, "table": table.to_dicts()}

@@ -266,11 +266,32 @@ def cap(d: dict) -> list[str]:
     out = [
         "## The cap in real tokens",
         "",
-        "`estimate_cap.py`: chunks made with the estimate (the default policy, and target 400 "
-        "/ max 512), counted again in cl100k and o200k: the share over the cap, and the "
-        "largest excess (negative: the largest chunk stays that far under the cap).",
+        "`estimate_cap.py`: chunks made with the estimate (the default policy's sizes, and "
+        "target 400 / max 512), counted again in cl100k and o200k: the share over the cap, "
+        "and the largest excess (negative: the largest chunk stays that far under the cap).",
         "",
     ]
+    out += _cap_tables(e)
+    x = d.get("exact_cap")
+    if x:
+        out += [
+            "The same, packed by the default's exact cl100k counts (`--packed-by "
+            "tiktoken:cl100k_base`), and the estimate's chunks per cl100k chunk:",
+            "",
+        ]
+        out += _cap_tables(x)
+        for policy, r in x.items():
+            mine = {t["corpus"]: t["chunks"] for t in r.get("table") or []}
+            theirs = {t["corpus"]: t["chunks"] for t in e.get(policy, {}).get("table") or []}
+            rows = [[c, f"{theirs[c]:,}", f"{n:,}", f"{theirs[c] / n:.2f}"]
+                    for c, n in mine.items() if c in theirs and n]  # fmt: skip
+            out += [f"Chunks at policy {policy}:", ""]
+            out += _table(["corpus", "estimate", "cl100k", "ratio"], rows)
+    return out
+
+
+def _cap_tables(e: dict) -> list[str]:
+    out = []
     for policy, r in e.items():
         table = r.get("table") or []
         if not table:

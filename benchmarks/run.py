@@ -92,6 +92,8 @@ def main() -> None:
     out["floor_cpu"] = floor_cpu.main(["--text-splitter-seconds", str(ts)] if ts else [])
     print("== estimate: the cap of cl100k, o200k and MiniLM on chunks made with the estimate ==")
     out["estimate_cap"] = estimate_cap.main([])
+    print("== exact: the same with the default's counts (cl100k), chunks against the estimate's ==")
+    out["exact_cap"] = estimate_cap.main(["--packed-by", "tiktoken:cl100k_base"])
     print("== memory: peak RSS of a cold run at 1x and 4x the corpora ==")
     out["memory"] = memory.main()
     print("== poison: the poison kinds at full size beside 100 ordinary documents ==")

@@ -327,8 +327,8 @@ def _run_summary(result, out, policy, log) -> None:
     ]
     if policy.tokenizer == "estimate" and r["chunks_added"]:
         lines.append(
-            "hint: n_tokens is the estimate, which errs high (1.5-2x cl100k on multilingual "
-            f"text: smaller chunks, more to embed); `chunkmill stats {out} --tokenizer "
+            "hint: n_tokens is the estimate, which errs high (up to 2x cl100k: smaller "
+            f"chunks, more to embed); `chunkmill stats {out} --tokenizer "
             "tiktoken:cl100k_base` shows real counts, `--tokenizer tiktoken:cl100k_base` "
             "packs by them"
         )

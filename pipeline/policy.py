@@ -85,11 +85,12 @@ class Policy:
         "recursive for plain text; or markdown, recursive, fixed for every document.",
     )
     tokenizer: str = _field(
-        "estimate",
-        "estimate (script-aware, errs toward over-counting cl100k and o200k: 1.5-2x on "
-        "multilingual text, so smaller chunks and more of them to embed) | tiktoken:NAME "
-        "(cl100k_base, o200k_base: exact, counted in the core) or tiktoken:PATH.tiktoken | "
-        "hf:PATH/tokenizer.json. Nothing is downloaded.",
+        "tiktoken:cl100k_base",
+        "What counts tokens: tiktoken:NAME (cl100k_base, o200k_base: exact, counted in the "
+        "core) or tiktoken:PATH.tiktoken | hf:PATH/tokenizer.json (the model's own, its "
+        "special tokens included) | estimate (no vocabulary: script-aware, errs toward "
+        "over-counting cl100k and o200k, up to 2x, so more, smaller chunks; the default "
+        "before cl100k's). Nothing is downloaded.",
     )
     breadcrumb_prefix: bool = _field(
         True,

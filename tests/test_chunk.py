@@ -10,7 +10,11 @@ from chunkmill.pipeline.policy import Policy
 from tests.chunk_quality import unbalanced_fence
 from tests.helpers import chunk_text, sentences, words
 
-SMALL = Policy(target_tokens=100, max_tokens=150, min_tokens=20, overlap_tokens=20)
+# The sizes these tests state are the estimate's (about 4 characters of English a token):
+# the packing rules are the same under any count.
+SMALL = Policy(
+    target_tokens=100, max_tokens=150, min_tokens=20, overlap_tokens=20, tokenizer="estimate"
+)
 
 
 def _boundary_headings(text: str, depth: int) -> list[str]:
@@ -38,7 +42,8 @@ def test_code_block_of_800_tokens_stays_whole():
     code = "```python\n" + "\n".join(f"value_{i:04d} = compute({i})" for i in range(66)) + "\n```"
     # 66 lines of 12 estimated tokens (two numbers each): ~810 estimated tokens
     doc = f"## Code\n\nIntro line.\n\n{code}\n"
-    chunks = chunk_text(doc, Policy(target_tokens=500, max_tokens=1000, min_tokens=100))
+    policy = Policy(target_tokens=500, max_tokens=1000, min_tokens=100, tokenizer="estimate")
+    chunks = chunk_text(doc, policy)
     holding = [c for c in chunks if "value_0000" in c["text"]]
     assert len(holding) == 1 and "value_0065" in holding[0]["text"]
     assert 700 < holding[0]["n_tokens"] <= 1000
@@ -221,7 +226,8 @@ def test_small_chunks_merge_within_their_section():
 
 def test_whole_section_that_fits_stays_one_chunk():
     doc = f"## One\n\n{sentences(14)}\n"  # ~200 tokens: over target 100, under max 250
-    chunks = chunk_text(doc, Policy(target_tokens=100, max_tokens=250, min_tokens=10))
+    policy = Policy(target_tokens=100, max_tokens=250, min_tokens=10, tokenizer="estimate")
+    chunks = chunk_text(doc, policy)
     assert len(chunks) == 1 and not chunks[0]["is_split"]
 
 

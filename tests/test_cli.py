@@ -317,13 +317,17 @@ def test_out_may_not_be_the_input_folder_itself(tmp_path):
 
 def test_a_run_on_the_estimate_ends_with_a_hint_to_count_for_real(tmp_path):
     out = tmp_path / "o"
-    result = CliRunner().invoke(main, ["run", str(SAMPLE), "--out", str(out)])
+    flags = ["run", str(SAMPLE), "--out", str(out), "--tokenizer", "estimate"]
+    result = CliRunner().invoke(main, flags)
     assert result.exit_code == 0, result.output
     last = result.output.strip().splitlines()[-1]
     assert last.startswith("chunkmill run: hint: n_tokens is the estimate")
     assert f"chunkmill stats {out} --tokenizer tiktoken:cl100k_base" in last
-    again = CliRunner().invoke(main, ["run", str(SAMPLE), "--out", str(out)])
+    again = CliRunner().invoke(main, flags)
     assert "hint:" not in again.output  # nothing packed: nothing to say
+    exact = CliRunner().invoke(main, ["run", str(SAMPLE), "--out", str(tmp_path / "x")])
+    assert exact.exit_code == 0, exact.output
+    assert "hint:" not in exact.output  # the default counts exactly
     pytest.importorskip("tiktoken")
     real = ["--tokenizer", "tiktoken:cl100k_base"]
     result = CliRunner().invoke(main, ["run", str(SAMPLE), "--out", str(tmp_path / "r"), *real])

@@ -222,7 +222,9 @@ def test_sibling_sections_share_a_chunk_under_their_parent():
         f"# Guide\n\n## A\n\n{sentences(2)}\n\n### A1\n\n{sentences(2, start=10)}\n\n"
         f"### A2\n\n{sentences(2, start=20)}\n\n## B\n\n{sentences(2, start=30)}\n"
     )
-    small = dict(target_tokens=120, max_tokens=200, min_tokens=0, overlap_tokens=0)
+    small = dict(
+        target_tokens=120, max_tokens=200, min_tokens=0, overlap_tokens=0, tokenizer="estimate"
+    )  # the estimate's sizes
     apart = chunk_text(doc, Policy(**small, pack_siblings=False))
     assert [c["section_title"] for c in apart] == ["A", "A1", "A2", "B"]
     packed = chunk_text(doc, Policy(**small))

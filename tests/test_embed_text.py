@@ -6,7 +6,9 @@ from __future__ import annotations
 from chunkmill.pipeline.policy import Policy
 from tests.helpers import chunk_text
 
-SMALL = Policy(target_tokens=20, max_tokens=60, min_tokens=0, overlap_tokens=0)
+SMALL = Policy(  # the estimate's sizes
+    target_tokens=20, max_tokens=60, min_tokens=0, overlap_tokens=0, tokenizer="estimate"
+)
 
 DOC = """# Guide
 

@@ -129,7 +129,7 @@ def test_a_policy_change_is_refused_naming_the_fields(published):
     assert result.exit_code == 4, result.output
     assert "max_tokens 100 -> 110" in result.output
     assert "target_tokens 60 -> 90" in result.output
-    assert "overlap_tokens 10 -> 80" in result.output  # the forgotten flag
+    assert "overlap_tokens 10 -> 8" in result.output  # the forgotten flag: 8 % of the cap
     assert f"all {total} published chunk ids would change" in result.output
     assert state(out) == (before, [before])
     result = CliRunner().invoke(
@@ -137,6 +137,25 @@ def test_a_policy_change_is_refused_naming_the_fields(published):
     )
     assert result.exit_code == 0, result.output
     assert runstore.history(out)[-1]["chunks_removed"] == total  # every id changed
+
+
+def test_output_of_the_estimate_default_is_refused_by_the_exact_default(tmp_path):
+    # output made when the estimate was the default counter: the default's cl100k counts
+    # would change every id; the message says how to keep the published counts
+    src, out = tmp_path / "src", tmp_path / "out"
+    shutil.copytree(SAMPLE, src)
+    assert cli(src, out, "--tokenizer", "estimate").exit_code == 0
+    total = runstore.history(out)[-1]["chunks_total"]
+    before = state(out)
+    result = cli(src, out)
+    assert result.exit_code == 4, result.output
+    assert "tokenizer 'estimate' -> 'tiktoken:cl100k_base'" in result.output
+    assert f"all {total} published chunk ids would change" in result.output
+    assert "`--tokenizer estimate` keeps the published counts" in result.output
+    assert state(out) == before
+    result = cli(src, out, "--tokenizer", "estimate")
+    assert result.exit_code == 0, result.output
+    assert runstore.history(out)[-1]["chunks_kept"] == total
 
 
 def test_a_new_chunker_version_is_a_policy_change(published, monkeypatch):

@@ -202,6 +202,7 @@ def test_check_with_a_tokenizer_reports_what_the_estimate_under_counts(tmp_path)
     (src / "strange.md").write_text(f"# Strange\n\n```\n{blob}\n```\n", encoding="utf-8")
     out = tmp_path / "out"
     flags = ["--target-tokens", "400", "--max-tokens", "512", "--min-tokens", "100"]
+    flags += ["--tokenizer", "estimate"]
     ran = CliRunner().invoke(main, ["run", str(src), "--out", str(out), *flags])
     assert ran.exit_code == 0, ran.output
     plain = CliRunner().invoke(main, ["check", str(out)])

@@ -27,7 +27,7 @@ def test_defaults():
         "auto",
         "balanced",
         "auto",
-        "estimate",
+        "tiktoken:cl100k_base",
         True,
     )
 
@@ -61,7 +61,8 @@ def test_hash_is_sha256_of_canonical_json():
         '{"bias":"balanced","breadcrumb_prefix":true,"context_keys":["description"],'
         '"front_matter":"metadata","heading_depth":3,"link_template":"","max_tokens":1000,'
         '"mdx":"auto","min_tokens":200,"overlap_tokens":80,"pack_siblings":true,'
-        '"strategy":"auto","target_tokens":750,"title_keys":["title"],"tokenizer":"estimate"}'
+        '"strategy":"auto","target_tokens":750,"title_keys":["title"],'
+        '"tokenizer":"tiktoken:cl100k_base"}'
     )
     assert Policy().canonical_json() == expected_json
     assert Policy().policy_hash == hashlib.sha256(expected_json.encode()).hexdigest()[:16]

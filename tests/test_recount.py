@@ -147,8 +147,11 @@ def test_check_against_a_models_limit_counts_the_chunks_it_would_truncate(sample
     assert "8 of 9 checks hold" in result.output
 
 
-def test_a_models_limit_without_a_tokenizer_needs_a_run_that_counted_exactly(sample_out):
-    result = CliRunner().invoke(main, ["check", str(sample_out), "--max-tokens", "256"])
+def test_a_models_limit_without_a_tokenizer_needs_a_run_that_counted_exactly(tmp_path):
+    out = tmp_path / "out"
+    flags = [*SMALL_FLAGS, "--tokenizer", "estimate"]
+    assert CliRunner().invoke(main, ["run", str(SAMPLE), "--out", str(out), *flags]).exit_code == 0
+    result = CliRunner().invoke(main, ["check", str(out), "--max-tokens", "256"])
     assert result.exit_code == 2
     assert "--max-tokens needs --tokenizer" in result.output
 

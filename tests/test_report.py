@@ -89,16 +89,17 @@ def sample_page(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def compare_page(tmp_path_factory):
-    """Two runs of one folder (with a binary file rejected), the policy changed between
-    them, compared on one page with a real tokenizer."""
+    """Two runs of one folder on the estimate (with a binary file rejected), the policy
+    changed between them, compared on one page with a real tokenizer."""
     base = tmp_path_factory.mktemp("report_compare")
     docs = base / "docs"
     shutil.copytree(SAMPLE, docs)
     (docs / "binary.md").write_bytes(b"# Title\n\x00\x01\x02 not text\n")
     out = base / "out"
-    ok("run", docs, "--out", out, *SMALL_FLAGS)
+    ok("run", docs, "--out", out, *SMALL_FLAGS, "--tokenizer", "estimate")
     first = runstore.published(out).name
-    ok("run", docs, "--out", out, *OTHER_FLAGS, "--new-policy")  # a deliberate change
+    # a deliberate change
+    ok("run", docs, "--out", out, *OTHER_FLAGS, "--tokenizer", "estimate", "--new-policy")
     page = base / "compare.html"
     args = ["--compare", first, "--tokenizer", "tiktoken:cl100k_base", "--out", page, "--json"]
     summary = json.loads(ok("report", out, *args).stdout)

@@ -256,7 +256,9 @@ def test_split_pieces_are_judged_with_their_document():
     from chunkmill.pipeline.policy import Policy
     from tests.helpers import chunk_text
 
-    policy = Policy(target_tokens=60, max_tokens=80, min_tokens=10, overlap_tokens=0)
+    policy = Policy(
+        target_tokens=60, max_tokens=80, min_tokens=10, overlap_tokens=0, tokenizer="estimate"
+    )
     cl100k = make_counter("tiktoken:cl100k_base")
     # a Finnish paragraph far over the cap: its sentence pieces are counted as Finnish
     finnish = chunk_text("# Ohje\n\n" + " ".join([OTHER_LANGUAGES["finnish"]] * 6), policy)

@@ -96,6 +96,12 @@ def check_policy(base: Baseline, policy_json: str, chunker_version: str, guards:
         else f"no chunk id changes, but the url of all {n} published chunks would change "
         "(each an update for consumers)"
     )
+    if base.policy.get("tokenizer") == "estimate" != json.loads(policy_json)["tokenizer"]:
+        # the usual case: output made when the estimate was the default counter
+        effect += (
+            " (the default now counts cl100k tokens exactly: `--tokenizer estimate` keeps "
+            "the published counts)"
+        )
     if not guards.dry_run:
         raise Refused(
             f"the policy differs from that of the published run {base.run_id} ({named}): "
