@@ -21,7 +21,7 @@ UV_OPTIONS := --quiet --compile-bytecode
 # The Rust core is built against the interpreter the venvs are made from, named by one
 # stable path: setuptools-rust would otherwise name its isolated build environment's
 # (a new temporary path each time), and cargo would build the core again from scratch on
-# every install (about a minute), also for the lowest lane's venv.
+# every install (about two minutes), also for the lowest lane's venv.
 PYO3_PYTHON ?= $(shell $(PYTHON) -c "import sys; print(sys.executable)")
 export PYO3_PYTHON
 
@@ -35,8 +35,8 @@ INSTALL_DEPS := pyproject.toml $(RUST_SOURCES) $(PACKAGE_FOLDERS)
 # The install is quiet and the build's own warnings are left out (the editable install's notes on
 # its link tree under build/): say what the long silence of a first build is.
 PIP_INSTALL := @echo "installing chunkmill into $(VENV): the first build of the Rust core \
-(release mode, quiet) takes about a minute on 2 idle cores, 2-4 on a busy machine; later \
-builds take seconds" && PYTHONWARNINGS=ignore $(BIN)/uv pip install $(UV_OPTIONS) --python $(BIN)/python
+(release mode, quiet) takes about two minutes on 2 idle cores, more on a busy machine; \
+later builds take seconds" && PYTHONWARNINGS=ignore $(BIN)/uv pip install $(UV_OPTIONS) --python $(BIN)/python
 # The editable install's link tree gets its bytecode now, as a regular install's files
 # do: where PYTHONDONTWRITEBYTECODE is set, every process would compile it again.
 COMPILE := $(BIN)/python -c "import chunkmill, compileall, os; \

@@ -41,6 +41,13 @@ CORPORA, QA = SHARED / "corpora", SHARED / "qa" / "dev_qa.jsonl"
 SUFFIXES = (".md", ".mdx", ".markdown")
 CHARS, OVERLAP = 2048, 204  # 512 tokens at 4 characters per token, 10 % overlap
 KS = (5, 10)
+# Recall at equal retrieved text: a question counts when a chunk holding its evidence is
+# among the best-ranked chunks whose texts together hold at most what the anchors' ten best
+# chunks can (10 x 2,048 characters; the first chunk counts whatever its size). Chunkers
+# whose chunks are bigger see fewer of them at k = 10; this compares them on what a
+# retriever hands on.
+TEXT_BUDGET = 10 * CHARS
+DEPTH = 100  # how far down a ranking the text budget may reach
 # chunkmill at a 512-token cap; the other fields keep the default policy's proportions.
 POLICY_512 = Policy(target_tokens=400, max_tokens=512, min_tokens=100, overlap_tokens=50)
 _WS = re.compile(r"\s+")
@@ -161,18 +168,31 @@ class MiniLM:
 
 def recall(retriever, chunks: list[str], items: list[dict], ks=KS) -> tuple[dict, float]:
     """Per k, whether each item's evidence is in its top-k chunks; under "rr" the reciprocal
-    rank of its first chunk holding the evidence (0 past the largest k); the seconds taken."""
+    rank of its first chunk holding the evidence (0 past the largest k); under "text",
+    whether it is within TEXT_BUDGET characters of the ranking; the seconds taken."""
     start = time.perf_counter()
-    ranked = retriever.rank(chunks, [i["question"] for i in items], max(ks))
+    ranked = retriever.rank(chunks, [i["question"] for i in items], max(*ks, DEPTH))
     flat = [collapse(c) for c in chunks]
-    hits: dict = {k: [] for k in ks} | {"rr": []}
+    hits: dict = {k: [] for k in ks} | {"rr": [], "text": []}
     for item, top in zip(items, ranked):
         evidence = collapse(item["evidence"])
         found = [evidence in flat[j] for j in top]
         for k in ks:
             hits[k].append(any(found[:k]))
-        hits["rr"].append(1 / (found.index(True) + 1) if True in found else 0.0)
+        best = found[: max(ks)]
+        hits["rr"].append(1 / (best.index(True) + 1) if True in best else 0.0)
+        hits["text"].append(any(found[: within_text(top, chunks)]))
     return hits, time.perf_counter() - start
+
+
+def within_text(top: list[int], chunks: list[str]) -> int:
+    """How many of the ranked chunks fit TEXT_BUDGET characters together (at least one)."""
+    total = 0
+    for n, j in enumerate(top):
+        total += len(chunks[j])
+        if total > TEXT_BUDGET:
+            return max(n, 1)
+    return len(top)
 
 
 def under_50(chunks: list[str]) -> float:
@@ -217,7 +237,10 @@ def evaluate(
             for r in retrievers:
                 if r.name == "MiniLM" or "MiniLM" not in name:
                     hits, seconds = recall(r, chunks, mine)
-                    per[r.name] = {f"@{k}": hits[k] for k in KS} | {"rr": hits["rr"]}
+                    per[r.name] = {f"@{k}": hits[k] for k in KS} | {
+                        "rr": hits["rr"],
+                        "text": hits["text"],
+                    }
                     print(f"    {name} {corpus} {r.name}: {len(chunks)} chunks, {seconds:.0f} s",
                           flush=True)  # fmt: skip
             row["chunks"] += len(chunks)
@@ -299,8 +322,8 @@ def print_table(table: dict, corpora: list[str]) -> None:
     for retriever, by_name in table.items():
         print(f"-- {retriever}: recall@5 / recall@10 (%), per corpus @5/@10 --")
         head = (
-            f"{'chunker':<26} {'@5':>5} {'@10':>5} {'MRR@10':>6} {'chunks':>7} {'<50 tok':>8}  "
-            + " ".join(f"{short[c]:>9}" for c in corpora)
+            f"{'chunker':<26} {'@5':>5} {'@10':>5} {'@20kB':>5} {'MRR@10':>6} {'chunks':>7} "
+            f"{'<50 tok':>8}  " + " ".join(f"{short[c]:>9}" for c in corpora)
         )
         print(head)
         for name, e in by_name.items():
@@ -309,6 +332,7 @@ def print_table(table: dict, corpora: list[str]) -> None:
             )
             print(
                 f"{name:<26} {e['all']['@5']:>5.0f} {e['all']['@10']:>5.0f} "
+                f"{e['all'].get('text', 0):>5.0f} "
                 f"{e['all']['rr'] / 100:>6.3f} {e['chunks']:>7} "
                 f"{e['under_50']:>8.1%}  {cells}"
             )
