@@ -24,10 +24,12 @@ CHUNKER_VERSION = "mdchunk-6"
 # What each version changed: CHANGELOG.md, Version labels.
 ASSEMBLY_VERSION = "assembly-3"
 MIN_MAX_TOKENS = 16  # a smaller cap leaves no room for a context header and a word
-# A cap given alone (--max-tokens N, max_tokens in a policy file or in chunkmill.run) brings
-# the sizes that go with it, in the default policy's proportions: target 75 %, minimum 20 %
-# and overlap 8 % of the cap (750, 200 and 80 of 1,000). A size given beside it is kept.
-CAP_SHARES = {"target_tokens": (3, 4), "min_tokens": (1, 5), "overlap_tokens": (2, 25)}
+# A cap given (--max-tokens N, max_tokens in a policy file or in chunkmill.run) brings the
+# sizes not given beside it, in the default policy's proportions: the target 3/4 of the cap
+# (750 of 1,000), the minimum and the overlap 4/15 and 8/75 of the target (200 and 80 of
+# 750), so a target given with the cap keeps a minimum below it.
+TARGET_OF_CAP = (3, 4)
+OF_TARGET = {"min_tokens": (4, 15), "overlap_tokens": (8, 75)}
 # The terms of pipeline/postings.py: bump when they change. A run reuses the postings rows of
 # unchanged chunks only from a published postings.parquet whose footer names this version.
 POSTINGS_VERSION = "postings-1"
@@ -57,8 +59,9 @@ class Policy:
     target_tokens: int = _field(750, "Size chunks are packed toward.")
     max_tokens: int = _field(
         1000,
-        "Hard cap: no chunk's n_tokens exceeds it. Given alone, it sets target, min and "
-        "overlap to 75 %, 20 % and 8 % of it (--max-tokens 256: 192, 51, 20).",
+        "Hard cap: no chunk's n_tokens exceeds it. Given without them, it sets the target to "
+        "75 % of it and min and overlap in the default's proportions to the target (200 and "
+        "80 of 750): --max-tokens 256 alone gives 192, 51 and 20.",
     )
     min_tokens: int = _field(200, "Chunks below this merge with a neighbour of their section.")
     overlap_tokens: int = _field(
@@ -216,9 +219,14 @@ class Policy:
 FIELDS = [f.name for f in dataclasses.fields(Policy)]
 
 
-def cap_sizes(max_tokens: int) -> dict[str, int]:
-    """The target, minimum and overlap a cap brings when given alone (CAP_SHARES)."""
-    return {name: max_tokens * num // den for name, (num, den) in CAP_SHARES.items()}
+def cap_sizes(max_tokens: int, target: int | None = None) -> dict[str, int]:
+    """The target, minimum and overlap a cap brings (TARGET_OF_CAP, OF_TARGET); with
+    ``target``, the minimum and overlap that go with it."""
+    num, den = TARGET_OF_CAP
+    target = max_tokens * num // den if target is None else target
+    return {"target_tokens": target} | {
+        name: target * num // den for name, (num, den) in OF_TARGET.items()
+    }
 
 
 ID_NEUTRAL = ("link_template",)  # fields no chunk id depends on (see Policy.id_hash)
@@ -241,11 +249,15 @@ def load(path: str | Path | None = None, **overrides) -> Policy:
             data["mdx"] = "on" if data["mdx"] else "off"
         values.update(data)
     values.update({k: v for k, v in overrides.items() if v is not None})
-    cap = values.get("max_tokens")
-    if isinstance(cap, int) and not isinstance(cap, bool) and cap >= MIN_MAX_TOKENS:
-        for name, size in cap_sizes(cap).items():
+    cap, target = values.get("max_tokens"), values.get("target_tokens")
+    if _whole(cap) and cap >= MIN_MAX_TOKENS:
+        for name, size in cap_sizes(cap, target if _whole(target) else None).items():
             values.setdefault(name, size)
     return Policy(**values)
+
+
+def _whole(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _read_yaml(path: str | Path) -> object:

@@ -147,9 +147,9 @@ def test_chunk_text_policy_overrides_and_errors():
 def test_policy_load_reads_yaml(tmp_path):
     f = tmp_path / "policy.yaml"
     f.write_text("max_tokens: 600\ntarget_tokens: 500\n", encoding="utf-8")
-    # the minimum and overlap come with the cap (20 % and 8 % of it)
+    # the minimum and overlap come with the cap and the target (4/15 and 8/75 of it)
     assert Policy.load(f) == Policy(
-        max_tokens=600, target_tokens=500, min_tokens=120, overlap_tokens=48
+        max_tokens=600, target_tokens=500, min_tokens=133, overlap_tokens=53
     )
     assert Policy.load(f, max_tokens=700).max_tokens == 700
 

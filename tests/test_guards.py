@@ -129,7 +129,7 @@ def test_a_policy_change_is_refused_naming_the_fields(published):
     assert result.exit_code == 4, result.output
     assert "max_tokens 100 -> 110" in result.output
     assert "target_tokens 60 -> 90" in result.output
-    assert "overlap_tokens 10 -> 8" in result.output  # the forgotten flag: 8 % of the cap
+    assert "overlap_tokens 10 -> 9" in result.output  # the forgotten flag: 8/75 of 90
     assert f"all {total} published chunk ids would change" in result.output
     assert state(out) == (before, [before])
     result = CliRunner().invoke(

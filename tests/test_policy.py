@@ -73,8 +73,8 @@ def test_yaml_then_flags(tmp_path):
     f = tmp_path / "policy.yaml"
     f.write_text("target_tokens: 400\nmax_tokens: 512\nmin_tokens: 100\n")
     p = load(f, max_tokens=600, overlap_tokens=None)
-    # the overlap, set nowhere, comes with the cap: 8 % of 600
-    assert (p.target_tokens, p.max_tokens, p.min_tokens, p.overlap_tokens) == (400, 600, 100, 48)
+    # the overlap, set nowhere, comes with the cap and the target: 8/75 of 400
+    assert (p.target_tokens, p.max_tokens, p.min_tokens, p.overlap_tokens) == (400, 600, 100, 42)
 
 
 def test_yaml_unknown_field(tmp_path):
@@ -143,13 +143,15 @@ def test_the_default_sizes_are_what_the_default_cap_brings():
 @pytest.mark.parametrize(
     ("given", "sizes"),
     [
-        # (target, min, overlap): 75 %, 20 % and 8 % of the cap, rounded down
+        # (target, min, overlap): the target 3/4 of the cap, min and overlap 4/15 and 8/75
+        # of the target, rounded down
         ({"max_tokens": 256}, (192, 51, 20)),
         ({"max_tokens": 8192}, (6144, 1638, 655)),
         ({"max_tokens": 16}, (12, 3, 1)),
-        # a size given beside the cap is kept; the others come with the cap
-        ({"max_tokens": 256, "target_tokens": 240}, (240, 51, 20)),
+        # a size given beside the cap is kept; the others come with the cap and the target
+        ({"max_tokens": 256, "target_tokens": 240}, (240, 64, 25)),
         ({"max_tokens": 256, "overlap_tokens": 0}, (192, 51, 0)),
+        ({"max_tokens": 5000, "target_tokens": 500}, (500, 133, 53)),  # min under target
         # no cap given: the defaults, whatever else is
         ({"target_tokens": 500}, (500, 200, 80)),
     ],
