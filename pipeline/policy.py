@@ -148,7 +148,7 @@ class Policy:
         ):
             value = getattr(self, name)
             least = MIN_MAX_TOKENS if name == "max_tokens" else 0
-            if not isinstance(value, int) or isinstance(value, bool) or value < least:
+            if not _whole(value) or value < least:
                 out.append(f"{name} must be a whole number >= {least}, got {value!r}")
         if out:
             return out
@@ -222,8 +222,8 @@ FIELDS = [f.name for f in dataclasses.fields(Policy)]
 def cap_sizes(max_tokens: int, target: int | None = None) -> dict[str, int]:
     """The target, minimum and overlap a cap brings (TARGET_OF_CAP, OF_TARGET); with
     ``target``, the minimum and overlap that go with it."""
-    num, den = TARGET_OF_CAP
-    target = max_tokens * num // den if target is None else target
+    if target is None:
+        target = max_tokens * TARGET_OF_CAP[0] // TARGET_OF_CAP[1]
     return {"target_tokens": target} | {
         name: target * num // den for name, (num, den) in OF_TARGET.items()
     }

@@ -6,7 +6,6 @@ use std::convert::Infallible;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use chunkmill_core::chunk::{chunk_document, Block, Counting, Doc, DocChunks, Failure, Policy};
-use chunkmill_core::encoding::Encoding;
 use chunkmill_core::estimate::{estimate, weights, EnglishDocument};
 use chunkmill_core::heading::clean_blocks;
 use chunkmill_core::kind::Kind;
@@ -17,6 +16,7 @@ use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedStr;
 use pyo3::types::{PyBytes, PyDict};
 
+use crate::encoding_named;
 use crate::strings::{self, Column, ColumnArg, Utf8Column};
 
 /// The weights of one bias and group.
@@ -195,12 +195,9 @@ fn chunk_documents<'py>(
     columnar: bool,
     encoding: Option<&str>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let encoding = match encoding {
-        None => None,
-        Some(name) => Some(Encoding::named(name).ok_or_else(|| {
-            PyValueError::new_err(format!("chunk_documents: unknown encoding {name:?}"))
-        })?),
-    };
+    let encoding = encoding
+        .map(|name| encoding_named(name, "chunk_documents"))
+        .transpose()?;
     let n_docs = docs.0.len();
     let (starts, (plain_rows, image_rows)) = (&blocks.0, &prepared);
     let block_index = numbers(&blocks.1, None, "block_index", i32::from_ne_bytes)?;

@@ -6,7 +6,6 @@ use std::borrow::Cow;
 
 use chunkmill_core::blocks::Document;
 use chunkmill_core::chunk::Block;
-use chunkmill_core::encoding::Encoding;
 use chunkmill_core::kind::Kind;
 use chunkmill_core::parsed::{parsed, Parsed};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
@@ -19,7 +18,7 @@ use crate::chunk::{
     Result1,
 };
 use crate::strings;
-use crate::{block_texts, columns_dict};
+use crate::{block_texts, columns_dict, encoding_named};
 
 /// Documents: doc_id, path, text (a str or a buffer of its UTF-8 bytes), plain-text
 /// format, markdown, MDX, front matter title and field lines of each.
@@ -61,12 +60,9 @@ fn chunk_pass<'py>(
     blocks: bool,
     encoding: Option<&str>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let encoding = match encoding {
-        None => None,
-        Some(name) => Some(Encoding::named(name).ok_or_else(|| {
-            PyValueError::new_err(format!("chunk_pass: unknown encoding {name:?}"))
-        })?),
-    };
+    let encoding = encoding
+        .map(|name| encoding_named(name, "chunk_pass"))
+        .transpose()?;
     let n_docs = docs.0.len();
     let lengths = [
         docs.1.len(),

@@ -364,6 +364,13 @@ fn documents<'py>(
     Ok(out)
 }
 
+/// The encoding of a name Python passes (`tokens.CORE_ENCODINGS`); a ValueError naming
+/// `caller` for another name.
+pub(crate) fn encoding_named(name: &str, caller: &str) -> PyResult<Encoding> {
+    Encoding::named(name)
+        .ok_or_else(|| PyValueError::new_err(format!("{caller}: unknown encoding {name:?}")))
+}
+
 /// The exact token counts of `texts` in the encoding `name` (cl100k_base, o200k_base), as
 /// tiktoken's `encode_ordinary` gives them, counted on `threads` threads.
 #[pyfunction]
@@ -374,8 +381,7 @@ fn count_tokens(
     texts: Vec<PyBackedStr>,
     threads: usize,
 ) -> PyResult<Vec<i64>> {
-    let encoding = Encoding::named(name)
-        .ok_or_else(|| PyValueError::new_err(format!("unknown encoding {name:?}")))?;
+    let encoding = encoding_named(name, "count_tokens")?;
     let texts: Vec<&str> = texts.iter().map(|t| &**t).collect();
     py.detach(|| catch_unwind(AssertUnwindSafe(|| encoding.count_all(&texts, threads))))
         .map_err(|_| {
