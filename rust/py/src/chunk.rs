@@ -176,7 +176,7 @@ pub(crate) type PolicyTuple = (
 );
 
 /// The chunks of a batch. `tokenizer`: None for the estimate or `encoding` (a name of
-/// chunkmill_core::encoding, counted in the core), else (count, added) of a Python one.
+/// chunkmill_core::exact, counted in the core), else (count, added) of a Python one.
 /// Returns a dict of chunk columns (`doc`: the document index of each chunk; list columns
 /// flat with offsets; `text` and `embed_text` as UTF-8 bytes with int64 `*_offsets`),
 /// `rejects` [(doc, reason, detail)], and per chunk its document's `title` and
@@ -285,7 +285,7 @@ fn chunk_documents<'py>(
     match tokenizer {
         None if encoding.is_some() => {
             let e = encoding.expect("an encoding");
-            let results = chunk_natively(py, &doc, &all, starts, &policy, &|_| e, threads);
+            let results = chunk_natively(py, &doc, &all, starts, &policy, &|_| e.clone(), threads);
             for (d, r) in results.into_iter().enumerate() {
                 out.add(d, r);
             }
@@ -407,7 +407,7 @@ pub(crate) fn chunk_estimated<'a>(
 /// d's): the documents are spread over threads (contiguous ranges by text size, results
 /// in document order: the same for any number). `doc(d)`: document d; `starts[d]`: its
 /// rows of `all`.
-pub(crate) fn chunk_natively<'a, C: Counting<Error = Infallible>>(
+pub(crate) fn chunk_natively<'a, C: Counting<Error: std::fmt::Display>>(
     py: Python<'_>,
     doc: &(dyn Fn(usize) -> Doc<'a> + Sync),
     all: &[Block],
@@ -431,7 +431,7 @@ pub(crate) fn chunk_natively<'a, C: Counting<Error = Infallible>>(
                             &mut counting,
                         )
                     })
-                    .map(|r| r.map_err(|f| f.map_count(|e: Infallible| match e {})))
+                    .map(|r| r.map_err(|f| f.map_count(|e| e.to_string())))
                 })
                 .collect::<Vec<_>>()
         })

@@ -121,6 +121,7 @@ fn chunk_pass<'py>(
             Some(e) => {
                 let texts: Vec<&str> = (0..c.doc.len()).map(|i| p.text(&documents, i)).collect();
                 py.detach(|| e.count_all(&texts, threads))
+                    .map_err(|e| PyValueError::new_err(format!("chunk_pass: {e}")))?
             }
         };
         let all: Vec<Block> = (0..c.doc.len())
@@ -155,7 +156,15 @@ fn chunk_pass<'py>(
                     threads,
                 )
             }
-            Some(e) => chunk_natively(py, &doc, &all, &p.runs, &policy_core, &|_| e, threads),
+            Some(e) => chunk_natively(
+                py,
+                &doc,
+                &all,
+                &p.runs,
+                &policy_core,
+                &|_| e.clone(),
+                threads,
+            ),
         }
     };
     let fallback = p.cols.fallback.clone();

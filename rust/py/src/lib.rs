@@ -16,8 +16,8 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use chunkmill_core::blocks::{blocks_in_threads, Columns, Document};
 use chunkmill_core::document as core_document;
-use chunkmill_core::encoding::Encoding;
 use chunkmill_core::estimate::{english_documents as core_english, estimates as core_estimates};
+use chunkmill_core::exact::Exact;
 use chunkmill_core::kind::Kind;
 use pyo3::buffer::PyUntypedBuffer;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
@@ -364,15 +364,15 @@ fn documents<'py>(
     Ok(out)
 }
 
-/// The encoding of a name Python passes (`tokens.CORE_ENCODINGS`); a ValueError naming
-/// `caller` for another name.
-pub(crate) fn encoding_named(name: &str, caller: &str) -> PyResult<Encoding> {
-    Encoding::named(name)
-        .ok_or_else(|| PyValueError::new_err(format!("{caller}: unknown encoding {name:?}")))
+/// The exact counter a name Python passes names (`tokens.CORE_ENCODINGS`, or hf:PATH); a
+/// ValueError naming `caller` and the reason for another name or a file that does not load.
+pub(crate) fn encoding_named(name: &str, caller: &str) -> PyResult<Exact> {
+    Exact::named(name).map_err(|e| PyValueError::new_err(format!("{caller}: {e}")))
 }
 
-/// The exact token counts of `texts` in the encoding `name` (cl100k_base, o200k_base), as
-/// tiktoken's `encode_ordinary` gives them, counted on `threads` threads.
+/// The exact token counts of `texts` by the counter `name` (cl100k_base, o200k_base: as
+/// tiktoken's `encode_ordinary` gives them; hf:PATH: as the tokenizer's `encode` without
+/// special tokens), counted on `threads` threads.
 #[pyfunction]
 #[pyo3(signature = (name, texts, threads=1))]
 fn count_tokens(
@@ -386,7 +386,16 @@ fn count_tokens(
     py.detach(|| catch_unwind(AssertUnwindSafe(|| encoding.count_all(&texts, threads))))
         .map_err(|_| {
             PyRuntimeError::new_err("count_tokens: the Rust core failed (a bug in chunkmill)")
-        })
+        })?
+        .map_err(|e| PyValueError::new_err(format!("count_tokens: {name}: {e}")))
+}
+
+/// The tokens the model of counter `name` adds around every input ([CLS] and [SEP] of a
+/// BERT-style tokenizer; 0 for an encoding); a ValueError saying why `name` names none (the
+/// user's words: a policy loads its counter by this call first).
+#[pyfunction]
+fn tokens_added(name: &str) -> PyResult<i64> {
+    Ok(Exact::named(name).map_err(PyValueError::new_err)?.added())
 }
 
 #[pymodule]
@@ -396,6 +405,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(estimates, m)?)?;
     m.add_function(wrap_pyfunction!(english_documents, m)?)?;
     m.add_function(wrap_pyfunction!(count_tokens, m)?)?;
+    m.add_function(wrap_pyfunction!(tokens_added, m)?)?;
     chunk::register(m)?;
     chunk_pass::register(m)?;
     context::register(m)?;
