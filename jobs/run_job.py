@@ -41,7 +41,7 @@ from chunkmill.pipeline.runstore.published_run import (
     open_published,
     unchanged,
 )
-from chunkmill.pipeline.tokens import ESTIMATE_VERSION, HF_COUNT_VERSION
+from chunkmill.pipeline.tokens import ESTIMATE_VERSION, HF_COUNT_VERSION, tokenizer_specs
 
 BATCH_DOCS = batch.BATCH_DOCS
 
@@ -56,7 +56,7 @@ def assembly_key(policy: Policy) -> str:
     """What decides, beside the policy and the chunker version, whether stored chunks can be
     reused: how chunks are assembled, and for an hf: tokenizer how it counts. A change packs
     the stored blocks again (nothing parsed) and keeps the ids whose boundaries stay."""
-    hf = policy.tokenizer.startswith("hf:")
+    hf = any(s.startswith("hf:") for s in tokenizer_specs(policy.tokenizer))
     return f"{ASSEMBLY_VERSION}|{HF_COUNT_VERSION}" if hf else ASSEMBLY_VERSION
 
 

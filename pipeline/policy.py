@@ -91,9 +91,11 @@ class Policy:
         "tiktoken:cl100k_base",
         "What counts tokens: tiktoken:NAME (cl100k_base, o200k_base: exact, counted in the "
         "core) or tiktoken:PATH.tiktoken | hf:PATH/tokenizer.json (the model's own, its "
-        "special tokens included) | estimate (no vocabulary: script-aware, errs toward "
-        "over-counting cl100k and o200k, up to 2x, so more, smaller chunks; the default "
-        "before cl100k's). Nothing is downloaded.",
+        "special tokens included, counted in the core) | estimate (no vocabulary: "
+        "script-aware, errs toward over-counting cl100k and o200k, up to 2x, so more, "
+        "smaller chunks; the default before cl100k's). Several of the core's, "
+        "comma-separated (tiktoken:cl100k_base,hf:PATH), keep every chunk within the cap in "
+        "each; n_tokens is the largest count. Nothing is downloaded.",
     )
     breadcrumb_prefix: bool = _field(
         True,
@@ -133,6 +135,11 @@ class Policy:
                 value = [k.strip() for k in value.split(",") if k.strip()]
             if isinstance(value, list):
                 object.__setattr__(self, name, tuple(value))
+        from chunkmill.pipeline.tokens import tokenizer_specs
+
+        if isinstance(self.tokenizer, str):  # one spelling, one policy hash: cl100k_base is
+            # tiktoken:cl100k_base
+            object.__setattr__(self, "tokenizer", ",".join(tokenizer_specs(self.tokenizer)))
         problems = self.problems()
         if problems:
             raise PolicyError("invalid policy: " + "; ".join(problems))
@@ -171,10 +178,15 @@ class Policy:
                 out.append(
                     f"{name} must be one of {', '.join(allowed)}, got {getattr(self, name)!r}"
                 )
-        tok = self.tokenizer
-        kind, _, arg = tok.partition(":")
-        if not (tok == "estimate" or (kind in ("tiktoken", "hf") and arg)):
-            out.append(f"unknown tokenizer {tok!r}: use estimate, tiktoken:NAME or hf:PATH")
+        from chunkmill.pipeline.tokens import tokenizer_specs
+
+        specs = tokenizer_specs(self.tokenizer) if isinstance(self.tokenizer, str) else [""]
+        for tok in specs:
+            kind, _, arg = tok.partition(":")
+            if not (tok == "estimate" or (kind in ("tiktoken", "hf") and arg)):
+                out.append(f"unknown tokenizer {tok!r}: use estimate, tiktoken:NAME or hf:PATH")
+        if len(specs) > 1 and "estimate" in specs:
+            out.append("estimate cannot be one of several tokenizers: it counts none")
         for name in ("breadcrumb_prefix", "pack_siblings"):
             if not isinstance(getattr(self, name), bool):
                 out.append(f"{name} must be true or false, got {getattr(self, name)!r}")

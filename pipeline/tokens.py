@@ -598,8 +598,56 @@ def _no_encoding(spec: str, names: list[str]) -> str:
     return f"{why}; available: {available} (or tiktoken:PATH.tiktoken)"
 
 
+class SeveralCounter:
+    """Several counters the core counts (cl100k_base, o200k_base, hf:PATH) as one: a text's
+    count is the most any of their models reads of it (its tokens and those the model adds
+    around it) less ``added``, the most any model adds, so that a chunk within the cap by
+    this count is within it in every one of them, and n_tokens is the largest."""
+
+    def __init__(self, parts: list[TokenCounter]):
+        from chunkmill import _core
+
+        outside = [p.name for p in parts if getattr(p, "encoding", None) is None]
+        if outside:
+            raise ValueError(
+                f"{', '.join(outside)} cannot be one of several tokenizers: a list takes "
+                "tiktoken:cl100k_base, tiktoken:o200k_base and hf:PATH"
+            )
+        self.parts = parts
+        self.name = ",".join(p.name for p in parts)
+        self.encoding = ",".join(p.encoding for p in parts)
+        self.added = _core.tokens_added(self.encoding)
+
+    def count(self, texts: list[str]) -> list[int]:
+        from chunkmill import _core
+
+        return _core.count_tokens(self.encoding, texts)
+
+
+# A comma starts another tokenizer only where one of these follows it (a path may hold one).
+_KINDS = ("tiktoken:", "hf:", "estimate", *CORE_ENCODINGS)
+
+
+def tokenizer_specs(spec: str) -> list[str]:
+    """The tokenizers a policy's ``tokenizer`` names: one, or several separated by commas;
+    a bare core encoding name (``cl100k_base``) is ``tiktoken:cl100k_base``."""
+    parts, start = [], 0
+    for i, ch in enumerate(spec):
+        if ch == "," and spec.startswith(_KINDS, i + 1):
+            parts.append(spec[start:i])
+            start = i + 1
+    parts.append(spec[start:])
+    return [f"tiktoken:{p}" if p in CORE_ENCODINGS else p for p in parts]
+
+
 def make_counter(spec: str, bias: str = "balanced") -> TokenCounter:
-    """``estimate``, ``tiktoken:NAME|PATH.tiktoken``, or ``hf:PATH/tokenizer.json``."""
+    """``estimate``, ``tiktoken:NAME|PATH.tiktoken``, ``hf:PATH/tokenizer.json``, or several
+    of the core's (``tiktoken:cl100k_base,hf:PATH``: the largest count of them)."""
+    specs = tokenizer_specs(spec)
+    if len(specs) > 1:
+        if "estimate" in specs:
+            raise ValueError("estimate cannot be one of several tokenizers: it counts none")
+        return SeveralCounter([make_counter(s) for s in specs])
     if spec == "estimate":
         return EstimateCounter(bias)
     if spec.startswith("tiktoken:"):

@@ -38,8 +38,13 @@ def english_documents(text: Buffer, offsets: Buffer, group: Buffer, n: int) -> b
     """Per document (``n`` of them), 1 when its prose reads as English, else 0."""
 
 def count_tokens(name: str, texts: Sequence[str], threads: int = 1) -> list[int]:
-    """Exact token counts in the encoding ``name`` (cl100k_base, o200k_base): those of
-    tiktoken's ``encode_ordinary``."""
+    """Exact token counts by the counter ``name`` (cl100k_base, o200k_base: tiktoken's
+    ``encode_ordinary``; hf:PATH: the tokenizer's ``encode`` without special tokens; several,
+    comma-separated: the most any of their models reads, less ``tokens_added``)."""
+
+def tokens_added(name: str) -> int:
+    """The tokens the model of counter ``name`` adds around every input ([CLS] and [SEP]);
+    a ValueError saying why ``name`` names no counter."""
 
 def chunk_documents(
     docs: tuple[Any, ...],

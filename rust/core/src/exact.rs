@@ -1,5 +1,7 @@
 //! The exact counters the core runs by itself, named as a policy names them: an OpenAI
-//! encoding (`cl100k_base`, `o200k_base`) or a Hugging Face tokenizer (`hf:PATH`).
+//! encoding (`cl100k_base`, `o200k_base`), a Hugging Face tokenizer (`hf:PATH`), or several
+//! of them at once, comma-separated (`cl100k_base,hf:PATH`), which counts so that a text
+//! within a cap in it is within that cap in each of them.
 
 use std::ops::Range;
 use std::sync::Arc;
@@ -14,11 +16,29 @@ use crate::threads;
 pub enum Exact {
     Encoding(Encoding),
     Hf(Arc<Hf>),
+    /// Several counters: a text's count is the largest of theirs with the tokens each
+    /// model adds, less the most any of them adds (`added`), so that count + added is the
+    /// most tokens any of the models reads.
+    Several(Arc<[Exact]>),
 }
 
 impl Exact {
-    /// The counter `spec` names; an error says why there is none.
+    /// The counter `spec` names; an error says why there is none. A comma starts another
+    /// counter only where a name follows it (`hf:`, or an encoding's name): a path may hold
+    /// commas.
     pub fn named(spec: &str) -> Result<Exact, String> {
+        let names = names_in(spec);
+        if names.len() > 1 {
+            let each = names
+                .into_iter()
+                .map(Exact::one)
+                .collect::<Result<Vec<_>, _>>()?;
+            return Ok(Exact::Several(each.into()));
+        }
+        Exact::one(spec)
+    }
+
+    fn one(spec: &str) -> Result<Exact, String> {
         if let Some(path) = spec.strip_prefix("hf:") {
             return Hf::load(path).map(Exact::Hf);
         }
@@ -32,6 +52,13 @@ impl Exact {
         match self {
             Exact::Encoding(e) => Ok(e.count(text)),
             Exact::Hf(h) => h.count(text),
+            Exact::Several(each) => {
+                let mut most = 0;
+                for e in each.iter() {
+                    most = most.max(e.count(text)? + e.added());
+                }
+                Ok(most - self.added())
+            }
         }
     }
 
@@ -40,6 +67,7 @@ impl Exact {
         match self {
             Exact::Encoding(_) => 0,
             Exact::Hf(h) => h.added(),
+            Exact::Several(each) => each.iter().map(Exact::added).max().unwrap_or(0),
         }
     }
 
@@ -58,6 +86,22 @@ impl Exact {
         .collect::<Result<Vec<_>, _>>()
         .map(|parts| parts.into_iter().flatten().collect())
     }
+}
+
+/// The names in a list of them: `spec` cut at each comma that a name follows.
+fn names_in(spec: &str) -> Vec<&str> {
+    let starts_a_name =
+        |rest: &str| rest.starts_with("hf:") || NAMES.iter().any(|n| rest.starts_with(n));
+    let mut out = Vec::new();
+    let mut start = 0;
+    for (i, _) in spec.match_indices(',') {
+        if starts_a_name(&spec[i + 1..]) {
+            out.push(&spec[start..i]);
+            start = i + 1;
+        }
+    }
+    out.push(&spec[start..]);
+    out
 }
 
 /// A chunk's counts: every kind alike.
