@@ -43,9 +43,10 @@ def _open(fn, *args, **kwargs):
 TOKENIZER = click.option(
     "--tokenizer",
     metavar="SPEC",
-    help="Count every embed_text again with this tokenizer: tiktoken:cl100k_base or "
-    "tiktoken:o200k_base (counted in the core), tiktoken:FILE.tiktoken or "
-    "hf:PATH/tokenizer.json (the 'tokenizers' extra).",
+    help="Count every embed_text again with this tokenizer: tiktoken:cl100k_base, "
+    "tiktoken:o200k_base or hf:PATH/tokenizer.json (counted in the core; several, "
+    "comma-separated: the largest count), or tiktoken:FILE.tiktoken (the 'tokenizers' "
+    "extra).",
 )
 
 

@@ -1,8 +1,8 @@
 """The core's counts of Hugging Face tokenizers (hf:PATH, chunkmill_core::hf) against the
 tokenizers package's own ``encode`` (the oracle), for two real models' tokenizer.json
 files that packages bundle (tests/bundled.py): MiniLM's WordPiece and multilingual-e5's
-SentencePiece Unigram. Edge cases, generated text, every shared corpus document, and the
-chunks of every shared corpus at MiniLM's 256-token input."""
+SentencePiece Unigram. Edge cases, generated text, and the chunks of every shared corpus
+at MiniLM's 256-token input."""
 
 from __future__ import annotations
 
@@ -163,31 +163,12 @@ def test_a_run_under_a_real_model_needs_no_tokenizers_package(tmp_path):
 
 
 @pytest.mark.corpus
-def test_every_corpus_document_counts_as_the_tokenizers_package_counts_them():
-    """multilingual-e5's SentencePiece Unigram, whose texts are encoded whole (MiniLM's
-    counts are held to the package on every chunk of the corpora below, where its pieces
-    are remembered and counted again)."""
-    path = _path("multilingual-e5")
-    tok = tokenizers.Tokenizer.from_file(path)
-    tok.no_truncation()
-    tok.no_padding()
-    spec = f"hf:{path}"
-    root = corpus_dir()
-    texts = []
-    for path in sorted(p for p in root.rglob("*") if p.suffix.lower() in (".md", ".mdx", ".txt")):
-        try:
-            texts.append(path.read_bytes().decode("utf-8"))
-        except UnicodeDecodeError:
-            continue
-    assert len(texts) > 1000
-    assert differences(spec, tok, texts) == []
-
-
-@pytest.mark.corpus
 def test_every_corpus_chunk_fits_minilm_as_minilm_counts_it(tmp_path):
     """`--tokenizer hf:MiniLM --max-tokens 256` over every shared corpus: each chunk's
     n_tokens is what MiniLM reads of its embed_text ([CLS] and [SEP] included), at most
-    256; nothing is rejected and no fence is cut unbalanced."""
+    256; nothing is rejected and no fence is cut unbalanced. The same texts count in
+    multilingual-e5's SentencePiece Unigram as the package counts them (texts it encodes
+    whole, where MiniLM's are counted piece by piece)."""
     spec, tok = minilm()
     policy = load(None, tokenizer=spec, max_tokens=256)
     selection = sources.Selection()
@@ -202,3 +183,8 @@ def test_every_corpus_chunk_fits_minilm_as_minilm_counts_it(tmp_path):
     assert seen == chunks["n_tokens"].to_list()
     bad = [t[:200] for t in chunks["text"] if unbalanced_fence(t)]
     assert not bad, bad[:3]
+    e5 = _path("multilingual-e5")
+    tok = tokenizers.Tokenizer.from_file(e5)
+    tok.no_truncation()
+    tok.no_padding()
+    assert differences(f"hf:{e5}", tok, chunks["embed_text"].to_list()) == []
