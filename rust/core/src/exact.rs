@@ -16,9 +16,10 @@ use crate::threads;
 pub enum Exact {
     Encoding(Encoding),
     Hf(Arc<Hf>),
-    /// Several counters: a text's count is the largest of theirs with the tokens each
-    /// model adds, less the most any of them adds (`added`), so that count + added is the
-    /// most tokens any of the models reads.
+    /// Several counters: a piece's count is the largest of theirs, `added` the most any
+    /// model adds, so that the sum over the pieces of an input and `added` is never less
+    /// than what any of the models reads of it; an input's count (`input`) is the most any
+    /// of them reads.
     Several(Arc<[Exact]>),
 }
 
@@ -47,18 +48,26 @@ impl Exact {
             .ok_or_else(|| format!("unknown encoding {spec:?}: {} or hf:PATH", NAMES.join(", ")))
     }
 
-    /// The tokens of `text`, without those the model adds around an input (`added`).
+    /// The tokens of `text` as a piece of an input, without those the model adds around
+    /// the input (`added`).
     pub fn count(&self, text: &str) -> Result<i64, String> {
         match self {
             Exact::Encoding(e) => Ok(e.count(text)),
             Exact::Hf(h) => h.count(text),
-            Exact::Several(each) => {
-                let mut most = 0;
-                for e in each.iter() {
-                    most = most.max(e.count(text)? + e.added());
-                }
-                Ok(most - self.added())
-            }
+            Exact::Several(each) => each
+                .iter()
+                .try_fold(0, |most, e| Ok(most.max(e.count(text)?))),
+        }
+    }
+
+    /// What the model reads of `text` as a whole input: its tokens and those it adds
+    /// around it (several models: the most any of them reads).
+    pub fn input(&self, text: &str) -> Result<i64, String> {
+        match self {
+            Exact::Several(each) => each
+                .iter()
+                .try_fold(0, |most, e| Ok(most.max(e.input(text)?))),
+            _ => Ok(self.count(text)? + self.added()),
         }
     }
 
@@ -71,15 +80,25 @@ impl Exact {
         }
     }
 
-    /// The tokens of every text, spread over `threads` threads by size (the same counts for
-    /// any number); the first error if a text cannot be counted.
-    pub fn count_all(&self, texts: &[&str], threads: usize) -> Result<Vec<i64>, String> {
+    /// The tokens of every text, as pieces (`count`) or as whole inputs less `added`
+    /// (`whole`: with `added`, what the model reads), spread over `threads` threads by
+    /// size (the same counts for any number); the first error if a text cannot be counted.
+    pub fn count_all(
+        &self,
+        texts: &[&str],
+        threads: usize,
+        whole: bool,
+    ) -> Result<Vec<i64>, String> {
         let sizes: Vec<usize> = texts.iter().map(|t| t.len()).collect();
         let ranges: Vec<Range<usize>> = threads::ranges(&sizes, threads);
+        let one = |t: &str| match whole {
+            true => Ok(self.input(t)? - self.added()),
+            false => self.count(t),
+        };
         threads::map(&ranges, |r| {
             texts[r]
                 .iter()
-                .map(|t| self.count(t))
+                .map(|t| one(t))
                 .collect::<Result<Vec<_>, _>>()
         })
         .into_iter()
@@ -116,5 +135,8 @@ impl Counting for Exact {
     }
     fn is_estimate(&self) -> bool {
         false
+    }
+    fn count_inputs(&mut self, texts: &[&str]) -> Result<Vec<i64>, String> {
+        texts.iter().map(|t| self.input(t)).collect()
     }
 }

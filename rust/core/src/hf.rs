@@ -128,11 +128,12 @@ impl Hf {
         Ok(n)
     }
 
-    /// The tokens of a word: the sum of its pieces', or its own where it holds an added
-    /// token.
+    /// The tokens of a word: the sum of its pieces', or its own where it is one piece or
+    /// holds an added token (which may span pieces: `[CLS]`).
     fn pieces(&self, bert: &Bert, word: &str) -> Result<i64, String> {
         let encoded = |p: &str| self.encoded(p);
-        if bert.added.iter().any(|a| word.contains(a.as_str())) {
+        let cut = word.char_indices().find(|&(_, c)| (bert.isolated)(c));
+        if cut.is_none() || bert.added.iter().any(|a| word.contains(a.as_str())) {
             return self.remembered(word, encoded);
         }
         let (mut n, mut start) = (0, 0);

@@ -120,7 +120,7 @@ fn chunk_pass<'py>(
             None => p.est.iter().map(|&t| i64::from(t)).collect(),
             Some(e) => {
                 let texts: Vec<&str> = (0..c.doc.len()).map(|i| p.text(&documents, i)).collect();
-                py.detach(|| e.count_all(&texts, threads))
+                py.detach(|| e.count_all(&texts, threads, false))
                     .map_err(|e| PyValueError::new_err(format!("chunk_pass: {e}")))?
             }
         };

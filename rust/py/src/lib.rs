@@ -372,7 +372,8 @@ pub(crate) fn encoding_named(name: &str, caller: &str) -> PyResult<Exact> {
 
 /// The exact token counts of `texts` by the counter `name` (cl100k_base, o200k_base: as
 /// tiktoken's `encode_ordinary` gives them; hf:PATH: as the tokenizer's `encode` without
-/// special tokens), counted on `threads` threads.
+/// special tokens; several, comma-separated: the most any of their models reads of a text
+/// as a whole input, less `tokens_added`), counted on `threads` threads.
 #[pyfunction]
 #[pyo3(signature = (name, texts, threads=1))]
 fn count_tokens(
@@ -383,11 +384,15 @@ fn count_tokens(
 ) -> PyResult<Vec<i64>> {
     let encoding = encoding_named(name, "count_tokens")?;
     let texts: Vec<&str> = texts.iter().map(|t| &**t).collect();
-    py.detach(|| catch_unwind(AssertUnwindSafe(|| encoding.count_all(&texts, threads))))
-        .map_err(|_| {
-            PyRuntimeError::new_err("count_tokens: the Rust core failed (a bug in chunkmill)")
-        })?
-        .map_err(|e| PyValueError::new_err(format!("count_tokens: {name}: {e}")))
+    py.detach(|| {
+        catch_unwind(AssertUnwindSafe(|| {
+            encoding.count_all(&texts, threads, true)
+        }))
+    })
+    .map_err(|_| {
+        PyRuntimeError::new_err("count_tokens: the Rust core failed (a bug in chunkmill)")
+    })?
+    .map_err(|e| PyValueError::new_err(format!("count_tokens: {name}: {e}")))
 }
 
 /// The tokens the model of counter `name` adds around every input ([CLS] and [SEP] of a

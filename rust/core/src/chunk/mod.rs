@@ -34,6 +34,18 @@ pub trait Counting {
     fn added(&self) -> i64;
     /// Whether this is the estimate (n_tokens is then a sum, not a count of embed_text).
     fn is_estimate(&self) -> bool;
+    /// What the model reads of whole inputs (embed_texts): their tokens and those it adds
+    /// around each. `count` of the pieces of an input plus `added` may exceed it (several
+    /// models at once count each piece by the one that reads the most of it), never fall
+    /// short of it.
+    fn count_inputs(&mut self, texts: &[&str]) -> Result<Vec<i64>, Self::Error> {
+        let added = self.added();
+        Ok(self
+            .count(false, texts)?
+            .into_iter()
+            .map(|n| n + added)
+            .collect())
+    }
 }
 
 /// Every policy value the chunks of a document depend on.

@@ -325,10 +325,9 @@ fn count<C: Counting>(
         }
     } else {
         let texts: Vec<&str> = rows.iter().map(|r| r.embed_text.as_str()).collect();
-        let counted = counting.count(false, &texts).map_err(Failure::Count)?;
-        let added = counting.added();
+        let counted = counting.count_inputs(&texts).map_err(Failure::Count)?;
         for (r, n) in rows.iter_mut().zip(counted) {
-            r.n_tokens = n + added;
+            r.n_tokens = n;
         }
     }
     Ok(())
