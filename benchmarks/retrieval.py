@@ -207,8 +207,11 @@ def chunkers(
     minilm: MiniLM | None, only: list[str] | None = None
 ) -> dict[str, Callable[[str], list[str]]]:
     """Every chunker to compare: corpus name -> the texts to index."""
+    estimate = POLICY_512.replace(tokenizer="estimate")
     out: dict[str, Callable[[str], list[str]]] = {
-        "chunkmill": lambda corpus: chunkmill_corpus(corpus, POLICY_512)
+        "chunkmill": lambda corpus: chunkmill_corpus(corpus, POLICY_512),
+        # the same sizes counted by the estimate, the default counter before cl100k's
+        "chunkmill estimate": lambda corpus: chunkmill_corpus(corpus, estimate),
     }
     if minilm is not None:
         p256 = Policy(target_tokens=200, max_tokens=256, min_tokens=50, overlap_tokens=25,
@@ -278,15 +281,18 @@ def summary(results: dict) -> dict:
     return out
 
 
-def paired(results: dict, retriever: str, k: int, rounds: int = 10_000) -> dict:
-    """chunkmill against each other chunker on the same questions at k: how many questions
+def paired(results: dict, retriever: str, k: int | str, rounds: int = 10_000) -> dict:
+    """chunkmill against each other chunker on the same questions at k (or "text": within
+    TEXT_BUDGET characters of the ranking): how many questions
     only chunkmill hits, how many only the other, and a 95 % paired-bootstrap interval of the
     difference in recall points (seeded: the same hits give the same interval)."""
     import random
 
+    key = k if k == "text" else f"@{k}"
+
     def flat(name: str) -> list[bool]:
         per = results["results"][name]["corpora"].values()
-        return [h for c in per if retriever in c for h in c[retriever][f"@{k}"]]
+        return [h for c in per if retriever in c for h in c[retriever][key]]
 
     ours, out = flat("chunkmill"), {}
     for name in results["results"]:
@@ -308,10 +314,11 @@ def paired(results: dict, retriever: str, k: int, rounds: int = 10_000) -> dict:
 
 def print_paired(results: dict, table: dict) -> None:
     for retriever in table:
-        for k in KS:
+        for k in (*KS, "text"):
+            at = f"@{TEXT_BUDGET // 1024}k chars" if k == "text" else f"@{k}"
             for name, p in paired(results, retriever, k).items():
                 print(
-                    f"{retriever} @{k}, chunkmill vs {name}: only chunkmill {p['only_chunkmill']}, "
+                    f"{retriever} {at}, chunkmill vs {name}: only chunkmill {p['only_chunkmill']}, "
                     f"only {name} {p['only_other']}, difference {p['diff_points']:+.0f} points, "
                     f"95 % paired bootstrap [{p['ci95'][0]:+.0f}, {p['ci95'][1]:+.0f}]"
                 )
