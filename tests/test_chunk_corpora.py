@@ -83,6 +83,20 @@ def test_cl100k_counts_are_real(runs, name):
     assert counts == chunks["n_tokens"].to_list()
 
 
+def test_o200k_counts_every_chunk_as_tiktoken_does(runs):
+    """The core's o200k_base counts of every default chunk's embed_text are tiktoken's
+    (with the ranks tests/bundled.py reads from a package)."""
+    from chunkmill import _core
+    from tests import bundled
+
+    enc = bundled.encoding("o200k_base")
+    assert enc is not None, "quicktok-v1 is not installed (the dev extra)"
+    _, out = runs("default")
+    texts = _read(out, "chunks")["embed_text"].to_list()
+    theirs = [len(t) for t in enc.encode_ordinary_batch(texts)]
+    assert _core.count_tokens("o200k_base", texts, 2) == theirs
+
+
 @pytest.mark.parametrize("name", ["default", "small"])
 def test_nothing_lost(runs, name):
     """Chunk spans cover every non-whitespace character after the front matter."""
