@@ -63,9 +63,9 @@ def changes_cmd(out, since, snapshot, fmt, output, updates):
       chunkmill changes out/ --since "$(cat applied)" --updates --format parquet --out todo.parquet
       # embed and upsert the adds, upsert the updates' columns (no embedding: same
       # embed_hash), delete the removes (all idempotent), then store the run they
-      # bring you to (footer key mdchunk.until; also printed on stderr):
+      # bring you to (footer key chunkmill.until; also printed on stderr):
       duckdb -noheader -list -c "SELECT value FROM parquet_kv_metadata('todo.parquet')
-               WHERE key = 'mdchunk.until'" > applied
+               WHERE key = 'chunkmill.until'" > applied
     With jsonl, every line holds the run to store as `next_since` (no line: nothing to
     apply, keep your run), and `front_matter` is an object of the values as written.
     After a crash, ask again since the same run. DIR/ledger.parquet keeps the chunk ids of
@@ -79,6 +79,7 @@ def changes_cmd(out, since, snapshot, fmt, output, updates):
 
     from chunkmill.pipeline import runstore
     from chunkmill.pipeline.runstore import ledger
+    from chunkmill.pipeline.runstore.consumer import Changes
 
     if (since is None) == (not snapshot):
         raise click.UsageError("give --since RUN_ID (the last run you applied) or --all")
@@ -113,7 +114,7 @@ def changes_cmd(out, since, snapshot, fmt, output, updates):
             f"--out {output}: cannot write there: {exc.strerror or exc}"
         ) from exc
     ops = table.column("op").to_pylist()
-    until = table.schema.metadata[b"mdchunk.until"].decode()
+    until = Changes.of(table).until
     click.echo(
         f"chunkmill changes: {ops.count('add')} to add, "
         + (f"{ops.count('update')} to update, " if updates else "")

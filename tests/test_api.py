@@ -188,10 +188,16 @@ def test_api_errors_can_be_caught_by_name(tmp_path):
     # since None: every published chunk as an add, and the run it brings a consumer to
     everything = chunkmill.changes(out, None)
     published = pl.read_parquet(chunkmill.pipeline.runstore.resolve(out) / "chunks.parquet")
-    assert set(everything["op"].to_pylist()) == {"add"}
-    assert everything["chunk_id"].to_pylist() == published["chunk_id"].to_list()
-    until = everything.schema.metadata[b"mdchunk.until"].decode()
-    assert until == chunkmill.pipeline.runstore.published(out).name
+    assert isinstance(everything, chunkmill.Changes) and everything.since is None
+    assert set(everything.table["op"].to_pylist()) == {"add"}
+    assert everything.adds["chunk_id"].to_pylist() == published["chunk_id"].to_list()
+    assert everything.adds.column_names == published.columns  # the chunk columns, no op
+    assert everything.updates.num_rows == 0 and everything.removes == []
+    assert everything.until == chunkmill.pipeline.runstore.published(out).name
+    meta = everything.table.schema.metadata
+    assert meta[b"chunkmill.until"] == meta[b"mdchunk.until"] == everything.until.encode()
+    nothing = chunkmill.changes(out, everything.until)
+    assert not nothing and nothing.since == nothing.until == everything.until
 
 
 def test_chunk_table_takes_a_lazy_frame_and_names_what_it_does_not_take():

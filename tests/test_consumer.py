@@ -121,7 +121,7 @@ class Consumer:
                 self.store[chunk_id] = row
             else:
                 self.store.pop(chunk_id, None)
-        self.applied = table.schema.metadata[b"mdchunk.until"].decode()
+        self.applied = table.schema.metadata[b"chunkmill.until"].decode()
         self.seen_updates += table["op"].to_pylist().count("update")
 
     def in_step(self) -> bool:

@@ -10,6 +10,7 @@ This module is the run layout and its publishing; each kind of file has a module
     ledger          DIR/ledger.parquet, the chunk ids of every publication
     changeset       a run's changes.parquet against the published run
     change_records  the changes between any two publications, for consumers
+    consumer        the change set a consumer applies, typed (chunkmill.changes)
     published_run   the published run as the next run reuses it (rows by document)
     guards          what a run may not publish (mass deletion, a silent policy change)
 

@@ -12,7 +12,7 @@ A record is a row of the change set (schemas.CHANGES) with two differences:
   columns of an input table (the table is not kept, so their types are not known), and all
   values when the run's policy keeps front matter out of the column.
 - ``next_since``: the run the change set brings a consumer to (the Parquet footer's
-  ``mdchunk.until``), in every record, to store once everything is applied and give as
+  ``chunkmill.until``), in every record, to store once everything is applied and give as
   ``--since`` next time. No record means nothing to apply: keep the run you have.
 """
 
@@ -24,6 +24,7 @@ import pyarrow as pa
 
 from chunkmill.pipeline import frontmatter, runstore
 from chunkmill.pipeline.runstore import ledger, manifest
+from chunkmill.pipeline.runstore.consumer import Changes
 
 NEXT = "next_since"
 
@@ -38,7 +39,7 @@ def records(out: str | Path, since: str | None, updates: bool = False) -> list[d
 def records_of(table: pa.Table, folder: Path) -> list[dict]:
     """The records of a change set ``table`` whose adds and updates come from the
     published run folder ``folder``."""
-    until = table.schema.metadata[b"mdchunk.until"].decode()
+    until = Changes.of(table).until
     written = _written_values(folder, table)
     rows = table.to_pylist()
     for row in rows:

@@ -37,7 +37,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from chunkmill.pipeline import arrow_columns, schemas
-from chunkmill.pipeline.runstore import parquet_files
+from chunkmill.pipeline.runstore import consumer, parquet_files
 from chunkmill.pipeline.runstore.parquet_files import conform, upgrade, write_atomic
 
 if TYPE_CHECKING:  # polars is imported where it is used: an unchanged run never loads it
@@ -291,7 +291,7 @@ def changes(
     row), with ``updates`` every kept chunk whose row changed (op update, its whole new
     row), and every chunk id to remove, in the layout of changes.parquet (schemas.CHANGES):
     adds and updates in chunk order, removes by chunk id. The schema metadata names both runs
-    (``mdchunk.since``, ``mdchunk.until``): store ``until`` once everything is applied.
+    (``consumer.SINCE``, ``consumer.UNTIL``): store ``until`` once everything is applied.
     ``where`` names the output folder in errors."""
     import polars as pl
     import pyarrow.compute as pc
@@ -318,16 +318,16 @@ def changes(
     removes = removed.sort("chunk_id").with_columns(op=pl.lit("remove")).to_arrow()
     removes = upgrade(removes.select(["op", "chunk_id", "doc_id", "path"]), schemas.CHANGES)
     table = pa.concat_tables([adds.cast(schemas.CHANGES), removes])
-    return table.replace_schema_metadata({"mdchunk.since": since, "mdchunk.until": current})
+    return consumer.named(table, since, current)
 
 
 def snapshot(chunks: Path, current: str) -> pa.Table:
     """Every chunk of the published run ``current`` as an add, in the layout of ``changes``
-    (``mdchunk.since`` empty): how a new consumer starts, with the run to store next to it
+    (``since`` empty): how a new consumer starts, with the run to store next to it
     in the same file (no race with a run published meanwhile)."""
     rows = pq.read_table(chunks, schema=schemas.CHUNKS)
     table = rows.add_column(0, "op", arrow_columns.column(["add"] * rows.num_rows, pa.string()))
-    return table.replace_schema_metadata({"mdchunk.since": "", "mdchunk.until": current})
+    return consumer.named(table, "", current)
 
 
 def published_run(out: str | Path) -> tuple[Path, Path]:

@@ -31,6 +31,7 @@ if _source not in __path__:
 del _source
 
 __all__ = [
+    "Changes",
     "Chunk",
     "InputError",
     "LedgerError",
@@ -53,6 +54,7 @@ __all__ = [
 ]
 
 _HOMES = {
+    "Changes": "chunkmill.pipeline.runstore.consumer",  # what changes() returns
     "InputError": "chunkmill.pipeline.reading",  # an INPUT that cannot be read as asked
     # changes(): a run the ledger does not know
     "LedgerError": "chunkmill.pipeline.runstore.ledger",

@@ -35,6 +35,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from chunkmill.jobs.report_job import ReportSummary
     from chunkmill.jobs.run_job import RunSummary
     from chunkmill.jobs.runlog import RunLog
+    from chunkmill.pipeline.runstore.consumer import Changes
 
 PolicyLike = Policy | str | Path | None
 
@@ -452,19 +453,22 @@ def run(
     return one_run(Path(out))
 
 
-def changes(out: str | Path, since: str | None, updates: bool = False) -> pa.Table:
+def changes(out: str | Path, since: str | None, updates: bool = False) -> Changes:
     """The change set from run ``since`` to the published run of ``out`` (a folder or an
-    object-store prefix), as ``chunkmill changes``: op add (whole chunk rows) and op remove
-    (ids), and with ``updates`` op update (whole new rows of kept ids whose other columns
-    changed), schema ``schemas.CHANGES``; ``table.schema.metadata[b"mdchunk.until"]`` is the
-    run it brings you to. Works after the runs in between were pruned (DIR/ledger.parquet).
-    ``since`` None: every published chunk as an add (``chunkmill changes --all``).
-    Raises ``chunkmill.pipeline.runstore.ledger.LedgerError`` for a run the ledger never saw, and
-    ``chunkmill.pipeline.runstore.DamagedRunError`` when the published chunks file does not
-    match its run's manifest (it is checked first)."""
+    object-store prefix), as ``chunkmill changes``: a ``Changes`` with ``adds`` (whole
+    chunk rows to embed and upsert), ``removes`` (chunk ids to delete), with ``updates``
+    also ``updates`` (whole new rows of kept ids whose other columns changed), ``until``
+    (the run it brings you to: store it once everything is applied, and pass it as
+    ``since`` next time) and ``table`` (every op in one Arrow table, schema
+    ``schemas.CHANGES``, as ``--format parquet`` writes it). Works after the runs in between
+    were pruned (DIR/ledger.parquet). ``since`` None: every published chunk as an add
+    (``chunkmill changes --all``). Raises ``chunkmill.LedgerError`` for a run the ledger
+    never saw, and ``chunkmill.pipeline.runstore.DamagedRunError`` when the published
+    chunks file does not match its run's manifest (it is checked first)."""
     from chunkmill.pipeline.runstore import ledger
+    from chunkmill.pipeline.runstore.consumer import Changes
 
-    return ledger.changes_since(out, since, updates)
+    return Changes.of(ledger.changes_since(out, since, updates))
 
 
 def change_records(out: str | Path, since: str | None, updates: bool = False) -> list[dict]:
