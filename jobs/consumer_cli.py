@@ -51,7 +51,20 @@ def _folder_or_uri(ctx, param, value: str):
     is_flag=True,
     help="Also op update: the new rows of kept chunks whose other columns changed.",
 )
-def changes_cmd(out, since, snapshot, fmt, output, updates):
+@click.option(
+    "--cursor",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Instead of --since/--all: the run applied last is read from FILE (no FILE: "
+    "nothing applied yet, every published chunk is an add). FILE is not moved on until "
+    "--applied says the changes were applied.",
+)
+@click.option(
+    "--applied",
+    is_flag=True,
+    help="With --cursor: the change set handed out last is applied; move FILE on to the run "
+    "it brings you to, and print nothing else.",
+)
+def changes_cmd(out, since, snapshot, fmt, output, updates, cursor, applied):
     """What changed between run RUN_ID and the published run of DIR: the chunks to embed
     (op add, whole rows) and the chunk ids to delete (op remove). With --updates also the
     kept chunks whose embed_text (so their vector) is the same but another column changed
@@ -59,7 +72,14 @@ def changes_cmd(out, since, snapshot, fmt, output, updates):
     n_tokens), for a consumer that stores such columns beside its vectors.
 
     \b
-    The consumer pattern (an embedding job that may miss nights or crash):
+    The consumer pattern with a cursor file that chunkmill keeps:
+      chunkmill changes out/ --cursor applied --updates --format parquet --out todo.parquet
+      # embed and upsert the adds, upsert the updates' columns, delete the removes
+      chunkmill changes out/ --cursor applied --applied
+    Until --applied, asking again gives the same changes (after a crash, apply them again).
+
+    \b
+    The same with the run ids in your hands (an embedding job that may miss nights or crash):
       chunkmill changes out/ --since "$(cat applied)" --updates --format parquet --out todo.parquet
       # embed and upsert the adds, upsert the updates' columns (no embedding: same
       # embed_hash), delete the removes (all idempotent), then store the run they
@@ -79,15 +99,30 @@ def changes_cmd(out, since, snapshot, fmt, output, updates):
 
     from chunkmill.pipeline import runstore
     from chunkmill.pipeline.runstore import ledger
-    from chunkmill.pipeline.runstore.consumer import Changes
+    from chunkmill.pipeline.runstore.consumer import Changes, Cursor
 
-    if (since is None) == (not snapshot):
-        raise click.UsageError("give --since RUN_ID (the last run you applied) or --all")
+    if cursor is None and applied:
+        raise click.UsageError("--applied needs --cursor FILE")
+    if cursor is not None:
+        if since is not None or snapshot:
+            raise click.UsageError("give --cursor FILE or --since/--all, not both")
+        kept = Cursor(cursor)
+        try:
+            if applied:
+                return click.echo(f"chunkmill changes: {cursor} now at run {kept.advance()}")
+            since = kept.applied()
+        except (ValueError, OSError) as exc:
+            raise click.UsageError(str(exc)) from exc
+    elif (since is None) == (not snapshot):
+        raise click.UsageError(
+            "give --since RUN_ID (the last run you applied), --all or --cursor FILE"
+        )
     try:
         run = ledger.published_run(out)
         table = ledger.changes_of(out, run, since, updates)
     except ledger.UnknownRunError as exc:
-        raise click.UsageError(f"{exc}; {_start_over(out)}") from exc
+        hint = f"remove {cursor} to start from a snapshot" if cursor else _start_over(out)
+        raise click.UsageError(f"{exc}; {hint}") from exc
     except (ledger.LedgerDamaged, runstore.DamagedRunError) as exc:
         errors.finish("changes", str(exc), 1)  # exit 1, as `chunkmill check` fails on it
     except ledger.LedgerError as exc:
@@ -115,6 +150,11 @@ def changes_cmd(out, since, snapshot, fmt, output, updates):
         ) from exc
     ops = table.column("op").to_pylist()
     until = Changes.of(table).until
+    if cursor is not None:
+        try:
+            Cursor(cursor).offer(until)
+        except OSError as exc:
+            raise click.UsageError(f"--cursor {cursor}: cannot write there: {exc}") from exc
     click.echo(
         f"chunkmill changes: {ops.count('add')} to add, "
         + (f"{ops.count('update')} to update, " if updates else "")

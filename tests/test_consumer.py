@@ -397,3 +397,61 @@ def test_a_jsonl_consumer_takes_the_run_to_store_from_the_output_alone(tmp_path)
         assert applied == runstore.published(out).name
     published = pq.read_table(runstore.resolve(out) / "chunks.parquet").to_pylist()
     assert store == {c["chunk_id"]: c["embed_text"] for c in published}
+
+
+def test_a_cursor_file_moves_on_only_when_the_changes_are_applied(tmp_path):
+    """`changes --cursor FILE` hands out the changes since the run FILE names (no FILE: all of
+    them) and moves FILE on only with --applied: a consumer that crashes before saying so is
+    handed the same changes again; a store kept by cursor ends equal to the published run."""
+    corpus = Corpus(tmp_path / "src", random.Random(5))
+    out, cursor, todo = tmp_path / "out", tmp_path / "applied", tmp_path / "todo.parquet"
+    store: dict[str, str] = {}
+
+    def changes(*flags: str):
+        return CliRunner().invoke(main, ["changes", str(out), "--cursor", str(cursor), *flags])
+
+    def ask() -> list[dict]:
+        result = changes("--format", "parquet", "--out", str(todo))
+        assert result.exit_code == 0, result.output
+        return pq.read_table(todo).to_pylist()
+
+    def applied() -> None:
+        result = changes("--applied")
+        assert result.exit_code == 0, result.output
+
+    def apply(rows: list[dict]) -> None:
+        for row in rows:
+            if row["op"] == "add":
+                store[row["chunk_id"]] = collapse(row["embed_text"])
+            else:
+                store.pop(row["chunk_id"], None)
+
+    def published() -> dict[str, str]:
+        chunks = pq.read_table(runstore.resolve(out) / "chunks.parquet").to_pylist()
+        return {c["chunk_id"]: collapse(c["embed_text"]) for c in chunks}
+
+    first = nightly(corpus.root, out)
+    rows = ask()
+    assert {r["op"] for r in rows} == {"add"} and not cursor.exists()
+    apply(rows)
+    applied()
+    assert cursor.read_text().strip() == first and store == published()
+    for _ in range(2):
+        corpus.night()
+        nightly(corpus.root, out)
+        rows = ask()
+        assert rows and ask() == rows  # not applied yet: the same changes again
+        apply(rows)
+        applied()
+        assert store == published()
+    assert cursor.read_text().strip() == runstore.published(out).name
+    assert ask() == []  # nothing new since the cursor's run
+    result = changes("--applied")
+    assert result.exit_code == 0 and cursor.read_text().strip() == runstore.published(out).name
+    result = changes("--applied")  # nothing handed out since
+    assert result.exit_code == 2 and "no change set is waiting" in result.output
+    assert len(result.output.strip().splitlines()) == 1
+    cursor.write_text("no-such-run\n")
+    result = changes()
+    assert result.exit_code == 2 and f"remove {cursor} to start from a snapshot" in result.output
+    assert "not both" in changes("--all").output

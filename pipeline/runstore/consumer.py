@@ -7,9 +7,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
+from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.compute as pc
+
+from chunkmill.pipeline.runstore.parquet_files import write_atomic
 
 # The footer keys of a change set's table naming its two runs (``chunkmill changes
 # --format parquet`` writes them). The mdchunk.* keys are written too, for consumers that
@@ -68,3 +71,49 @@ class Changes:
             f"Changes(since={self.since!r}, until={self.until!r}, adds={self.adds.num_rows}, "
             f"updates={self.updates.num_rows}, removes={len(self.removes)})"
         )
+
+
+class Cursor:
+    """A consumer's cursor file (``chunkmill changes --cursor FILE``): FILE holds the run it
+    applied last (no FILE: nothing applied yet); FILE.pending the run the change set it was
+    given last brings it to, which ``--applied`` moves into FILE once the consumer has
+    applied that change set. Asking again before that gives the same change set again (a
+    consumer that crashed applies it again: every op is idempotent). Both are written
+    whole or not at all."""
+
+    def __init__(self, path: Path):
+        self.path = Path(path)
+        self.pending = self.path.with_name(self.path.name + ".pending")
+
+    def applied(self) -> str | None:
+        """The run applied last, or None."""
+        return _read(self.path)
+
+    def offer(self, until: str) -> None:
+        """A change set that brings the consumer to ``until`` was handed out."""
+        write_atomic(self.pending, (until + "\n").encode())
+
+    def advance(self) -> str:
+        """The change set handed out last is applied: FILE names its run (returned).
+        ValueError when none was handed out since the last advance."""
+        until = _read(self.pending)
+        if until is None:
+            raise ValueError(
+                f"{self.pending}: no change set is waiting to be applied (ask with --cursor "
+                f"{self.path} first)"
+            )
+        write_atomic(self.path, (until + "\n").encode())
+        self.pending.unlink()
+        return until
+
+
+def _read(path: Path) -> str | None:
+    try:
+        text = path.read_text(encoding="utf-8").strip()
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ValueError(f"{path}: cannot read the cursor: {exc}") from exc
+    if not text or len(text.splitlines()) != 1:
+        raise ValueError(f"{path}: a cursor file holds one run id, found {text[:60]!r}")
+    return text
