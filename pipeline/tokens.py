@@ -535,19 +535,22 @@ class TiktokenCounter:
 THREADED_TEXTS = 256  # a list this long is encoded by tiktoken's thread pool
 
 
-class HFCounter:
-    """A Hugging Face ``tokenizer.json`` (hf:PATH), counted by the core: the length of the
-    tokenizers library's ``encode`` without special tokens; ``added`` are those the model
-    puts around every input (BERT-style models read [CLS] text [SEP]: 2 of MiniLM's 256
-    are not the text's). The file's padding and truncation (MiniLM's pads and truncates to
-    128) are left out: counting wants neither."""
+class CoreCounter:
+    """A counter the core runs by itself, named ``encoding`` as the core names it: an HF
+    ``tokenizer.json`` (hf:PATH: the length of the tokenizers library's ``encode`` without
+    special tokens; the file's padding and truncation, MiniLM's 128, are left out), or
+    several of the core's counters (``cl100k_base,hf:PATH``: what the model that reads the
+    most of a text reads, less ``added``, so that a chunk within the cap by this count is
+    within it in every one of them). ``added``: the tokens the model puts around every
+    input (BERT-style models read [CLS] text [SEP]: 2 of MiniLM's 256 are not the text's;
+    several: the most any of them adds)."""
 
-    def __init__(self, path: str):
+    def __init__(self, name: str, encoding: str):
         from chunkmill import _core
 
-        self.name = f"hf:{path}"
-        self.encoding = self.name  # the core loads it once per process and counts it
-        self.added = _core.tokens_added(self.encoding)
+        self.name = name
+        self.encoding = encoding  # the core loads a tokenizer file once per process
+        self.added = _core.tokens_added(encoding)
 
     def count(self, texts: list[str]) -> list[int]:
         from chunkmill import _core
@@ -598,30 +601,16 @@ def _no_encoding(spec: str, names: list[str]) -> str:
     return f"{why}; available: {available} (or tiktoken:PATH.tiktoken)"
 
 
-class SeveralCounter:
-    """Several counters the core counts (cl100k_base, o200k_base, hf:PATH) as one: a text's
-    count is the most any of their models reads of it (its tokens and those the model adds
-    around it) less ``added``, the most any model adds, so that a chunk within the cap by
-    this count is within it in every one of them, and n_tokens is the largest."""
-
-    def __init__(self, parts: list[TokenCounter]):
-        from chunkmill import _core
-
-        outside = [p.name for p in parts if getattr(p, "encoding", None) is None]
-        if outside:
-            raise ValueError(
-                f"{', '.join(outside)} cannot be one of several tokenizers: a list takes "
-                "tiktoken:cl100k_base, tiktoken:o200k_base and hf:PATH"
-            )
-        self.parts = parts
-        self.name = ",".join(p.name for p in parts)
-        self.encoding = ",".join(p.encoding for p in parts)
-        self.added = _core.tokens_added(self.encoding)
-
-    def count(self, texts: list[str]) -> list[int]:
-        from chunkmill import _core
-
-        return _core.count_tokens(self.encoding, texts)
+def _several(parts: list[TokenCounter]) -> CoreCounter:
+    """Several counters the core counts as one (CoreCounter); a ValueError names those it
+    does not count (a .tiktoken file)."""
+    outside = [p.name for p in parts if getattr(p, "encoding", None) is None]
+    if outside:
+        raise ValueError(
+            f"{', '.join(outside)} cannot be one of several tokenizers: a list takes "
+            "tiktoken:cl100k_base, tiktoken:o200k_base and hf:PATH"
+        )
+    return CoreCounter(",".join(p.name for p in parts), ",".join(p.encoding for p in parts))
 
 
 # A comma starts another tokenizer only where one of these follows it (a path may hold one).
@@ -647,11 +636,11 @@ def make_counter(spec: str, bias: str = "balanced") -> TokenCounter:
     if len(specs) > 1:
         if "estimate" in specs:
             raise ValueError("estimate cannot be one of several tokenizers: it counts none")
-        return SeveralCounter([make_counter(s) for s in specs])
+        return _several([make_counter(s) for s in specs])
     if spec == "estimate":
         return EstimateCounter(bias)
     if spec.startswith("tiktoken:"):
         return TiktokenCounter(spec.split(":", 1)[1])
     if spec.startswith("hf:"):
-        return HFCounter(spec.split(":", 1)[1])
+        return CoreCounter(spec, spec)
     raise ValueError(f"unknown tokenizer {spec!r}: use estimate, tiktoken:NAME or hf:PATH")
