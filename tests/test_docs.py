@@ -44,12 +44,13 @@ def scratch(tmp_path_factory) -> Path:
     (root / "sql").symlink_to(REPO / "sql")
     home = root / "home"
     shutil.copytree(REPO / "sample_data", home / "docs")
-    for src, out in (
-        (root / "sample_data", root / "out" / "sample"),
-        (home / "docs", home / "chunks"),
+    minilm = ["--tokenizer", "embedder:minilm", "--max-tokens", "256"]  # as `make run` packs
+    for src, out, policy in (
+        (root / "sample_data", root / "out" / "sample", minilm),
+        (home / "docs", home / "chunks", []),
     ):
         subprocess.run(
-            [BIN / "chunkmill", "run", src, "--out", out], check=True, capture_output=True
+            [BIN / "chunkmill", "run", src, "--out", out, *policy], check=True, capture_output=True
         )
     current = json.loads((home / "chunks" / "CURRENT").read_text())["run"]
     (root / "applied").write_text(current + "\n")

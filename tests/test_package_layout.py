@@ -80,7 +80,13 @@ def test_every_package_docstring_names_each_of_its_modules():
     import importlib
     import re
 
-    for package in ("chunkmill.pipeline", "chunkmill.pipeline.runstore", "chunkmill.jobs"):
+    packages = (
+        "chunkmill.pipeline",
+        "chunkmill.pipeline.runstore",
+        "chunkmill.pipeline.sync",
+        "chunkmill.jobs",
+    )
+    for package in packages:
         module = importlib.import_module(package)
         folder = Path(module.__file__).parent
         named = set(re.findall(r"\w+", module.__doc__))

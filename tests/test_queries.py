@@ -272,8 +272,9 @@ def test_sql_fence_check_agrees_with_python(texts):
 
 
 def test_the_quick_start_commands_work_as_written(tmp_path):
-    # the README's Quick start, on `make run`'s output (the default policy): every chunkmill
-    # command succeeds, and its search finds the page it names
+    # the README's Quick start, on `make run`'s output (packed for the bundled MiniLM):
+    # every chunkmill command succeeds, its searches (BM25, then by meaning in the store the
+    # sync wrote) find the page they name
     import shlex
 
     from tests.conftest import REPO
@@ -285,19 +286,22 @@ def test_the_quick_start_commands_work_as_written(tmp_path):
         for line in block.splitlines()
         if line.startswith(".venv/bin/chunkmill ")
     ]
-    assert [c[0] for c in commands] == ["stats", "stats", "search", "sql"]
+    assert [c[0] for c in commands] == ["stats", "stats", "search", "sql", "sync", "search"]
     assert ["--tokenizer", "tiktoken:cl100k_base"] == commands[1][-2:]  # real counts shown
+    make_run = REPO / "Makefile"
+    policy = make_run.read_text().split("chunkmill run sample_data --out $(OUT) ", 1)[1]
     out = tmp_path / "sample"
-    result = CliRunner().invoke(main, ["run", str(SAMPLE), "--out", str(out)])
+    result = CliRunner().invoke(main, ["run", str(SAMPLE), "--out", str(out),
+                                       *policy.split("\n", 1)[0].split()])  # fmt: skip
     assert result.exit_code == 0, result.output
+    mapped = {"out/sample": str(out), "lancedb://out/store": f"lancedb://{tmp_path / 'store'}"}
     for args in commands:
-        args = [str(out) if a == "out/sample" else a for a in args]
+        args = [mapped.get(a, a) for a in args]
         result = CliRunner().invoke(main, args)
         assert result.exit_code == 0, (args, result.output)
         assert "no match" not in result.output, args
-    search = [c for c in commands if c[0] == "search"][0]
-    search = [str(out) if a == "out/sample" else a for a in search]
-    assert "reference/config.md" in CliRunner().invoke(main, search).output
+        if args[0] == "search":
+            assert "reference/config.md" in result.output, args
 
 
 def test_sql_shows_intervals_and_refuses_an_empty_query(sample_out):

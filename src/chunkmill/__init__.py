@@ -41,6 +41,9 @@ __all__ = [
     "RejectedError",
     "RunOptions",
     "RunSummary",
+    "StoreDiff",
+    "SyncRefused",
+    "SyncSummary",
     "change_records",
     "changes",
     "chunk_table",
@@ -51,6 +54,7 @@ __all__ = [
     "run",
     "search",
     "stats",
+    "sync",
 ]
 
 _HOMES = {
@@ -63,6 +67,9 @@ _HOMES = {
     "RunOptions": "chunkmill.jobs.options",  # run()'s options, each with its help
     "RunSummary": "chunkmill.jobs.run_job",
     "Refused": "chunkmill.pipeline.runstore.guards",
+    "StoreDiff": "chunkmill.pipeline.sync.syncing",  # sync(verify=True) returns one
+    "SyncRefused": "chunkmill.pipeline.sync.syncing",  # sync() refused before any write
+    "SyncSummary": "chunkmill.pipeline.sync.syncing",
 }
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and editors only
@@ -79,6 +86,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and editors only
         run,
         search,
         stats,
+        sync,
     )
     from chunkmill.jobs.options import RunOptions
     from chunkmill.jobs.run_job import RunSummary
@@ -86,6 +94,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and editors only
     from chunkmill.pipeline.reading import InputError
     from chunkmill.pipeline.runstore.guards import Refused
     from chunkmill.pipeline.runstore.ledger import LedgerError
+    from chunkmill.pipeline.sync.syncing import StoreDiff, SyncRefused, SyncSummary
 
 
 def __getattr__(name: str):

@@ -471,6 +471,37 @@ def changes(out: str | Path, since: str | None, updates: bool = False) -> Change
     return Changes.of(ledger.changes_since(out, since, updates))
 
 
+def sync(
+    out: str | Path,
+    to: str,
+    embedder: str = "minilm",
+    *,
+    table: str = "chunks",
+    columns: str | None = None,
+    prefix: str = "",
+    cache: str | Path | None = None,
+    repair: bool = False,
+    verify: bool = False,
+):
+    """``chunkmill sync``: bring ``table`` of the store ``to`` (``lancedb://PATH``,
+    ``postgresql://...``) to exactly the published run of ``out``, embedding with
+    ``embedder`` (a spec as ``--embedder`` takes) what its cache lacks. Returns a
+    ``SyncSummary`` (added, updated, removed, embedded, reused, seconds, up_to_date); with
+    ``verify``, changes nothing and returns a ``StoreDiff`` (missing, stale, extra: ids;
+    false when the table is exact). Raises ``chunkmill.SyncRefused`` (another embedder's
+    table, chunks over the model's limit) before anything is embedded or written."""
+    from chunkmill.pipeline.sync import columns as store_columns
+    from chunkmill.pipeline.sync import embedders, syncing
+
+    model = embedders.named(embedder, prefix=prefix)
+    chosen = store_columns.choose(columns)
+    cache = Path(cache).expanduser() if cache is not None else None
+    out = out if isinstance(out, str) and "://" in out else Path(out).expanduser()
+    if verify:
+        return syncing.verify(out, to, model, table=table, columns=chosen, cache=cache)
+    return syncing.sync(out, to, model, table=table, columns=chosen, cache=cache, repair=repair)
+
+
 def change_records(out: str | Path, since: str | None, updates: bool = False) -> list[dict]:
     """``changes`` as JSON records, as ``chunkmill changes --format jsonl`` prints them:
     ``front_matter`` a dict of the values as written (strings stay strings; see
