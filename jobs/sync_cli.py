@@ -78,6 +78,12 @@ from chunkmill.jobs.consumer_cli import _folder_or_uri
     is_flag=True,
     help="Compare row by row and put right every missing, stale or extra row.",
 )
+@click.option(
+    "--reembed",
+    is_flag=True,
+    help="Rebuild the table with this embedder (one that holds another's vectors): every "
+    "text embedded first, then the table replaced in one write.",
+)
 @click.option("--json", "as_json", is_flag=True, help="The summary as one JSON object on stdout.")
 @click.option("--quiet", is_flag=True, help="No progress lines.")
 def sync_cmd(
@@ -94,6 +100,7 @@ def sync_cmd(
     in_flight,
     verify,
     repair,
+    reembed,
     as_json,
     quiet,
 ):
@@ -105,6 +112,7 @@ def sync_cmd(
       chunkmill sync out/ --to lancedb://store                     # bundled MiniLM
       chunkmill sync out/ --to postgresql://me@db:5432/rag --embedder openai:text-embedding-3-small
       chunkmill sync out/ --to lancedb://store --verify           # exact? (changes nothing)
+      chunkmill sync out/ --to lancedb://store --embedder onnx:my-model --reembed
 
     The first sync writes every published chunk; each later one applies what changed since
     the run the table holds (missed nights included); run twice, the second does nothing.
@@ -115,14 +123,15 @@ def sync_cmd(
     fits. Exit 2 for a bad argument, 3 when another sync holds the store, 4 when the sync is
     refused (another embedder's table, chunks over the model's limit), 5 after --verify
     found differences, 1 for anything else (an unreachable server, an endpoint that keeps
-    failing).
+    failing). The embedding cache is folded when it has many files, keeping the vectors of
+    the runs still on disk.
     """
     from chunkmill.pipeline.sync import columns as store_columns
-    from chunkmill.pipeline.sync import embedders, syncing
+    from chunkmill.pipeline.sync import embedders, endpoint, syncing
     from chunkmill.pipeline.sync.stores import StoreBusy, StoreError, StoreUrlError
 
-    if verify and repair:
-        raise click.UsageError("give --verify or --repair, not both")
+    if verify + repair + reembed > 1:
+        raise click.UsageError("give one of --verify, --repair and --reembed")
     try:
         chosen = store_columns.choose(columns)
         embedder = embedders.named(
@@ -147,6 +156,7 @@ def sync_cmd(
             columns=chosen,
             cache=cache,
             repair=repair,
+            reembed=reembed,
             progress=None if quiet else Progress(),
         )
     except StoreUrlError as exc:
@@ -155,7 +165,7 @@ def sync_cmd(
         errors.finish("sync", f"refused: {exc}", 3, status="refused")
     except syncing.Refused as exc:
         errors.finish("sync", f"refused: {exc}", exc.code, status="refused")
-    except (StoreError, embedders.EmbedderError, ValueError) as exc:
+    except (StoreError, embedders.EmbedderError, endpoint.EndpointError, ValueError) as exc:
         errors.finish("sync", str(exc), 1)
     if as_json:
         click.echo(json.dumps(summary.as_dict()))

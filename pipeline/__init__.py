@@ -19,6 +19,6 @@ pandas), doc_limits; inputs:
 sources (listing), reading (safe reads), table_rows (Parquet/JSONL rows, parquet_pages:
 the page sizes a Parquet file declares), input_labels, objectstore (s3:// in and out);
 the run store (``runstore``: every file of an output folder); delivery into vector
-stores (``sync``: chunkmill sync); queries (DuckDB over a run); the report: report, charts, charts_detail, charts_tokens, report_page,
-report_style, package_versions.
+stores (``sync``: chunkmill sync); queries (DuckDB over a run); the report: report,
+charts, charts_detail, charts_tokens, report_page, report_style, package_versions.
 """

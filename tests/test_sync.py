@@ -362,6 +362,20 @@ def test_another_embedders_table_is_refused_naming_both(tmp_path, log, store):
     assert sorted(rows()) == sorted(before)
 
 
+def test_reembed_replaces_another_embedders_table_whole(tmp_path, log, store):
+    url, rows = store
+    out = tmp_path / "out"
+    nightly(SAMPLE, out)
+    sync(out, url)
+    other = "python:tests.sync_embedder:other"
+    rebuilt = cli("sync", str(out), "--to", url, "--embedder", other, "--reembed", "--json")
+    assert rebuilt.exit_code == 0, rebuilt.output
+    negated = [(c, t, h, tuple(-x for x in v)) for c, t, h, v in rows()]
+    assert_exact(negated, out)  # every vector is the other model's
+    again = cli("sync", str(out), "--to", url, "--embedder", other)
+    assert again.exit_code == 0 and "up to date" in again.stderr, again.output
+
+
 def test_chunks_over_the_models_limit_are_refused_before_any_call(tmp_path, log, store):
     url, rows = store
     out = tmp_path / "out"

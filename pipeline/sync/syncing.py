@@ -119,15 +119,61 @@ def sync(
     columns: tuple[str, ...] = store_columns.DEFAULT,
     cache: Path | None = None,
     repair: bool = False,
+    reembed: bool = False,
     progress: Callable[[str, int, int], None] | None = None,
 ) -> Summary:
     """Bring ``table`` of store ``to`` (a URL, or a ``Store`` of your own) to the published
-    run of ``out`` (module docstring)."""
+    run of ``out`` (module docstring). ``reembed``: the table holds another embedder's
+    vectors (or should be rebuilt): every row is embedded by ``embedder`` (what its cache
+    lacks) before the store is touched, then the table is replaced in one write, so it is
+    searchable as it was until the new one is complete."""
     started = time.perf_counter()
     store = open_store(to, table) if isinstance(to, str) else to
     with store.locked():
-        summary = _sync(out, store, embedder, columns, cache, repair, progress or _quiet)
+        if reembed:
+            summary = _rebuild(out, store, embedder, columns, cache, progress or _quiet)
+        else:
+            summary = _sync(out, store, embedder, columns, cache, repair, progress or _quiet)
     summary.seconds = time.perf_counter() - started
+    if not summary.up_to_date and "://" not in str(out):
+        _prune(Path(out), Cache(cache or default_cache(out), embedder.id))
+    return summary
+
+
+# The cache is folded into one file holding only what the runs on disk use once it has
+# this many files (a sync adds one per batch embedded).
+PRUNE_FILES = 64
+
+
+def _prune(out: Path, cache: Cache) -> None:
+    """Fold the cache when it has many files, keeping the vectors of every text a run
+    still on disk holds (the published run and those --keep keeps)."""
+    import pyarrow.parquet as pq
+
+    from chunkmill.pipeline import runstore
+
+    if len(cache.files()) < PRUNE_FILES:
+        return
+    keep: set[str] = set()
+    for run_id in runstore.run_folders(out):
+        chunks = runstore.run_dir(out, run_id) / "chunks.parquet"
+        if chunks.exists():
+            keep.update(pq.read_table(chunks, columns=["embed_hash"])["embed_hash"].to_pylist())
+    cache.prune(keep)
+
+
+def _rebuild(out, store: Store, embedder: Embedder, chosen, cache_root, progress) -> Summary:
+    whole = published(out)
+    state = store.state()
+    held = store.ids()["chunk_id"] if store.exists() else pa.array([], pa.string())
+    kept = pc.is_in(whole.adds["chunk_id"], value_set=held)
+    summary = Summary(store.shown, store.table, whole.until, since=state.run if state else None)
+    summary.updated = pc.sum(kept).as_py() or 0
+    summary.added = whole.adds.num_rows - summary.updated
+    summary.removed = len(held) - summary.updated
+    cache = Cache(cache_root or default_cache(out), embedder.id)
+    _write(store, embedder, chosen, cache, whole.adds, [], whole.until, summary, progress,
+           whole=True)  # fmt: skip
     return summary
 
 
