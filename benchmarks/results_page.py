@@ -229,6 +229,39 @@ def nightly(d: dict) -> list[str]:
     ]
 
 
+def sync(d: dict) -> list[str]:
+    s = d.get("sync")
+    if not s or s.get("skipped"):
+        return []
+    sp, m, e, n = s["speed"], s["minilm"], s["endpoint"], s["nights"]
+    rows = [
+        ["chunkmill sync", str(n["chunkmill_texts_embedded"]), f"{n['chunkmill_exact_nights']}"],
+        ["LangChain index (incremental)", str(n["langchain_texts_embedded"]),
+         f"{n['langchain_exact_nights']}"],
+    ]  # fmt: skip
+    return [
+        "## Sync",
+        "",
+        f"`sync.py`: the published run of all shared corpora ({sp['chunks']:,} chunks) into "
+        f"LanceDB with a zero-cost embedder: first sync {_num(sp['first_sync_s'])} s against "
+        f"{_num(sp['cold_run_s'])} s for the cold run that made it "
+        f"({_pct(sp['first_sync_share_of_run'], 0)}); unchanged sync "
+        f"{_num(sp['unchanged_sync_s'], 3)} s (whole processes). The bundled MiniLM (ONNX, "
+        f"{m['threads']} threads): {_num(m['texts_per_s'], 1)} texts/s over {m['texts']:,} "
+        f"chunk texts of at most 256 tokens. The `openai:` client against the local test "
+        f"server, {e['in_flight']} requests in flight: {_num(e['texts_per_s'], 0)} texts/s.",
+        "",
+        f"{n['nights']} nights over rust_book (edits, adds, deletes, renames, a restore from a "
+        'backup), each synced; LangChain\'s `index(..., cleanup="incremental")` with its '
+        "SQLRecordManager fed the same chunks (source = path). Texts sent to the embedder, and "
+        f"nights after which the store held exactly the published chunks ({n['nights']} "
+        f"nights; {n['distinct_texts_last']:,} distinct texts on the last):",
+        "",
+        *_table(["", "texts embedded", "exact nights"], rows),
+        "",
+    ]
+
+
 def resources(d: dict) -> list[str]:
     out = ["## Memory, bad documents, large documents", ""]
     m, p, t = d.get("memory"), d.get("poison"), d.get("threads")
@@ -387,7 +420,8 @@ def retrieval(d: dict) -> list[str]:
 
 
 def render(d: dict) -> str:
-    parts = [header, compare, inprocess, speed, nightly, floor, resources, cap, sections, retrieval]
+    parts = [header, compare, inprocess, speed, nightly, sync, floor, resources, cap, sections,
+             retrieval]  # fmt: skip
     lines = [line for part in parts for line in part(d)]
     return "\n".join(lines).rstrip("\n") + "\n"
 

@@ -28,6 +28,7 @@ from benchmarks import (  # noqa: E402
     search,
     sections,
     speed,
+    sync,
     threads,
 )
 
@@ -77,6 +78,8 @@ def main() -> None:
     out["nightly"] = nightly.main()
     print("== nights: whole-process cold, unchanged and one-edit runs at 1x and 4x ==")
     out["nights"] = nights.main([])
+    print("== sync: into LanceDB (zero-cost embedder), MiniLM, the endpoint, against LangChain ==")
+    out["sync"] = sync.main([])
     print("== speed: whole-process cold, unchanged and re-pack runs, all and per corpus ==")
     out["speed"] = speed.main()
     print("== integrity: manifest checks before reuse, hashing a new run ==")

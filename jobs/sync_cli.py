@@ -124,7 +124,7 @@ def sync_cmd(
     refused (another embedder's table, chunks over the model's limit), 5 after --verify
     found differences, 1 for anything else (an unreachable server, an endpoint that keeps
     failing). The embedding cache is folded when it has many files, keeping the vectors of
-    the runs still on disk.
+    the runs still on disk and of the last 30 days.
     """
     from chunkmill.pipeline.sync import columns as store_columns
     from chunkmill.pipeline.sync import embedders, endpoint, syncing

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
@@ -154,7 +155,7 @@ def pg_server():
         yield url
     finally:
         if "server" in locals():
-            server.terminate()
+            server.send_signal(signal.SIGINT)  # fast shutdown: clients still connected go
             server.wait(timeout=30)
         log.close()
         shutil.rmtree(root, ignore_errors=True)

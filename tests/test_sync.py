@@ -11,6 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import polars as pl
 import pytest
 from click.testing import CliRunner
 
@@ -20,12 +21,22 @@ from chunkmill.jobs.cli import main
 from chunkmill.jobs.runlog import RunLog
 from chunkmill.pipeline.sync import embedders, syncing
 from tests.conftest import REPO, SAMPLE, corpus_dir
-from tests.sync_nights import EMBEDDER, Nights, assert_exact, embedded, lance_rows, pg_rows
+from tests.sync_nights import (
+    EMBEDDER,
+    Nights,
+    assert_exact,
+    embedded,
+    lance_rows,
+    pg_rows,
+    published,
+)
 
 pytest.importorskip("lancedb") if os.environ.get("CI") != "true" else None
 
 POLICY = Policy(target_tokens=60, max_tokens=100, min_tokens=20, overlap_tokens=10)
 OTHER_POLICY = Policy(target_tokens=90, max_tokens=140, min_tokens=30, overlap_tokens=15)
+# for a real corpus: the default, then larger chunks
+BIGGER = Policy(target_tokens=600, max_tokens=800, min_tokens=150, overlap_tokens=50)
 
 
 def nightly(src: Path, out: Path, policy: Policy = POLICY, new_policy: bool = False) -> None:
@@ -133,17 +144,15 @@ def test_fifty_nights_over_a_shared_corpus(tmp_path, log, pg_server):
             nights.restore()
         else:
             nights.night()
-        nightly(nights.root, out, OTHER_POLICY if night >= 20 else POLICY, new_policy=night == 20)
+        nightly(nights.root, out, BIGGER if night >= 20 else Policy(), new_policy=night == 20)
         for url, rows in stores.items():
             if rng.random() < 0.2 and night != 49:
-                continue
+                continue  # a night this store is not synced
             sync(out, url)
             assert_exact(rows(), out)
-            seen.update(
-                h for _, h in __import__("tests.sync_nights").sync_nights.published(out).values()
-            )
-    sent = embedded(log)
-    assert len(sent) == len(set(sent)) and set(sent) <= seen
+            seen.update(h for _, h in published(out).values())
+    sent = embedded(log)  # one per distinct text any sync needed, though two stores took it
+    assert len(sent) == len(set(sent)) and set(sent) == seen
 
 
 # --- kills --------------------------------------------------------------------------------
@@ -492,3 +501,35 @@ def test_minilm_refuses_the_default_policy_and_syncs_one_that_fits(tmp_path, min
     theirs = model.embed(texts)
     ours = np.array([v for *_, v in rows], dtype=np.float32)
     assert np.abs(theirs - ours).max() < 1e-5
+
+
+def test_the_cache_is_folded_and_keeps_what_runs_on_disk_or_recent_nights_used(
+    tmp_path, log, monkeypatch
+):
+    """Past PRUNE_FILES files the cache becomes one file; a vector no run on disk uses
+    stays while it is recent (a restore from a backup pays nothing) and goes after the
+    retention; the store stays exact, and no text is embedded twice."""
+    from chunkmill.pipeline import runstore
+    from chunkmill.pipeline.sync.cache import Cache
+
+    monkeypatch.setattr(syncing, "PRUNE_FILES", 3)
+    rng = random.Random(7)
+    nights = Nights(SAMPLE, tmp_path / "src", rng)
+    out, url = tmp_path / "out", f"lancedb://{tmp_path / 'lance'}"
+    for night in range(6):
+        nights.restore() if night == 4 else nights.night()
+        api_run([str(nights.root)], out, policy=POLICY, workers=1, log=RunLog(quiet=True),
+                allow_mass_delete=True, keep=1)  # fmt: skip
+        sync(out, url)
+        assert_exact(lance_rows(tmp_path / "lance"), out)
+    sent = embedded(log)
+    assert len(sent) == len(set(sent))
+    cache = Cache(out / "embeddings", embedders.named(EMBEDDER).id)
+    assert len(cache.files()) < 3 and set(sent) <= cache.hashes()
+    monkeypatch.setattr(syncing, "PRUNE_FILES", 1)
+    monkeypatch.setattr(syncing, "CACHE_RETENTION_S", -1)  # every vector is old
+    cache.add(["0" * 32], embedders.named(EMBEDDER).embed(["unused"]))
+    syncing._prune(out, cache)
+    on_disk = {h for r in runstore.run_folders(out) for h in pl.read_parquet(
+        runstore.run_dir(out, r) / "chunks.parquet")["embed_hash"]}  # fmt: skip
+    assert Cache(out / "embeddings", cache.id).hashes() == on_disk

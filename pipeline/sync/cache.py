@@ -3,12 +3,14 @@
 policy changes that keep a text, several stores, and a store rebuilt from scratch.
 
     CACHE/KEY/embedder.json         {"id": EMBEDDER_ID}; KEY = sha256(id), 16 hex
-    CACHE/KEY/vectors-STAMP.parquet embed_hash, vector (fixed-size list of float32)
+    CACHE/KEY/vectors-STAMP.parquet embed_hash, vector (fixed-size list of float32),
+                                    added (when it was embedded, Unix seconds)
 
 It is append-only: each batch of vectors is one new file, written whole or not at all
 (temporary name, fsync, rename) as soon as the embedder returns it and before any store is
 touched, so a sync killed at any moment loses no vector it was given. ``prune`` folds the
-files into one, keeping the hashes a given set of runs still uses.
+files into one, dropping the vectors no run on disk uses that are older than a retention
+(a corpus restored from last week's backup is not embedded again).
 """
 
 from __future__ import annotations
@@ -64,9 +66,13 @@ class Cache:
                 self._hashes.update(column.to_pylist())
         return self._hashes
 
-    def add(self, hashes: list[str], vectors: pa.Array) -> None:
+    def add(self, hashes: list[str], vectors: pa.Array, added: pa.Array | None = None) -> None:
         """One batch of vectors, durable before this returns."""
-        table = pa.table({"embed_hash": pa.array(hashes, pa.string()), "vector": vectors})
+        if added is None:
+            added = pa.array([int(time.time())] * len(hashes), pa.int64())
+        table = pa.table(
+            {"embed_hash": pa.array(hashes, pa.string()), "vector": vectors, "added": added}
+        )
         stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime()) + f"-{time.time_ns() % 10**9:09d}"
         path = self.folder / f"{PREFIX}{stamp}-{os.getpid()}.parquet"
         sink = pa.BufferOutputStream()
@@ -81,6 +87,7 @@ class Cache:
         for f in self.files():
             table = pq.read_table(f)
             parts.append(table.filter(pc.is_in(table["embed_hash"], value_set=value_set)))
+        parts = [p for p in parts if p.num_rows] or parts[:1]
         if not parts:
             return pa.table({"embed_hash": pa.array([], pa.string())})
         found = pa.concat_tables(parts)
@@ -88,18 +95,22 @@ class Cache:
         first = pc.index_in(pc.unique(found["embed_hash"]), found["embed_hash"])
         return found.take(first)
 
-    def prune(self, keep: set[str]) -> int:
-        """Fold the files into one holding only the hashes in ``keep``; the number of
-        vectors dropped. The new file is in place before the old ones go."""
+    def prune(self, keep: set[str], retention_s: float) -> int:
+        """Fold the files into one, without the vectors whose hash is not in ``keep`` and
+        that were added more than ``retention_s`` seconds ago; the number dropped. The new
+        file is in place before the old ones go."""
         files = self.files()
-        if len(files) < 2 and not (self.hashes() - keep):
+        if len(files) < 2:
             return 0
-        kept = self.vectors(pa.array(sorted(keep & self.hashes()), pa.string()))
+        found = self.vectors(pa.array(sorted(self.hashes()), pa.string()))
+        used = pc.is_in(found["embed_hash"], value_set=pa.array(sorted(keep), pa.string()))
+        recent = pc.greater_equal(found["added"], int(time.time() - retention_s))
+        kept = found.filter(pc.or_(used, recent))
         if kept.num_rows:
-            self.add(kept["embed_hash"].to_pylist(), kept["vector"].combine_chunks())
+            self.add(kept["embed_hash"].to_pylist(), kept["vector"].combine_chunks(),
+                     kept["added"].combine_chunks())  # fmt: skip
         for f in files:
             f.unlink()
         fsync_dir(self.folder)
-        dropped = len(self.hashes() - keep)
-        self._hashes = set(kept["embed_hash"].to_pylist()) if kept.num_rows else set()
-        return dropped
+        self._hashes = set(kept["embed_hash"].to_pylist())
+        return found.num_rows - kept.num_rows

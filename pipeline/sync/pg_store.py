@@ -97,6 +97,8 @@ class PgStore:
                 conn.rollback()
                 conn.execute("SELECT pg_advisory_unlock(hashtext(%s))", [key])
                 conn.commit()
+                conn.close()
+            self.conn = None
 
     def quick_state(self) -> State | None:
         return self.state()

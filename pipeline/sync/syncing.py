@@ -140,14 +140,17 @@ def sync(
     return summary
 
 
-# The cache is folded into one file holding only what the runs on disk use once it has
-# this many files (a sync adds one per batch embedded).
+# The cache is folded into one file once it has this many files (a sync adds one per
+# batch embedded); a vector no run on disk uses is dropped then if it is older than
+# CACHE_RETENTION_S: a corpus restored from a backup of the last month is not paid for
+# again.
 PRUNE_FILES = 64
+CACHE_RETENTION_S = 30 * 24 * 3600
 
 
 def _prune(out: Path, cache: Cache) -> None:
     """Fold the cache when it has many files, keeping the vectors of every text a run
-    still on disk holds (the published run and those --keep keeps)."""
+    still on disk holds (the published run and those --keep keeps) and the recent ones."""
     import pyarrow.parquet as pq
 
     from chunkmill.pipeline import runstore
@@ -159,7 +162,7 @@ def _prune(out: Path, cache: Cache) -> None:
         chunks = runstore.run_dir(out, run_id) / "chunks.parquet"
         if chunks.exists():
             keep.update(pq.read_table(chunks, columns=["embed_hash"])["embed_hash"].to_pylist())
-    cache.prune(keep)
+    cache.prune(keep, CACHE_RETENTION_S)
 
 
 def _rebuild(out, store: Store, embedder: Embedder, chosen, cache_root, progress) -> Summary:

@@ -482,6 +482,7 @@ def sync(
     cache: str | Path | None = None,
     repair: bool = False,
     verify: bool = False,
+    reembed: bool = False,
 ):
     """``chunkmill sync``: bring ``table`` of the store ``to`` (``lancedb://PATH``,
     ``postgresql://...``) to exactly the published run of ``out``, embedding with
@@ -499,7 +500,9 @@ def sync(
     out = out if isinstance(out, str) and "://" in out else Path(out).expanduser()
     if verify:
         return syncing.verify(out, to, model, table=table, columns=chosen, cache=cache)
-    return syncing.sync(out, to, model, table=table, columns=chosen, cache=cache, repair=repair)
+    return syncing.sync(
+        out, to, model, table=table, columns=chosen, cache=cache, repair=repair, reembed=reembed
+    )
 
 
 def change_records(out: str | Path, since: str | None, updates: bool = False) -> list[dict]:
