@@ -185,6 +185,8 @@ def _verified(url: str, table: str, found, as_json: bool) -> None:
     parts = [f"{counts[k]} {k}" for k in ("missing", "stale", "extra") if counts[k]]
     if found.state:
         parts.append(found.state)
+    if found.layout:
+        parts.append(found.layout)
     click.echo(
         f"chunkmill sync: {store} table {table} differs from the published run: "
         + "; ".join(parts)

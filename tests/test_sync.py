@@ -240,6 +240,17 @@ def _lance_damage(path: Path, kind: str) -> None:
         table.update(where=one, values={"embedder": "another"})
     elif kind == "path":
         table.update(where=one, values={"path": "elsewhere.md"})
+    elif kind == "breadcrumb":
+        table.update(where=one, values={"breadcrumb": ["Somewhere", "else"]})
+    elif kind == "half-applied":  # another tool stopped half-way: gone, stale and extra rows
+        import pyarrow as pa
+
+        table.delete("chunk_id IN (" + ",".join(f"'{i}'" for i in some[1:4]) + ")")
+        table.update(where=one, values={"text": "an older text"})
+        extra = table.to_arrow().slice(0, 1)
+        table.add(extra.set_column(0, "chunk_id", pa.array(["e" * 32], pa.string())))
+    elif kind == "column dropped":
+        table.drop_columns(["url"])
     elif kind == "char_start":
         table.update(where=one, values={"char_start": 12345})
     elif kind == "stale row":
@@ -283,6 +294,10 @@ def _pg_damage(url: str, kind: str) -> None:
         "FROM chunks LIMIT 1",
         "null vector": f"UPDATE chunks SET vector = NULL WHERE {one}",
         "front_matter": f'UPDATE chunks SET front_matter = \'{{"x": "1"}}\' WHERE {one}',
+        "breadcrumb": f"UPDATE chunks SET breadcrumb = ARRAY['Somewhere'] WHERE {one}",
+        "half-applied": "DELETE FROM chunks WHERE chunk_id < '4'; INSERT INTO chunks SELECT "
+        "repeat('e', 32), vector, embed_hash, embedder FROM chunks LIMIT 1",
+        "column dropped": "ALTER TABLE chunks DROP COLUMN url",
         "table dropped": "DROP TABLE chunks",
         "cursor removed": "DELETE FROM chunkmill_sync",
         "state table dropped": "DROP TABLE chunkmill_sync",
@@ -293,6 +308,9 @@ def _pg_damage(url: str, kind: str) -> None:
 
 
 LANCE_DAMAGE = [
+    "breadcrumb",
+    "half-applied",
+    "column dropped",
     "delete one",
     "delete half",
     "delete all",
@@ -310,6 +328,9 @@ LANCE_DAMAGE = [
     "old cursor",
 ]
 PG_DAMAGE = [
+    "breadcrumb",
+    "half-applied",
+    "column dropped",
     "delete one",
     "delete half",
     "vector",

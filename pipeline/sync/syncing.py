@@ -85,9 +85,10 @@ class Diff:
     unchecked: int = 0
     state: str | None = None
     duplicated: int = 0  # ids stored more than once (also among ``stale``)
+    layout: str | None = None  # the table's columns are not those a sync writes
 
     def __bool__(self) -> bool:
-        return bool(self.missing or self.stale or self.extra or self.state)
+        return bool(self.missing or self.stale or self.extra or self.state or self.layout)
 
     def as_dict(self) -> dict:
         return {
@@ -96,6 +97,7 @@ class Diff:
             "extra": len(self.extra),
             "unchecked": self.unchecked,
             "duplicated": self.duplicated,
+            "layout": self.layout,
             "state": self.state,
             "exact": not self,
         }
@@ -270,7 +272,9 @@ def _reconcile(out, store, embedder, chosen, cache, progress, state) -> Summary:
     upserts = chunks.filter(pc.is_in(chunks["chunk_id"], value_set=wanted))
     summary.added, summary.updated = len(found.missing), len(found.stale)
     summary.removed = len(found.extra)
-    if found.duplicated:  # an upsert replaces each copy in place: write the table anew
+    # an upsert replaces each copy of an id in place, and cannot fill a column the table lost:
+    # write the table anew
+    if found.duplicated or found.layout:
         _write(
             store, embedder, chosen, cache, chunks, [], whole.until, summary, progress, whole=True
         )
@@ -408,6 +412,16 @@ def _diff(chunks: pa.Table, store: Store, embedder: Embedder, chosen, cache: Cac
     have = _digests(_conform(stored, expected.schema), chosen) if stored is not None else {}
     all_ids = set(chunks["chunk_id"].to_pylist())
     diff = Diff()
+    if stored is not None and stored.schema.names != expected.schema.names:
+        lost = sorted(set(expected.schema.names) - set(stored.schema.names))
+        more = sorted(set(stored.schema.names) - set(expected.schema.names))
+        diff.layout = (
+            "; ".join(
+                [f"columns missing: {', '.join(lost)}"] * bool(lost)
+                + [f"columns not written by a sync: {', '.join(more)}"] * bool(more)
+            )
+            or "the columns are in another order"
+        )
     if stored is not None and len(have) < stored.num_rows:
         counts = pc.value_counts(stored["chunk_id"])
         twice = counts.filter(pc.greater(counts.field("counts"), 1)).field("values")
