@@ -70,8 +70,11 @@ class Nights:
 
 def published(out: Path) -> dict[str, tuple]:
     """chunk_id -> (embed_text, embed_hash) of the published run, read from its file."""
-    chunks = pl.read_parquet(runstore.resolve(out) / "chunks.parquet")
-    rows = chunks.select("chunk_id", "embed_text", "embed_hash").iter_rows()
+    import pyarrow.parquet as pq
+
+    columns = ["chunk_id", "embed_text", "embed_hash"]  # a file, or a folder of parts
+    chunks = pl.from_arrow(pq.read_table(runstore.resolve(out) / "chunks.parquet", columns=columns))
+    rows = chunks.select(columns).iter_rows()
     return {cid: (text, h) for cid, text, h in rows}
 
 

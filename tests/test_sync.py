@@ -11,7 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-import polars as pl
+import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
 
@@ -551,6 +551,7 @@ def test_the_cache_is_folded_and_keeps_what_runs_on_disk_or_recent_nights_used(
     monkeypatch.setattr(syncing, "CACHE_RETENTION_S", -1)  # every vector is old
     cache.add(["0" * 32], embedders.named(EMBEDDER).embed(["unused"]))
     syncing._prune(out, cache)
-    on_disk = {h for r in runstore.run_folders(out) for h in pl.read_parquet(
-        runstore.run_dir(out, r) / "chunks.parquet")["embed_hash"]}  # fmt: skip
+    on_disk = {h for r in runstore.run_folders(out) for h in pq.read_table(
+        runstore.run_dir(out, r) / "chunks.parquet", columns=["embed_hash"])["embed_hash"]
+        .to_pylist()}  # fmt: skip
     assert Cache(out / "embeddings", cache.id).hashes() == on_disk

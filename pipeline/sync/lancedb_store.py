@@ -50,6 +50,7 @@ class LanceStore:
             raise StoreError(f"{url}: give lancedb://PATH")
         self.local = "://" not in self.path
         self._db = None
+        self._warming = None
 
     @property
     def db(self):
@@ -57,7 +58,7 @@ class LanceStore:
         than the whole of a sync with nothing to do (see ``quick_state``)."""
         if self._db is None:
             # Lance's own log says on stderr that a table it creates did not exist
-            os.environ.setdefault("LANCE_LOG", "error")
+            os.environ.setdefault("LANCEDB_LOG", "error")
             try:
                 import lancedb
             except ImportError as exc:
@@ -115,8 +116,26 @@ class LanceStore:
         except ValueError:  # LanceDB's "Table 'NAME' was not found"
             return None
 
+    def warm(self) -> None:
+        """Start importing lancedb in the background (it takes longer than a first sync's
+        own work), while the sync reads the run and embeds; the first use waits for it."""
+        import sys
+        import threading
+
+        if self._db is None and "lancedb" not in sys.modules and self._warming is None:
+            os.environ.setdefault("LANCEDB_LOG", "error")
+            self._warming = threading.Thread(target=_import_lancedb, daemon=True)
+            self._warming.start()
+
+    def _absent(self, name: str) -> bool:
+        """Whether table ``name`` surely does not exist: a local store without its folder
+        (known without LanceDB)."""
+        return self.local and not (Path(self.path) / f"{name}.lance").exists()
+
     def exists(self) -> bool:
-        return self._open(self.table) is not None
+        if self._absent(self.table):
+            return False
+        return self.quick_state() is not None or self._open(self.table) is not None
 
     def _meta_row(self) -> dict | None:
         meta = self._open(META)
@@ -126,6 +145,8 @@ class LanceStore:
         return rows[0] if rows else None
 
     def state(self) -> State | None:
+        if self._absent(META):
+            return None
         row = self._meta_row()
         if row is None:
             return None
@@ -206,6 +227,13 @@ class LanceStore:
 
 
 _ID_COLUMNS = ("chunk_id", "embed_hash", "embedder")
+
+
+def _import_lancedb() -> None:
+    try:
+        import lancedb  # noqa: F401
+    except ImportError:  # said where it is used
+        pass
 
 
 def checkpoint(step: str) -> None:

@@ -106,6 +106,9 @@ class PgStore:
     def settle(self, state: State) -> None:
         pass
 
+    def warm(self) -> None:
+        pass
+
     def exists(self) -> bool:
         conn = self._connect()
         found = conn.execute("SELECT to_regclass(%s)", [self._qualified()]).fetchone()[0]

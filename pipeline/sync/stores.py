@@ -57,6 +57,9 @@ class Store(Protocol):
     def quick_state(self) -> State | None:
         """``state``, when it can be known cheaply and for sure; None: ask ``state``."""
 
+    def warm(self) -> None:
+        """A sync has work to do: get ready (a client to import, a connection to open)."""
+
     def settle(self, state: State) -> None:
         """The table was found to hold ``state``: remember it for ``quick_state``."""
 

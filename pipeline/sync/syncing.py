@@ -199,7 +199,9 @@ def _sync(out, store: Store, embedder: Embedder, chosen, cache_root, repair, pro
     quick = None if repair else store.quick_state()
     if quick == State(until, embedder.id, chosen):
         return Summary(store.shown, store.table, until, since=until, up_to_date=True)
-    state = store.state()
+    if hasattr(store, "warm"):
+        store.warm()
+    state = quick or store.state()  # the note of the last sync, while the table is as it left
     if state is not None and state.embedder != embedder.id:
         raise Refused(
             f"{store.shown} table {store.table} holds vectors of {state.embedder}; "
