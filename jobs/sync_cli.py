@@ -84,6 +84,12 @@ from chunkmill.jobs.consumer_cli import _folder_or_uri
     help="Rebuild the table with this embedder (one that holds another's vectors): every "
     "text embedded first, then the table replaced in one write.",
 )
+@click.option(
+    "--fts",
+    is_flag=True,
+    help="Also a full-text index on text, for the store's own keyword and hybrid search "
+    "(LanceDB: its FTS index; PostgreSQL: a GIN index on to_tsvector('simple', text)).",
+)
 @click.option("--json", "as_json", is_flag=True, help="The summary as one JSON object on stdout.")
 @click.option("--quiet", is_flag=True, help="No progress lines.")
 def sync_cmd(
@@ -101,6 +107,7 @@ def sync_cmd(
     verify,
     repair,
     reembed,
+    fts,
     as_json,
     quiet,
 ):
@@ -157,6 +164,7 @@ def sync_cmd(
             cache=cache,
             repair=repair,
             reembed=reembed,
+            fts=fts,
             progress=None if quiet else Progress(),
         )
     except StoreUrlError as exc:

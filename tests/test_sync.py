@@ -406,6 +406,33 @@ def test_reembed_replaces_another_embedders_table_whole(tmp_path, log, store):
     assert again.exit_code == 0 and "up to date" in again.stderr, again.output
 
 
+def test_fts_makes_the_stores_own_keyword_search_work(tmp_path, log, store):
+    """--fts: LanceDB's full-text and hybrid search, PostgreSQL's to_tsvector search, find
+    the compactor's section of the sample, also after a later night added rows."""
+    url, _ = store
+    out = tmp_path / "out"
+    nightly(SAMPLE, out)
+    assert cli("sync", str(out), "--to", url, "--embedder", EMBEDDER, "--fts").exit_code == 0
+    if url.startswith("lancedb://"):
+        import lancedb
+
+        table = lancedb.connect(str(tmp_path / "lance")).open_table("chunks")
+        hits = table.search("compactor", query_type="fts").limit(3).to_arrow()
+        assert "reference/config.md" in hits["path"].to_pylist()
+        from tests.sync_embedder import vector
+
+        both = table.search(query_type="hybrid").vector(vector("compactor")).text("compactor")
+        assert both.limit(5).to_arrow().num_rows
+    else:
+        import psycopg
+
+        with psycopg.connect(url) as conn:
+            paths = [r[0] for r in conn.execute(
+                "SELECT path FROM chunks WHERE to_tsvector('simple', text) @@ "
+                "plainto_tsquery('simple', 'compactor')").fetchall()]  # fmt: skip
+        assert "reference/config.md" in paths
+
+
 def test_chunks_over_the_models_limit_are_refused_before_any_call(tmp_path, log, store):
     url, rows = store
     out = tmp_path / "out"

@@ -206,6 +206,15 @@ class LanceStore:
             note = {**asdict(state), "versions": self._versions()}
             write_atomic(self._note(), json.dumps(note).encode())
 
+    def index_text(self) -> None:
+        """A full-text index on ``text`` (LanceDB's own, for its full-text and hybrid
+        search), made once; each sync's compaction adds the new rows to it."""
+        table = self._open(self.table)
+        if table is None or "text" not in table.schema.names:
+            return
+        if not any(i.columns == ["text"] for i in table.list_indices()):
+            table.create_fts_index("text")
+
     def drop(self) -> None:
         if self.local:
             self._note().unlink(missing_ok=True)

@@ -109,6 +109,24 @@ class PgStore:
     def warm(self) -> None:
         pass
 
+    def index_text(self) -> None:
+        """A GIN index on ``to_tsvector('simple', text)``, for PostgreSQL's full-text search
+        beside the vectors (made once; PostgreSQL keeps it current)."""
+        from psycopg import sql
+
+        conn = self._connect()
+        names = [r[0] for r in conn.execute(
+            "SELECT column_name FROM information_schema.columns WHERE table_name = %s",
+            [self.table]).fetchall()]  # fmt: skip
+        if "text" in names:
+            with conn.transaction():
+                conn.execute(
+                    sql.SQL(
+                        "CREATE INDEX IF NOT EXISTS {} ON {} USING gin "
+                        "(to_tsvector('simple', text))"
+                    ).format(self._ident(f"{self.table}_text_fts"), self._ident(self.table))
+                )
+
     def exists(self) -> bool:
         conn = self._connect()
         found = conn.execute("SELECT to_regclass(%s)", [self._qualified()]).fetchone()[0]

@@ -85,6 +85,9 @@ class Store(Protocol):
     def drop(self) -> None:
         """Remove the table and its state (a rebuild from scratch)."""
 
+    def index_text(self) -> None:
+        """Make (once) the store's own full-text index on ``text`` (``--fts``)."""
+
     def nearest(self, vector: list[float], limit: int) -> list[dict]:
         """The ``limit`` rows closest to ``vector`` by cosine distance, nearest first, each
         with its columns (no vector) and ``distance``."""

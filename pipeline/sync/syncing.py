@@ -122,13 +122,15 @@ def sync(
     cache: Path | None = None,
     repair: bool = False,
     reembed: bool = False,
+    fts: bool = False,
     progress: Callable[[str, int, int], None] | None = None,
 ) -> Summary:
     """Bring ``table`` of store ``to`` (a URL, or a ``Store`` of your own) to the published
     run of ``out`` (module docstring). ``reembed``: the table holds another embedder's
     vectors (or should be rebuilt): every row is embedded by ``embedder`` (what its cache
     lacks) before the store is touched, then the table is replaced in one write, so it is
-    searchable as it was until the new one is complete."""
+    searchable as it was until the new one is complete. ``fts``: the store's own full-text
+    index on ``text`` too (made once, kept current)."""
     started = time.perf_counter()
     store = open_store(to, table) if isinstance(to, str) else to
     with store.locked():
@@ -136,6 +138,8 @@ def sync(
             summary = _rebuild(out, store, embedder, columns, cache, progress or _quiet)
         else:
             summary = _sync(out, store, embedder, columns, cache, repair, progress or _quiet)
+        if fts and hasattr(store, "index_text"):
+            store.index_text()
     summary.seconds = time.perf_counter() - started
     if not summary.up_to_date and "://" not in str(out):
         _prune(Path(out), Cache(cache or default_cache(out), embedder.id))

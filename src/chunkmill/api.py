@@ -483,6 +483,7 @@ def sync(
     repair: bool = False,
     verify: bool = False,
     reembed: bool = False,
+    fts: bool = False,
 ):
     """``chunkmill sync``: bring ``table`` of the store ``to`` (``lancedb://PATH``,
     ``postgresql://...``) to exactly the published run of ``out``, embedding with
@@ -501,7 +502,15 @@ def sync(
     if verify:
         return syncing.verify(out, to, model, table=table, columns=chosen, cache=cache)
     return syncing.sync(
-        out, to, model, table=table, columns=chosen, cache=cache, repair=repair, reembed=reembed
+        out,
+        to,
+        model,
+        table=table,
+        columns=chosen,
+        cache=cache,
+        repair=repair,
+        reembed=reembed,
+        fts=fts,
     )
 
 
