@@ -192,8 +192,10 @@ def test_thirty_kills_during_syncs_leave_nothing_to_pay_twice(tmp_path, log, pg_
     }
     _reset(pg_server)
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    killed = 0
-    for _ in range(15):
+    killed = attempts = 0
+    while killed < 30:  # a sync with nothing to embed passes an "embedded" kill by
+        attempts += 1
+        assert attempts <= 60
         for _ in range(3):
             nights.night()
         nightly(nights.root, out)
@@ -209,7 +211,6 @@ def test_thirty_kills_during_syncs_leave_nothing_to_pay_twice(tmp_path, log, pg_
             assert done.returncode in (-9, 0), done.stderr.decode()[-2000:]
             sync(out, urls[kind])
             assert_exact(readers[kind](), out)
-    assert killed >= 25  # the rest had fewer batches to embed than the kill waited for
     sent = embedded(log)
     assert len(sent) == len(set(sent)), "a text was embedded twice"
 
