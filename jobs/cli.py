@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from chunkmill.jobs import consumer_cli, errors, query_cli, report_cli, sync_cli
+from chunkmill.jobs import consumer_cli, errors, query_cli, report_cli, search_cli, sync_cli
 from chunkmill.jobs.options import InputOptions, RunOptions, click_options, policy_options
 from chunkmill.pipeline.policy import Policy, PolicyError
 
@@ -507,7 +507,9 @@ def blocks_cmd(inputs, out, mdx, bias, **values):
     _finish("blocks", [*unmatched, summary.blocks_line(out)], summary.documents)
 
 
-for _command in query_cli.COMMANDS + consumer_cli.COMMANDS + sync_cli.COMMANDS:
+for _command in (
+    search_cli.COMMANDS + query_cli.COMMANDS + consumer_cli.COMMANDS + sync_cli.COMMANDS
+):
     main.add_command(_command)
 main.add_command(report_cli.report_cmd)
 

@@ -19,8 +19,6 @@ then embedded in batches, each batch written to the cache as it arrives.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -33,6 +31,7 @@ from chunkmill.pipeline.runstore.consumer import Changes
 from chunkmill.pipeline.sync import columns as store_columns
 from chunkmill.pipeline.sync.cache import Cache
 from chunkmill.pipeline.sync.embedders import Embedder
+from chunkmill.pipeline.sync.rows_diff import Diff, diff
 from chunkmill.pipeline.sync.stores import State, Store, open_store
 
 
@@ -70,37 +69,6 @@ class Summary:
         found = asdict(self)
         del found["fresh"]
         return found
-
-
-@dataclass
-class Diff:
-    """How a store's table differs from the published run: ids of the rows missing, stale
-    (another text, vector, embedder or column value) and extra; ``unchecked``: rows whose
-    vector could not be compared (the cache lacks it); ``state``: what is wrong with the
-    table's recorded state, if anything."""
-
-    missing: list[str] = field(default_factory=list)
-    stale: list[str] = field(default_factory=list)
-    extra: list[str] = field(default_factory=list)
-    unchecked: int = 0
-    state: str | None = None
-    duplicated: int = 0  # ids stored more than once (also among ``stale``)
-    layout: str | None = None  # the table's columns are not those a sync writes
-
-    def __bool__(self) -> bool:
-        return bool(self.missing or self.stale or self.extra or self.state or self.layout)
-
-    def as_dict(self) -> dict:
-        return {
-            "missing": len(self.missing),
-            "stale": len(self.stale),
-            "extra": len(self.extra),
-            "unchecked": self.unchecked,
-            "duplicated": self.duplicated,
-            "layout": self.layout,
-            "state": self.state,
-            "exact": not self,
-        }
 
 
 def default_cache(out: str | Path) -> Path:
@@ -273,7 +241,7 @@ def _reconcile(out, store, embedder, chosen, cache, progress, state) -> Summary:
         )
         return summary
     _embed_missing(embedder, cache, chunks, summary, progress)
-    found = _diff(chunks, store, embedder, chosen, cache)
+    found = diff(chunks, store, embedder, chosen, cache)
     wanted = pa.array(found.missing + found.stale, pa.string())
     upserts = chunks.filter(pc.is_in(chunks["chunk_id"], value_set=wanted))
     summary.added, summary.updated = len(found.missing), len(found.stale)
@@ -395,7 +363,7 @@ def verify(
     if not store.exists():
         return Diff(missing=whole.adds["chunk_id"].to_pylist(), state="the table is missing")
     cache = Cache(cache or default_cache(out), embedder.id)
-    found = _diff(whole.adds, store, embedder, columns, cache)
+    found = diff(whole.adds, store, embedder, columns, cache)
     state = store.state()
     if state is None:
         found.state = "the table's sync state is missing"
@@ -406,76 +374,6 @@ def verify(
     elif state.columns != columns:
         found.state = f"the table holds columns {', '.join(state.columns)}"
     return found
-
-
-def _diff(chunks: pa.Table, store: Store, embedder: Embedder, chosen, cache: Cache) -> Diff:
-    stored = store.rows()
-    vectors = cache.vectors(chunks["embed_hash"])
-    known = pc.is_in(chunks["embed_hash"], value_set=vectors["embed_hash"])
-    checkable = chunks.filter(known)
-    expected = store_columns.rows(checkable, chosen, embedder.id, vectors, embedder.dimensions)
-    want = _digests(expected, chosen)
-    have = _digests(_conform(stored, expected.schema), chosen) if stored is not None else {}
-    all_ids = set(chunks["chunk_id"].to_pylist())
-    diff = Diff()
-    if stored is not None and stored.schema.names != expected.schema.names:
-        lost = sorted(set(expected.schema.names) - set(stored.schema.names))
-        more = sorted(set(stored.schema.names) - set(expected.schema.names))
-        diff.layout = (
-            "; ".join(
-                [f"columns missing: {', '.join(lost)}"] * bool(lost)
-                + [f"columns not written by a sync: {', '.join(more)}"] * bool(more)
-            )
-            or "the columns are in another order"
-        )
-    if stored is not None and len(have) < stored.num_rows:
-        counts = pc.value_counts(stored["chunk_id"])
-        twice = counts.filter(pc.greater(counts.field("counts"), 1)).field("values")
-        diff.duplicated = len(twice)
-        have.update({i: b"" for i in twice.to_pylist()})  # stale: written anew
-    diff.missing = sorted(all_ids - have.keys())
-    diff.extra = sorted(have.keys() - all_ids)
-    diff.stale = sorted(i for i, d in want.items() if i in have and have[i] != d)
-    diff.unchecked = chunks.num_rows - checkable.num_rows
-    return diff
-
-
-def _conform(stored: pa.Table, schema: pa.Schema) -> pa.Table:
-    """The stored columns in the types chunkmill writes them, where a store reads them back
-    as others (a list for a fixed-size list); a value that cannot be cast is stale anyway."""
-    for i, name in enumerate(stored.column_names):
-        if name in schema.names and stored.schema.field(name).type != schema.field(name).type:
-            try:
-                column = stored[name].cast(schema.field(name).type)
-            except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-                continue
-            stored = stored.set_column(i, name, column)
-    return stored
-
-
-def _digests(rows: pa.Table, chosen) -> dict[str, bytes]:
-    """chunk_id -> digest of the row's other columns (vector bytes included)."""
-    import numpy as np
-
-    names = ["embed_hash", "embedder", *chosen]
-    missing = [n for n in names if n not in rows.column_names]
-    ids = rows["chunk_id"].to_pylist()
-    vectors = rows["vector"].combine_chunks()
-    width = vectors.type.list_size
-    flat = vectors.values.slice(vectors.offset * width, len(ids) * width)  # null rows too
-    matrix = flat.to_numpy(zero_copy_only=False).astype(np.float32).reshape(len(ids), width)
-    valid = vectors.is_valid().to_numpy(zero_copy_only=False)
-    present = rows.select([n for n in names if n not in missing])
-    maps = [f.name for f in present.schema if pa.types.is_map(f.type)]
-    values = present.to_pylist()
-    out = {}
-    for i, (cid, row) in enumerate(zip(ids, values)):
-        for name in maps:  # a map's entries in any order are the same map (jsonb sorts them)
-            row[name] = sorted(row[name]) if row[name] is not None else None
-        digest = hashlib.sha256(json.dumps([row, missing], default=str, sort_keys=True).encode())
-        digest.update(matrix[i].tobytes() if valid[i] else b"null")
-        out[cid] = digest.digest()
-    return out
 
 
 # the names the package exports (chunkmill.SyncSummary, ...)
