@@ -7,7 +7,7 @@ Two steps, so that a Ray run reuses exactly as a local run does:
    hash equals the published run's comes back as a bare id (its bytes stay where they were
    read); new or changed documents come back with their bytes. Tables are read by the driver.
 2. **Process** (Ray tasks): the driver cuts the documents into the same batches as a local
-   run, attaches the published rows of unchanged documents (``run_job.prepare``), and runs
+   run, attaches the published rows of unchanged documents (``reuse.prepare``), and runs
    ``pipeline.batch.process`` on each batch in a Ray task, results in input order. A policy
    change re-packs stored blocks inside the tasks; unchanged documents under the same policy
    keep their rows without a task doing anything for them.

@@ -15,280 +15,29 @@ from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from functools import partial
-from itertools import chain
 from pathlib import Path
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 
-from chunkmill.jobs import part_work, pool
+from chunkmill.jobs import part_work, pool, reuse, run_inputs
 from chunkmill.jobs.chunks_job import run_metadata
 from chunkmill.jobs.counts import RunCounts
 from chunkmill.jobs.options import RunOptions
 from chunkmill.jobs.part_work import PartTables, PartWork, PartWritten
 from chunkmill.jobs.runlog import RunLog, run_seconds
 from chunkmill.pipeline import batch, runstore, schemas, sources
-from chunkmill.pipeline.batch import Batch, Reused
-from chunkmill.pipeline.document import content_hash, make_doc_id
-from chunkmill.pipeline.parse import DEFAULT_BACKEND, parser_key
-from chunkmill.pipeline.policy import ASSEMBLY_VERSION, CHUNKER_VERSION, Policy
-from chunkmill.pipeline.runstore import changeset, guards, ledger, manifest, parquet_files, stamps
+from chunkmill.pipeline.batch import Batch
+from chunkmill.pipeline.policy import CHUNKER_VERSION, Policy
+from chunkmill.pipeline.runstore import changeset, guards, ledger, parquet_files, stamps
 from chunkmill.pipeline.runstore.changeset import ChangeSet
 from chunkmill.pipeline.runstore.published_run import (
     OldRun,
     Previous,
     document_counts,
     open_published,
-    unchanged,
 )
-from chunkmill.pipeline.tokens import ESTIMATE_VERSION, HF_COUNT_VERSION, tokenizer_specs
 
 BATCH_DOCS = batch.BATCH_DOCS
-
-
-def parse_key(policy: Policy, parser: str = DEFAULT_BACKEND) -> str:
-    """What decides whether stored blocks can be reused: parser version, backend (with its
-    version), MDX mode and the estimate version (stored blocks carry their est_tokens)."""
-    return f"{parser_key(parser)}|mdx={policy.mdx}|{ESTIMATE_VERSION}"
-
-
-def assembly_key(policy: Policy) -> str:
-    """What decides, beside the policy and the chunker version, whether stored chunks can be
-    reused: how chunks are assembled, and for an hf: tokenizer how it counts. A change packs
-    the stored blocks again (nothing parsed) and keeps the ids whose boundaries stay."""
-    hf = any(s.startswith("hf:") for s in tokenizer_specs(policy.tokenizer))
-    return f"{ASSEMBLY_VERSION}|{HF_COUNT_VERSION}" if hf else ASSEMBLY_VERSION
-
-
-def reusable(manifest: dict | None, policy: Policy, parser_version: str, full: bool):
-    """(blocks, chunks): whether a run may reuse the stored blocks of the run whose manifest
-    this is (same parser key, no --full), and its chunks too (same policy, chunker and
-    assembly)."""
-    blocks = manifest is not None and not full and manifest.get("parser_key") == parser_version
-    chunks = (
-        blocks
-        and manifest.get("policy_hash") == policy.policy_hash
-        and manifest.get("chunker_version") == CHUNKER_VERSION
-        and manifest.get("assembly_key") == assembly_key(policy)
-    )
-    return blocks, chunks
-
-
-def will_pack(root: Path, policy: Policy, parser: str, full: bool) -> bool:
-    """Whether a run into the folder ``root`` will surely parse or pack, judged from the
-    published run's manifest alone (no file of it read or checked): it could reuse none of
-    that run's chunks (``reusable``)."""
-    found = runstore.current(root, verify=False).manifest
-    return not reusable(found, policy, parse_key(policy, parser), full)[1]
-
-
-def prestart(root: Path, policy: Policy, options: RunOptions) -> None:
-    """Start a worker before the inputs are listed when the run will need one (a cold run,
-    a re-pack): its start-up overlaps the listing. Never for a run that may have nothing to
-    do: an unchanged nightly run starts no worker."""
-    try:
-        needed = will_pack(root, policy, options.parser, options.full)
-    except OSError:  # an unusable output folder: the run itself says what is wrong
-        return
-    if needed:
-        limits = pool.Limits(options.doc_timeout, options.doc_memory)
-        pool.prestart(limits, partial(batch.warm, policy))
-
-
-def prepare(
-    items: list, prev: Previous | None, policy: Policy, reuse_chunks: bool, tables=()
-) -> Batch:
-    """In the main process: the previous run's rows of this batch's unchanged documents,
-    those of the optional ``tables`` the run writes included. Stored blocks are read where
-    they are written or packed again (a new policy), when the published run has them."""
-    reused = [x.doc_id for x in items if isinstance(x, Reused)]
-    if not reused:
-        return Batch(items)
-    chunks = prev.take("chunks", reused) if reuse_chunks else None
-    postings = None
-    if chunks is not None and "postings" in tables:  # made again from the chunks: the
-        # stored postings rows have no doc_id to find a document's rows by, and the same
-        # chunks give the same rows
-        from chunkmill.pipeline.postings import postings as postings_of
-
-        postings = postings_of(chunks)
-    blocks = None
-    if ("blocks" in tables or chunks is None) and prev.has("blocks"):
-        blocks = prev.blocks(reused, policy.bias)
-    docs = _sourced(prev.take("documents", reused), [x for x in items if isinstance(x, Reused)])
-    return Batch(items, docs, blocks, chunks, postings)
-
-
-def _sourced(docs: pa.Table, reused: list[Reused]) -> pa.Table:
-    """The published rows of reused documents with ``source`` as this run spells INPUT
-    (``./docs/`` or an absolute path for ``docs``), as a run with --full writes it."""
-    if docs.num_rows != len(reused) or all(r.source is None for r in reused):
-        return docs
-    old = docs["source"].to_pylist()
-    now = [r.source if r.source is not None else o for r, o in zip(reused, old)]
-    if now == old:
-        return docs
-    at = docs.schema.get_field_index("source")
-    return docs.set_column(at, docs.schema.field(at), pa.array(now, docs.schema.field(at).type))
-
-
-def _carry_unlisted(raws, prev: Previous | None, plan: list[sources.Source]):
-    """After the reject of a folder that could not be listed, its documents of the previous
-    run that the listing did not reach, as unchanged (Reused): a folder we cannot see is
-    not a folder whose files were deleted. Without a reusable previous run there is nothing
-    to carry: a guard then refuses to publish a run that would remove their chunks."""
-    listed = None
-    for raw in raws:
-        yield raw
-        if prev is not None and not isinstance(raw, Reused) and raw.reason == sources.UNLISTABLE:
-            if listed is None:
-                listed = {(s.root_uri, s.rel) for s in plan if not s.is_table}
-            below = prev.under(raw.source, sources.folder_prefix(raw.path))
-            yield from (
-                Reused(d, source=raw.source)
-                for d, path in below
-                if (raw.source, path) not in listed
-            )
-
-
-def _read_stamped(plan, selection, trusted: dict, known: dict, work: RunCounts):
-    """Every document of ``plan`` in input order, as sources.read gives them, each local
-    file stamped before it is read. A file whose stamp and doc_id are as ``trusted`` (the
-    published run's inputs.parquet) recorded them, and whose document that run holds
-    (``known``), is Reused without being read; every other file is read."""
-    now, roots = time.time_ns(), {}
-    max_bytes, stamped = selection.max_bytes, work.stamped
-    for src in plan:
-        if src.is_table:
-            yield from sources.read([src], selection)
-            continue
-        stamp = stamps.of(sources.stat(src), now)
-        if stamp is None:  # a URI, a reject of listing, a file changed a moment ago
-            yield sources.read_file(src, max_bytes)
-            continue
-        rel = src.rel
-        root = roots.get(src.root)  # (the stamps' name of the root, the root as given)
-        if root is None:
-            root = roots[src.root] = (stamps.root_key(src.root_uri), src.root_uri)
-        key, doc_id = f"{root[0]}/{rel}", make_doc_id(rel)
-        stamped.append((key, doc_id, stamp))
-        if stamp[0] <= max_bytes and doc_id in known and trusted.get(key) == (doc_id, stamp):
-            work.unread += 1
-            work.bytes_read += stamp[0]
-            yield Reused(doc_id, stamp[0], root[1])
-        else:
-            yield sources.read_file(src, max_bytes)
-
-
-def _trusted_stamps(prev: Previous | None, verify: bool) -> dict:
-    """The stamps of the published run that this run may trust (none with --verify)."""
-    return {} if prev is None or verify else stamps.load(prev.folder)
-
-
-def _hash_inputs(raws, prev: Previous, tally: Tally, on_fresh: Callable[[], None]):
-    """Fresh RawDocuments for new or changed bytes, Reused ids for the rest, in order, as
-    they are read (never all held at once), each noted in ``tally`` (``seen``, ``fresh``,
-    ``work.reused``); ``on_fresh`` is called at the first fresh one (it starts the workers,
-    whose start-up then overlaps the rest of the listing)."""
-    work = tally.work
-    for raw in raws:
-        if isinstance(raw, Reused):  # carried over, or hashed by the Ray engine's read tasks
-            item = raw
-        else:
-            work.bytes_read += len(raw.data or b"")
-            doc_id = make_doc_id(raw.path)
-            digest = content_hash(raw.data, raw.metadata) if raw.data is not None else None
-            same = unchanged(prev.hashes, doc_id, digest)
-            item = Reused(doc_id, len(raw.data), raw.source) if same else raw
-            if not same:
-                on_fresh()
-                tally.fresh.add(doc_id)
-        tally.seen.add(item.doc_id if isinstance(item, Reused) else make_doc_id(item.path))
-        work.reused += isinstance(item, Reused)
-        yield item
-
-
-def _read_logged(items, log: RunLog, work: RunCounts, t_start: float):
-    """The items; once the last one is read, the read stage is logged, with the seconds
-    spent reading and hashing (interleaved with the batches once a document changed)."""
-    work.seconds["read"] = time.perf_counter() - t_start
-    items, n = iter(items), 0
-    while True:
-        t = time.perf_counter()
-        item = next(items, None)
-        work.seconds["read"] += time.perf_counter() - t
-        if item is None:
-            break
-        n += 1
-        yield item
-    log.stage(
-        "read",
-        documents=n,
-        unchanged=work.reused,
-        unread=work.unread,
-        seconds=work.seconds["read"],
-    )
-
-
-def _unchanged_or_stream(items) -> tuple[list | None, object]:
-    """(every item, as a list, when none is fresh; else None, and all of them as they
-    come): only a run that may have changed nothing needs to see its last input before
-    its first batch, and then it holds Reused ids, never documents' bytes."""
-    head = []
-    for item in items:
-        head.append(item)
-        if not isinstance(item, Reused):
-            return None, chain(head, items)
-    return head, head
-
-
-def _link_previous(prev: Previous, folder: Path, tables: list[str]) -> dict[str, dict]:
-    """Hard-link (else copy) the files of these tables of the previous run (every part of
-    a partitioned one), verified against its manifest when it was opened; their manifest
-    entries, for the new manifest."""
-    known = manifest.entries(prev.manifest)
-    tops = {f"{t}.parquet" for t in tables}
-    files = {n for n in known if n.split("/")[0] in tops}
-    for name in sorted(files):
-        (folder / name).parent.mkdir(exist_ok=True)
-        if not parquet_files.link_or_copy(prev.folder / name, folder / name):
-            known.pop(name, None)  # copied: hashed again
-    return {n: e for n, e in known.items() if n in files}
-
-
-@dataclass
-class Linked:
-    """A part of the published run taken whole (``index``: its place there): its documents
-    (``items``) are all unchanged, the same ones in the same order, and its files are what
-    this run would write, so they are linked, never read."""
-
-    index: int
-    items: list
-
-
-_LINKED = ({}, {})  # the result of a linked part: nothing for a worker to do
-
-
-def _linker(prev: Previous | None, policy: Policy, reuse_chunks: bool, tables=()):
-    """The ``link`` of batch.parted for a run on ``prev`` writing the optional ``tables``,
-    or None when no part of it can be linked (its chunks or postings are not reusable, its
-    files are not what this run would write)."""
-    if prev is None or not reuse_chunks:
-        return None
-    if "postings" in tables and not prev.postings_reusable:
-        return None
-    if not prev.linkable(run_metadata(policy)):
-        return None
-    docs = prev.documents
-    sources = dict(zip(docs["doc_id"].to_pylist(), docs["source"].to_pylist()))
-
-    def link(items: list[Reused]) -> Linked | None:
-        k = prev.parts.matching([x.doc_id for x in items])
-        if k is None or any(x.source not in (None, sources[x.doc_id]) for x in items):
-            return None  # other documents, or INPUT spelled otherwise (its ``source``)
-        return Linked(k, items)
-
-    return link
 
 
 @dataclass
@@ -373,19 +122,19 @@ class RunJob:
             return ray_job.read(
                 self.plan, self.selection, known, BATCH_DOCS, self.ray_address, self.workers
             )
-        trusted = _trusted_stamps(prev, self.options.verify)
+        trusted = run_inputs.trusted_stamps(prev, self.options.verify)
         work.trusted = len(trusted)
         known = prev.hashes if prev is not None else {}
-        return _read_stamped(self.plan, self.selection, trusted, known, work)
+        return run_inputs.read_stamped(self.plan, self.selection, trusted, known, work)
 
     def results(self, items, prev, reuse_chunks: bool, parts: PartPlan | None = None):
         """(unit, whether it ends its part, result) of every batch, linked part
-        (``Linked``) or part written by a worker (``PartWork``), in input order, from the
+        (``reuse.Linked``) or part written by a worker (``PartWork``), in input order, from the
         chosen engine. A part whose documents are all fresh is one PartWork when ``parts``
         says where (a local run): its worker writes its files (jobs/part_work.py)."""
         units: deque = deque()
         tables = self.options.tables
-        link = _linker(prev, self.policy, reuse_chunks, tables)
+        link = reuse.linker(prev, self.policy, reuse_chunks, tables)
 
         def emit(unit, ends: bool):
             units.append((unit, ends))
@@ -396,11 +145,11 @@ class RunJob:
             mixed = False  # the open part has a batch with reused rows: batch by batch
             n_parts = 0
             for unit, ends in batch.parted(items, BATCH_DOCS, link=link):
-                if isinstance(unit, Linked):
+                if isinstance(unit, reuse.Linked):
                     n_parts += 1
                     yield emit(unit, ends)
                     continue
-                b = prepare(unit, prev, self.policy, reuse_chunks, tables)
+                b = reuse.prepare(unit, prev, self.policy, reuse_chunks, tables)
                 if parts is None or mixed or b.reused_docs is not None:
                     yield from (emit(h, False) for h in held)
                     held, mixed = [], not ends
@@ -414,8 +163,8 @@ class RunJob:
                     yield emit(work, True)
 
         def local(b):
-            if isinstance(b, Linked):
-                return _LINKED
+            if isinstance(b, reuse.Linked):
+                return reuse.LINKED
             return None if isinstance(b, PartWork) else batch.settled(b)
 
         options = {
@@ -471,9 +220,9 @@ def run(
         run_id = runstore.new_run_id()
         folder = runstore.run_dir(job.root, run_id)
         record = runstore.new_record(
-            run_id, plan, job.options.full, policy, parse_key(policy, job.options.parser)
+            run_id, plan, job.options.full, policy, reuse.parse_key(policy, job.options.parser)
         )
-        record["assembly_key"] = assembly_key(policy)  # for the manifest (not a runs column)
+        record["assembly_key"] = reuse.assembly_key(policy)  # for the manifest (not a runs column)
         history = None
         try:  # from here on, a failure, a refusal or Ctrl-C is recorded in the runs table
             history = runstore.history(job.root) if dry else runstore.start(job.root, job.log.warn)
@@ -610,7 +359,7 @@ def _execute(
     if note:
         log.warn(note)
     manifest = prev.manifest if prev is not None else None
-    reuse_blocks, reuse_chunks = reusable(
+    reuse_blocks, reuse_chunks = reuse.reusable(
         manifest, policy, record["parser_version"], job.options.full
     )
     lacking = [t for t in job.options.tables if prev is not None and not prev.has(t)]
@@ -627,21 +376,25 @@ def _execute(
     if "blocks" not in job.options.tables:
         work.blocks = None
     work.limits = job.limits.options()
-    raws = _carry_unlisted(job.documents(prev if reuse_blocks else None, work), prev, job.plan)
+    raws = run_inputs.carry_unlisted(
+        job.documents(prev if reuse_blocks else None, work), prev, job.plan
+    )
     items, unchanged = raws, None
     if reuse_blocks:
-        hashed = _hash_inputs(raws, prev, tally, partial(job.start_workers, 1))
-        unchanged, items = _unchanged_or_stream(_read_logged(hashed, log, work, t_start))
+        hashed = run_inputs.hash_inputs(raws, prev, tally, partial(job.start_workers, 1))
+        unchanged, items = run_inputs.unchanged_or_stream(
+            run_inputs.read_logged(hashed, log, work, t_start)
+        )
     nothing_changed = reuse_chunks and unchanged is not None and tally.seen == set(prev.hashes)
     known: dict = {}
     written: dict = {}
     if nothing_changed:
-        known = _link_previous(prev, folder, schemas.content_tables(job.options.tables))
+        known = reuse.link_previous(prev, folder, schemas.content_tables(job.options.tables))
         job.progress(len(unchanged))
-        _summaries_of_linked(folder, tally)
+        reuse.summaries_of_linked(folder, tally)
         changes = None
     else:
-        job.supervise()  # started at the first changed document (_hash_inputs), if any
+        job.supervise()  # started at the first changed document (run_inputs.hash_inputs), if any
         stored = None if prev is None else partial(prev.take, "chunks")
         # every document is packed again, unless its chunks are reused
         repacked = tally.fresh if reuse_chunks else None
@@ -654,7 +407,7 @@ def _execute(
             changes.abort()
             raise
     if prev is not None and 0 < work.trusted == work.unread == len(work.stamped):
-        known.update(_link_previous(prev, folder, [stamps.NAME]))  # every stamp as it was
+        known.update(reuse.link_previous(prev, folder, [stamps.NAME]))  # every stamp as it was
     else:
         stamps.write(folder, work.stamped)
     t_changes = time.perf_counter()
@@ -679,28 +432,6 @@ def _execute(
         record["run_id"], record, work, folder, updated=updated, lost_unlisted=lost
     )
     return summary, known, written
-
-
-def _linked_entries(prev: Previous, linked: dict[str, str]) -> dict[str, dict]:
-    """The manifest entries of the parts linked (``linked``: name here -> the published
-    run's file) from the published run's: a linked file is not hashed again."""
-    known = manifest.entries(prev.manifest)
-    entries = {}
-    for name, src in linked.items():
-        entry = known.get(Path(src).relative_to(prev.folder).as_posix())
-        if entry is not None:
-            entries[name] = {**entry, "name": name}
-    return entries
-
-
-def _count_linked(files: dict[str, Path], work: RunCounts) -> int:
-    """Count a linked part's rows as ``work.add`` counts a batch's; its chunks."""
-    work.documents += pq.read_metadata(files["documents"]).num_rows
-    if work.blocks is not None:
-        work.blocks += pq.read_metadata(files["blocks"]).num_rows
-    chunks = pq.ParquetFile(files["chunks"]).read(columns=["strategy", "n_tokens"])
-    work.add({"chunks": chunks})
-    return chunks.num_rows
 
 
 def _write_batches(
@@ -729,11 +460,11 @@ def _write_batches(
 
         for unit, ends, result in job.results(items, prev, reuse_chunks, parts):
             t1 = time.perf_counter()
-            if isinstance(unit, Linked):
+            if isinstance(unit, reuse.Linked):
                 files = prev.parts.part_files(unit.index)
                 output.link_part(files)
                 tally.hashes.update((x.doc_id, prev.hashes[x.doc_id]) for x in unit.items)
-                changes.link(unit.index, _count_linked(files, work))
+                changes.link(unit.index, reuse.count_linked(files, work))
                 work.seconds["write"] += time.perf_counter() - t1
                 job.progress(len(unit.items))
             elif isinstance(result, PartWritten):  # its files are in place
@@ -768,7 +499,7 @@ def _write_batches(
         workers=job.workers,
         summed_worker_seconds=work.seconds["chunk"],
     )
-    return (_linked_entries(prev, output.linked) if output.linked else {}), written
+    return (reuse.linked_entries(prev, output.linked) if output.linked else {}), written
 
 
 def _tally(tally: Tally, tables: dict[str, pa.Table], counts, reuse_blocks: bool) -> None:
@@ -783,17 +514,6 @@ def _tally(tally: Tally, tables: dict[str, pa.Table], counts, reuse_blocks: bool
     docs = tables["documents"]
     tally.hashes.update(zip(docs["doc_id"].to_pylist(), docs["content_hash"].to_pylist()))
     tally.work.add(tables, counts)
-
-
-def _summaries_of_linked(folder: Path, tally: Tally) -> None:
-    """When nothing changed, the summaries come from the linked files."""
-    documents = parquet_files.num_rows(folder, "documents")
-    rejects = parquet_files.read(folder, "rejects", ["reason"])
-    chunks = parquet_files.read(folder, "chunks", ["strategy", "n_tokens"])
-    tally.work.documents = documents
-    if tally.work.blocks is not None:
-        tally.work.blocks = parquet_files.num_rows(folder, "blocks")
-    tally.work.add({"chunks": chunks, "rejects": rejects})
 
 
 def _fill_record(record, old: OldRun, tally: Tally, counts, t_start, hashes: dict) -> None:

@@ -105,7 +105,7 @@ def test_check_counts_the_tokens_the_model_adds(tmp_path):
 def test_a_new_way_of_counting_re_packs_hf_runs_once_and_keeps_their_ids(tmp_path, monkeypatch):
     # stored chunks packed under another count are not reused; the ids of the chunks whose
     # boundaries stay are the same (no --new-policy, no full re-embed)
-    from chunkmill.jobs import run_job
+    from chunkmill.jobs import reuse
 
     src, out = tmp_path / "src", tmp_path / "out"
     shutil.copytree(SAMPLE, src)
@@ -116,7 +116,7 @@ def test_a_new_way_of_counting_re_packs_hf_runs_once_and_keeps_their_ids(tmp_pat
     ids = pl.read_parquet(runstore.resolve(out) / "chunks.parquet")["chunk_id"].to_list()
     assert CliRunner().invoke(main, flags).exit_code == 0
     assert runstore.history(out)[-1]["documents_parsed"] == 0  # unchanged: reused
-    monkeypatch.setattr(run_job, "HF_COUNT_VERSION", "hf-next", raising=False)
+    monkeypatch.setattr(reuse, "HF_COUNT_VERSION", "hf-next")
     result = CliRunner().invoke(main, flags)
     assert result.exit_code == 0, result.output
     record = runstore.history(out)[-1]  # packed again from the stored blocks, none parsed

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from chunkmill import api
-from chunkmill.jobs import pool, run_job
+from chunkmill.jobs import pool, reuse, run_job
 from chunkmill.pipeline.batch import Reused, batched
 from chunkmill.pipeline.document import RawDocument
 from tests.helpers import fresh_python
@@ -54,13 +54,13 @@ def test_the_early_worker_starts_only_for_runs_that_will_parse_or_pack(tmp_path)
     corpus, out = tmp_path / "src", tmp_path / "out"
     shutil.copytree(SAMPLE, corpus)
     policy = api.resolve_policy(None)
-    assert run_job.will_pack(out, policy, "pyromark", full=False)  # nothing published
+    assert reuse.will_pack(out, policy, "pyromark", full=False)  # nothing published
     api.run(corpus, out, policy=policy, workers=1)
-    assert not run_job.will_pack(out, policy, "pyromark", full=False)  # maybe unchanged
-    assert run_job.will_pack(out, policy, "pyromark", full=True)
-    assert run_job.will_pack(out, policy, "markdown-it", full=False)  # other parser key
+    assert not reuse.will_pack(out, policy, "pyromark", full=False)  # maybe unchanged
+    assert reuse.will_pack(out, policy, "pyromark", full=True)
+    assert reuse.will_pack(out, policy, "markdown-it", full=False)  # other parser key
     other = api.resolve_policy(None, target_tokens=policy.target_tokens - 50)
-    assert run_job.will_pack(out, other, "pyromark", full=False)
+    assert reuse.will_pack(out, other, "pyromark", full=False)
 
 
 def _modules_after_arrow_conversions(names: list[str]) -> list[str]:

@@ -176,12 +176,12 @@ def test_a_new_assembly_packs_stored_blocks_once_and_keeps_the_ids(corpus, tmp_p
     """Chunks assembled by another version (embed_text, splits) are not reused: the stored
     blocks are packed again, nothing is parsed, ids whose boundaries stay are kept, and the
     run after it reuses everything again."""
-    from chunkmill.jobs import run_job
+    from chunkmill.jobs import reuse
 
     out = tmp_path / "out"
     run(corpus, out)
     ids = published_table(out, "chunks")["chunk_id"].to_list()
-    monkeypatch.setattr(run_job, "ASSEMBLY_VERSION", "assembly-next")
+    monkeypatch.setattr(reuse, "ASSEMBLY_VERSION", "assembly-next")
     record = run(corpus, out)
     assert record["documents_parsed"] == 0
     assert record["documents_repacked"] == record["documents_unchanged"] == 11

@@ -411,7 +411,7 @@ def run(
     """
 
     from chunkmill.jobs import options as option_values
-    from chunkmill.jobs import pool, run_job
+    from chunkmill.jobs import pool, reuse, run_job
     from chunkmill.jobs.options import RunOptions
     from chunkmill.jobs.runlog import RunLog
     from chunkmill.pipeline import objectstore, sources
@@ -425,7 +425,7 @@ def run(
     inputs = [str(i) for i in inputs]
     names = {str(k): v for k, v in dict(opts.names or {}).items()}
     if opts.engine == "local" and not objectstore.is_uri(out):
-        run_job.prestart(Path(out), resolved, opts)
+        reuse.prestart(Path(out), resolved, opts)
     plan = sources.plan(inputs, selection, input_labels(inputs, names))
     done = 0
 
