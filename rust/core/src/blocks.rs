@@ -1,5 +1,5 @@
-//! The blocks stage without its estimates (block.py): documents -> block columns, with
-//! code-point offsets, heading paths and content-derived block ids.
+//! The blocks stage without its estimates: documents -> block columns, with code-point
+//! offsets, heading paths and content-derived block ids.
 
 use std::collections::HashMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -309,7 +309,7 @@ mod tests {
         assert_eq!(paths[6], &vec!["C".to_owned()]);
         // identical paragraphs under the same heading differ by their occurrence number
         assert_ne!(cols.block_id[5], cols.block_id[6]);
-        // block.py's recipe for the first paragraph: paragraph\0x\0A\x000
+        // the block id's recipe for the first paragraph: kind, text, heading path, occurrence
         assert_eq!(cols.block_id[1], short_hash(b"paragraph\0x\0A\x000", 16));
         assert_eq!((cols.char_start[1], cols.char_end[1]), (5, 6));
         assert_eq!((cols.line_start[6], cols.line_end[6]), (13, 13));

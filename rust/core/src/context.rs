@@ -1,4 +1,4 @@
-//! What a chunk says of where it comes from (context.py): the context header
+//! What a chunk says of where it comes from: the context header
 //! `Title > A > B`, clipped elements, the file-stem title, and the chunk's url from a link
 //! template. Paths follow Python's PurePosixPath, urls `urllib.parse.quote`.
 

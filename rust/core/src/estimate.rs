@@ -1,4 +1,4 @@
-//! The token estimate of block texts (pipeline/tokens.py): every character class counted
+//! The token estimate of block texts: every character class counted
 //! in one pass over a text's UTF-8 bytes, a document's language judged over all its texts
 //! of the batch, and the weighted sum in the float operations and order of
 //! `tokens._weighted`, so the numbers equal the Python ones to the bit. The classes and

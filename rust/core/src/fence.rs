@@ -1,4 +1,4 @@
-//! Fence lines (fence.py): where fenced code opens and closes, line by line.
+//! Fence lines: where fenced code opens and closes, line by line.
 
 use std::borrow::Cow;
 

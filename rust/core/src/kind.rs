@@ -1,4 +1,5 @@
-//! Block kinds (kinds.py), in the schema's order.
+//! Block kinds, in a fixed order that is part of the schema (the same order as the Python
+//! side's BlockKind).
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Kind {

@@ -1,4 +1,4 @@
-//! MDX segmentation (mdx.py): top-level ESM statements and JSX component blocks by line.
+//! MDX segmentation: top-level ESM statements and JSX component blocks by line.
 
 use crate::fence::{closes_fence, opens_fence};
 use crate::pyunicode::{is_blank, is_space, is_word};

@@ -1,4 +1,4 @@
-//! One document's text -> its top-level blocks by line (parse.py).
+//! One document's text -> its top-level blocks by line.
 
 use crate::fence::fenced_lines;
 use crate::frontmatter;

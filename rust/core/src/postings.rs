@@ -1,4 +1,4 @@
-//! The terms of texts for BM25 (pipeline/postings.py): runs of letters, marks and digits
+//! The terms of texts for BM25: runs of letters, marks and digits
 //! of the lower-cased text, where a run of a script written without spaces between words
 //! (CJK ideographs, kana, Hangul, Thai, Lao, Khmer, Myanmar) gives its overlapping
 //! two-character slices, as Lucene's CJK analyzer does. `sql/search.sql` analyses queries

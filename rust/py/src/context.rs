@@ -1,5 +1,5 @@
-//! Headings and chunk context for Python (pipeline/heading.py, pipeline/context.py): clean
-//! heading texts, slugs and anchors, context headers, clipped elements and urls. Inline
+//! The bindings of `chunkmill_core::heading` and `chunkmill_core::context`: clean heading
+//! texts, slugs and anchors, context headers, clipped elements and urls. Inline
 //! markup in a heading is reduced by the caller's reference inline parser, one call per
 //! document.
 

@@ -1,4 +1,4 @@
-//! The chunks of one document whose blocks are known (the chunks stage, chunk.py): the
+//! The chunks of one document whose blocks are known (the chunks stage): the
 //! strategy, heading paths and anchors, the title, the room each section leaves beside its
 //! context header, units, packing, and the chunk rows, over plain Rust structures.
 //!

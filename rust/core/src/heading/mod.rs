@@ -1,4 +1,4 @@
-//! Heading text as readers see it, and the anchors that link to it (heading.py).
+//! Heading text as readers see it, and the anchors that link to it.
 //!
 //! `clean` turns the inline source of an ATX or setext heading into its text: heading-id
 //! attributes (`{#id}`, `{: #id .class}`, MDX `{/*id*/}`), template tags (Hugo

@@ -1,5 +1,5 @@
-//! The syntax a heading's text loses (heading.py): closing `#`s, template tags, MDX id
-//! comments and attribute lists, each found as Python's regular expressions find them.
+//! The syntax a heading's text loses: closing `#`s, template tags, MDX id comments and
+//! attribute lists, each found where Python's regular expressions would find them.
 //! Offsets are byte offsets: every cut falls on an ASCII character.
 
 use std::collections::HashMap;
