@@ -8,7 +8,7 @@ from dataclasses import fields
 import pytest
 
 import chunkmill
-from chunkmill.jobs import cli
+from chunkmill.jobs import cli, run_cli
 from chunkmill.jobs.options import InputOptions, RunOptions
 from chunkmill.pipeline.policy import Policy
 
@@ -19,8 +19,8 @@ def _params(command) -> set[str]:
 
 def test_every_run_option_and_policy_field_is_a_flag_of_run():
     wanted = {f.name for f in fields(RunOptions)} | {f.name for f in fields(Policy)}
-    assert wanted <= _params(cli.run_cmd)
-    assert _params(cli.run_cmd) - wanted == {"inputs", "out", "policy_file", "log_json"}
+    assert wanted <= _params(run_cli.run_cmd)
+    assert _params(run_cli.run_cmd) - wanted == {"inputs", "out", "policy_file", "log_json"}
 
 
 def test_blocks_takes_the_input_options_and_chunks_the_policy():
@@ -34,7 +34,7 @@ def test_blocks_takes_the_input_options_and_chunks_the_policy():
 
 
 def test_flag_defaults_are_the_fields_defaults():
-    by_name = {p.name: p for p in cli.run_cmd.params}
+    by_name = {p.name: p for p in run_cli.run_cmd.params}
     for f in fields(RunOptions):
         if by_name[f.name].multiple:
             assert f.default == ()
