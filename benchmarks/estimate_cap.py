@@ -25,7 +25,7 @@ import pyarrow.parquet as pq
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.fit_estimate import CORPORA, minilm_path  # noqa: E402
-from chunkmill.pipeline import chunk, tokens  # noqa: E402
+from chunkmill.pipeline import chunk, token_estimate, tokens  # noqa: E402
 from chunkmill.pipeline.policy import Policy  # noqa: E402
 
 POLICIES = {
@@ -84,11 +84,11 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--corpora", type=Path, default=CORPORA)
     ap.add_argument("--tokenizers", default="cl100k,o200k,minilm")
     ap.add_argument("--blocks", type=Path, help="a `chunkmill blocks` folder to reuse")
-    ap.add_argument("--weights", help="JSON weights to try instead of tokens.WEIGHTS")
+    ap.add_argument("--weights", help="JSON weights to try instead of token_estimate.WEIGHTS")
     ap.add_argument("--packed-by", default="estimate", help="the policies' tokenizer")
     args = ap.parse_args(argv)
     if args.weights:
-        tokens.WEIGHTS.update(json.loads(args.weights))
+        token_estimate.WEIGHTS.update(json.loads(args.weights))
     counters = {n: tokens.make_counter(s) for n, s in specs(args.tokenizers.split(",")).items()}
     out: dict = {}
     with tempfile.TemporaryDirectory() as tmp:

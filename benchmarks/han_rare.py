@@ -7,7 +7,7 @@ Both vocabularies hold the common Simplified characters as single tokens (549 of
 28,000 ideographs of the CJK blocks in both), and fall back to two or three byte tokens
 for the rest, Traditional characters among them. Of the 11,172 Hangul syllables only 129
 are one token in both, 4,238 two and 6,805 three (everyday Korean uses mostly the 129).
-``tokens.CLASS_RANGES["han_rare"]``, ``["han_bytes"]``, ``["hangul_rare"]`` and
+``token_estimate.CLASS_RANGES["han_rare"]``, ``["han_bytes"]``, ``["hangul_rare"]`` and
 ``["hangul_bytes"]`` are these sets (``pipeline/han_rare.py``, written by ``--write``);
 tests/test_tokens.py checks them against the bundled tokenizers. Needs the tokenizers
 extra.
@@ -20,7 +20,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from chunkmill.pipeline import tokens  # noqa: E402
+from chunkmill.pipeline import (
+    tokens,  # noqa: E402
+)
 
 HAN_BLOCKS = ((0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0xF900, 0xFAFF))
 HANGUL_SYLLABLES = ((0xAC00, 0xD7A3),)

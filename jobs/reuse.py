@@ -23,7 +23,8 @@ from chunkmill.pipeline.parse import DEFAULT_BACKEND, parser_key
 from chunkmill.pipeline.policy import ASSEMBLY_VERSION, CHUNKER_VERSION, Policy
 from chunkmill.pipeline.runstore import manifest, parquet_files
 from chunkmill.pipeline.runstore.published_run import Previous
-from chunkmill.pipeline.tokens import ESTIMATE_VERSION, HF_COUNT_VERSION, tokenizer_specs
+from chunkmill.pipeline.token_estimate import ESTIMATE_VERSION
+from chunkmill.pipeline.tokens import HF_COUNT_VERSION, tokenizer_specs
 
 if TYPE_CHECKING:
     from chunkmill.jobs.run_job import Tally

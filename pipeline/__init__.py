@@ -12,8 +12,9 @@ The stages, each a function from tables to tables, with no I/O:
     postings   chunks -> search terms
     batch      every stage over one batch of documents, as a run's workers call it
 
-Around them: policy (the one policy dataclass), tokens (the estimate and real tokenizers,
-cl100k and o200k counted in the core; han_rare), schemas (every table's schema, declared
+Around them: policy (the one policy dataclass), tokens (the token counters: the estimate,
+whose classes and weights are token_estimate's, and real tokenizers, cl100k and o200k
+counted in the core; han_rare), schemas (every table's schema, declared
 once; table_names: which tables a run writes), arrow_columns (Arrow columns without
 pandas), doc_limits; inputs:
 sources (listing), reading (safe reads), table_rows (Parquet/JSONL rows, parquet_pages:

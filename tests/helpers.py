@@ -51,7 +51,7 @@ def words(n: int, start: int = 0) -> str:
     Letters only ("wabc" for 12): the estimate weighs a letter/digit mix like "w012" as the
     identifier it looks like, which is not the prose these tests are sized for. Every fourth
     word is "with", an English function word of the same shape, so that the estimate reads
-    the words as English (tokens.FOREIGN_LETTER) and counts them as it always has."""
+    the words as English (token_estimate.FOREIGN_LETTER) and counts them as it always has."""
     return " ".join(_word(start + i) for i in range(n))
 
 
@@ -102,7 +102,7 @@ def fresh_python(code: str) -> str:
 def numeric_texts(seed: int = 7) -> dict[str, str]:
     """Our own texts of numbers, in the shapes documentation carries them: printed arrays,
     lists and matrices, floats, SVG paths, tables of dates and times, addresses, hex dumps,
-    versions, long integers, numbered lines. tokens.NUMBER is fitted on them."""
+    versions, long integers, numbered lines. token_estimate.NUMBER is fitted on them."""
     import random
 
     r = random.Random(seed)

@@ -1,5 +1,5 @@
 """The bulk estimate (the Rust core) gives the numbers of the polars expression and of
-tokens.estimate."""
+token_estimate.estimate."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from chunkmill.pipeline import bulk_estimate, tokens
+from chunkmill.pipeline import bulk_estimate, token_estimate
 from chunkmill.pipeline.block import with_estimates
 from chunkmill.pipeline.block_kinds import CODE_LIKE
 from chunkmill.pipeline.policy import Policy
@@ -22,7 +22,7 @@ from tests.conftest import REPO
 def _edges() -> list[str]:
     """Characters on both sides of every class's edges, and every ASCII character."""
     points = set(range(128)) | {0x7FF, 0x800, 0xFFFF, 0x10000, 0x1F44D, 0x10FFFF}
-    for ranges in tokens.CLASS_RANGES.values():
+    for ranges in token_estimate.CLASS_RANGES.values():
         for lo, hi in ranges:
             points |= {lo - 1, lo, hi, hi + 1}
     return [chr(p) for p in sorted(points) if not 0xD800 <= p <= 0xDFFF and p <= 0x10FFFF]
@@ -40,12 +40,12 @@ def _expected(frame: pl.DataFrame, bias: str) -> tuple[list[int], list[int]]:
     text = pl.col("text")
     out = frame.select(
         n=text.str.len_chars().cast(pl.Int32),
-        est=tokens.estimate_expr(bias, text, pl.col("kind"), pl.col("doc_id")),
+        est=token_estimate.estimate_expr(bias, text, pl.col("kind"), pl.col("doc_id")),
     )
     return out["n"].to_list(), out["est"].to_list()
 
 
-@pytest.mark.parametrize("bias", sorted(tokens.BIAS_FACTORS))
+@pytest.mark.parametrize("bias", sorted(token_estimate.BIAS_FACTORS))
 @settings(max_examples=60, deadline=None)
 @given(rows=st.lists(st.tuples(TEXT, st.sampled_from(KINDS), st.sampled_from("abc")), max_size=12))
 def test_bulk_estimate_equals_the_expression(bias, rows):
@@ -105,16 +105,16 @@ MIXED = st.lists(
 
 
 def _python_estimates(rows: list[tuple[str, str, str]], bias: str) -> list[int]:
-    """tokens.estimate of every (text, kind, document) row, each with its document's
-    language judged over the document's rows (tokens.english_document_expr's rule)."""
+    """token_estimate.estimate of every (text, kind, document) row, each with its document's
+    language judged over the document's rows (token_estimate.english_document_expr's rule)."""
     english: dict[str, int] = {}
     words: dict[str, int] = {}
     for text, _, doc in rows:
-        english[doc] = english.get(doc, 0) + len(tokens._ENGLISH.findall(text))
-        words[doc] = words.get(doc, 0) + tokens.class_counts(text)["words"]
-    reads = {d: float(english[d]) >= tokens.FOREIGN_SHARE * words[d] for d in english}
+        english[doc] = english.get(doc, 0) + len(token_estimate._ENGLISH.findall(text))
+        words[doc] = words.get(doc, 0) + token_estimate.class_counts(text)["words"]
+    reads = {d: float(english[d]) >= token_estimate.FOREIGN_SHARE * words[d] for d in english}
     return [
-        tokens.estimate(text, bias, "code" if kind in CODE_LIKE else "prose", reads[doc])
+        token_estimate.estimate(text, bias, "code" if kind in CODE_LIKE else "prose", reads[doc])
         for text, kind, doc in rows
     ]
 
@@ -133,7 +133,7 @@ def _english_expected(texts: list[str], documents: list[str]) -> list[bool]:
     frame = pl.DataFrame(
         {"doc_id": documents, "text": texts}, schema={"doc_id": pl.String, "text": pl.String}
     )
-    expr = tokens.english_document_expr(pl.col("text"), pl.col("doc_id"))
+    expr = token_estimate.english_document_expr(pl.col("text"), pl.col("doc_id"))
     return frame.select(expr)["text"].to_list()
 
 
@@ -153,7 +153,7 @@ def test_english_documents_on_every_corpus_block(corpora_blocks):
     assert any(got) and not all(got)
 
 
-@pytest.mark.parametrize("bias", sorted(tokens.BIAS_FACTORS))
+@pytest.mark.parametrize("bias", sorted(token_estimate.BIAS_FACTORS))
 @settings(max_examples=60, deadline=None)
 @given(rows=st.lists(st.tuples(MIXED, st.sampled_from(KINDS), st.sampled_from("ab")), max_size=8))
 def test_bulk_estimate_equals_the_python_estimate(bias, rows):
@@ -162,7 +162,7 @@ def test_bulk_estimate_equals_the_python_estimate(bias, rows):
     assert est == _python_estimates(rows, bias)
 
 
-@pytest.mark.parametrize("bias", sorted(tokens.BIAS_FACTORS))
+@pytest.mark.parametrize("bias", sorted(token_estimate.BIAS_FACTORS))
 def test_bulk_estimate_equals_the_python_estimate_on_every_corpus_block(corpora_blocks, bias):
     """Every block under the default bias; under the others (the same class counts, other
     weights, which the generated rows above check too) the blocks of every fifth document."""
@@ -199,7 +199,8 @@ def test_arrays_of_every_layout_give_the_same_estimates():
         bulk_estimate.estimates("balanced", pa.array(["a", None]), kinds[:2], docs[:2])
 
 
-def test_the_rust_tables_are_generated_from_tokens():
-    """rust/core/src/estimate_tables.rs is what tools/gen_estimate.py writes from tokens.py."""
+def test_the_rust_tables_are_generated_from_the_estimate():
+    """rust/core/src/estimate_tables.rs is what tools/gen_estimate.py writes from
+    pipeline/token_estimate.py."""
     tool = REPO / "tools" / "gen_estimate.py"
     assert subprocess.run([sys.executable, str(tool), "--check"]).returncode == 0

@@ -120,7 +120,7 @@ def test_target_steers_sizes():
 
 
 def test_image_only_block_is_its_own_chunk_counted_by_its_alt_text():
-    from chunkmill.pipeline.tokens import estimate
+    from chunkmill.pipeline.token_estimate import estimate
 
     chunks = chunk_text("# Pics\n\nSome words here.\n\n![A diagram of the log](d.png)\n\nMore.\n")
     images = [c for c in chunks if c["chunk_type"] == "image"]
@@ -330,11 +330,11 @@ def test_blocks_of_documents_interleaved_give_the_same_chunks():
 
 
 def test_estimate_counter_remembers_without_changing_counts():
-    from chunkmill.pipeline import tokens
+    from chunkmill.pipeline import token_estimate, tokens
 
     counter = tokens.EstimateCounter("balanced")
     texts = ["Title > Guide", "x" * (tokens.MEMO_CHARS + 1), "Title > Guide", ""]
-    want = [tokens.estimate(t) for t in texts]
+    want = [token_estimate.estimate(t) for t in texts]
     assert counter.count(texts) == want
     assert counter.count(texts) == want  # from the memo now
     for i in range(tokens.MEMO_ENTRIES + 5):  # the memo forgets, and stays bounded

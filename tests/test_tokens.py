@@ -11,10 +11,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from chunkmill.pipeline import tokens
-from chunkmill.pipeline.tokens import class_counts, estimate, estimate_expr, make_counter
+from chunkmill.pipeline import token_estimate, tokens
+from chunkmill.pipeline.token_estimate import class_counts, estimate, estimate_expr
+from chunkmill.pipeline.tokens import make_counter
 
-W = tokens.WEIGHTS
+W = token_estimate.WEIGHTS
 
 
 def _expr(texts: list[str], kinds: list[str], bias: str = "balanced") -> list[int]:
@@ -74,7 +75,7 @@ def test_scripts_count_more_than_their_characters_suggest():
     assert estimate("日本語" * 100) >= 300
 
 
-@pytest.mark.parametrize("bias", sorted(tokens.BIAS_FACTORS))
+@pytest.mark.parametrize("bias", sorted(token_estimate.BIAS_FACTORS))
 @pytest.mark.parametrize("kind", ["paragraph", "code"])
 @settings(max_examples=60, deadline=None)
 @given(
@@ -190,7 +191,7 @@ def test_latin_script_languages_are_not_under_counted(language):
 def test_english_and_short_texts_keep_the_english_weights():
     english = class_counts(ENGLISH)
     assert english["foreign"] == 0
-    expected = math.ceil(sum(english[k] * W["prose"][k] for k in tokens.WEIGHTED))
+    expected = math.ceil(sum(english[k] * W["prose"][k] for k in token_estimate.WEIGHTED))
     assert estimate(ENGLISH) == expected
     # seven words are too few to judge; code is never judged
     assert class_counts("Asetustiedosto luetaan sovelluksen käynnistyessä ja muuta")["foreign"] == 0
@@ -207,7 +208,7 @@ WORDS = ["the", "The", "and", "with", "kissa", "talo", "ja", "on", "is", "the_x"
 def test_expression_and_python_judge_the_language_alike(texts):
     assert _expr(texts, ["paragraph"] * len(texts)) == [estimate(t) for t in texts]
     assert [class_counts(t)["foreign"] for t in texts] == pl.DataFrame({"t": texts}).select(
-        tokens.class_exprs(pl.col("t"))["foreign"]
+        token_estimate.class_exprs(pl.col("t"))["foreign"]
     )["t"].to_list()
 
 
@@ -347,7 +348,7 @@ def test_scripts_left_to_bytes_are_not_under_counted(first, last):
 
 def test_numbers_are_not_under_counted():
     # byte-level BPE cuts every run of digits apart from its neighbours: numeric data is
-    # counted per run of digits (tokens.NUMBER), in prose and in code
+    # counted per run of digits (token_estimate.NUMBER), in prose and in code
     from tests.helpers import numeric_texts
 
     for text in numeric_texts().values():
