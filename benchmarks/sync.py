@@ -74,13 +74,7 @@ def minilm(n: int = 1024) -> dict:
     from chunkmill.pipeline.sync import embedders, syncing
 
     with tempfile.TemporaryDirectory() as tmp:
-        fits = Policy(
-            tokenizer="embedder:minilm",
-            max_tokens=256,
-            target_tokens=192,
-            min_tokens=51,
-            overlap_tokens=20,
-        )
+        fits = Policy.load(tokenizer="embedder:minilm", max_tokens=256)
         api_run([str(CORPORA / "rust_book")], tmp, policy=fits, log=RunLog(quiet=True))
         texts = syncing.published(tmp).adds["embed_text"].to_pylist()[:n]
     model = embedders.named("minilm")

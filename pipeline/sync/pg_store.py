@@ -115,10 +115,7 @@ class PgStore:
         from psycopg import sql
 
         conn = self._connect()
-        names = [r[0] for r in conn.execute(
-            "SELECT column_name FROM information_schema.columns WHERE table_name = %s",
-            [self.table]).fetchall()]  # fmt: skip
-        if "text" in names:
+        if "text" in self._columns():
             with conn.transaction():
                 conn.execute(
                     sql.SQL(
@@ -132,6 +129,17 @@ class PgStore:
         found = conn.execute("SELECT to_regclass(%s)", [self._qualified()]).fetchone()[0]
         conn.commit()
         return found is not None
+
+    def _columns(self) -> list[str]:
+        """The table's column names, in order."""
+        conn = self._connect()
+        found = conn.execute(
+            "SELECT column_name FROM information_schema.columns WHERE table_name = %s "
+            "ORDER BY ordinal_position",
+            [self.table],
+        ).fetchall()
+        conn.commit()
+        return [r[0] for r in found]
 
     def _qualified(self) -> str:
         return '"' + self.table.replace('"', '""') + '"'
@@ -174,14 +182,7 @@ class PgStore:
 
         conn = self._connect()
         self._register()
-        names = [
-            r[0]
-            for r in conn.execute(
-                "SELECT column_name FROM information_schema.columns WHERE table_name = %s "
-                "ORDER BY ordinal_position",
-                [self.table],
-            ).fetchall()
-        ]
+        names = self._columns()
         query = sql.SQL("SELECT {} FROM {}").format(
             sql.SQL(", ").join(self._ident(n) for n in names), self._ident(self.table)
         )
@@ -286,14 +287,7 @@ class PgStore:
             raise StoreError(f"{self.shown}: no table {self.table} (sync into it first)")
         conn = self._connect()
         self._register()
-        names = [
-            r[0]
-            for r in conn.execute(
-                "SELECT column_name FROM information_schema.columns WHERE table_name = %s "
-                "AND column_name <> 'vector' ORDER BY ordinal_position",
-                [self.table],
-            ).fetchall()
-        ]
+        names = [n for n in self._columns() if n != "vector"]
         query = sql.SQL(
             "SELECT {}, vector <=> %s AS distance FROM {} ORDER BY distance LIMIT %s"
         ).format(sql.SQL(", ").join(self._ident(n) for n in names), self._ident(self.table))

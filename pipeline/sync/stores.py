@@ -12,7 +12,9 @@ transaction) and otherwise so that reading the state back says which side of the
 killed sync stopped on (LanceDB).
 
 To write an adapter for another store (Qdrant, Chroma, Elasticsearch), implement these
-methods; ``rows`` returns columns in the Arrow types ``columns.schema`` declares.
+methods; ``rows`` returns columns in the Arrow types ``columns.schema`` declares. ``warm``,
+``index_text`` and ``nearest`` may be left out: a sync calls the first two when a store has
+them, and only ``chunkmill search --store`` needs the last.
 """
 
 from __future__ import annotations
