@@ -21,8 +21,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from chunkmill.jobs.chunks_job import run_metadata  # noqa: E402
-from chunkmill.pipeline import batch, schemas, sources  # noqa: E402
-from chunkmill.pipeline.batch import BATCH_DOCS, batched  # noqa: E402
+from chunkmill.pipeline import batch, schemas  # noqa: E402
+from chunkmill.pipeline.batching import BATCH_DOCS, batched  # noqa: E402
+from chunkmill.pipeline.inputs import sources  # noqa: E402
 from chunkmill.pipeline.policy import Policy  # noqa: E402
 from chunkmill.pipeline.runstore import parquet_files
 

@@ -76,7 +76,7 @@ def chunkmill_runs(
     tmp: Path, workers: int
 ) -> dict[str, tuple[list[str] | None, list, float, float]]:
     """Each chunkmill row: (texts or None when they are the row above's, named, s, MB)."""
-    run = [sys.executable, "-m", "chunkmill.jobs.cli", "run", str(CORPORA), "--workers",
+    run = [sys.executable, "-m", "chunkmill", "run", str(CORPORA), "--workers",
            str(workers)]  # fmt: skip
     a = ["--out", str(tmp / "a")]
     steps = {

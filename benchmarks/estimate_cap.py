@@ -46,7 +46,7 @@ def specs(names: list[str]) -> dict[str, str]:
 
 def stored_blocks(corpora: Path, folder: Path):
     from chunkmill.jobs import blocks_job
-    from chunkmill.pipeline import sources
+    from chunkmill.pipeline.inputs import sources
 
     if not (folder / "blocks.parquet").exists():
         selection = sources.Selection()

@@ -34,10 +34,10 @@ CORPORA = ROOT.parent / "shared" / "corpora"
 
 _STEPS = {
     "main start-up (interpreter, pyarrow, run modules)": """
-import chunkmill.jobs.run_job, chunkmill.jobs.cli, pyarrow.parquet, pyarrow.compute
+import chunkmill.jobs.run_job, chunkmill.jobs.cli.main, pyarrow.parquet, pyarrow.compute
 """,
     "listing and reading every file": """
-from chunkmill.pipeline import sources
+from chunkmill.pipeline.inputs import sources
 T0 = clock()
 sel = sources.Selection()
 raws = list(sources.read(sources.plan([CORPORA], sel), sel))
@@ -124,7 +124,7 @@ def main(argv: list[str] | None = None) -> dict:
         out = args.out or Path(tmp) / "run"
         if not (out / "CURRENT").exists():
             subprocess.run(
-                [sys.executable, "-m", "chunkmill.jobs.cli", "run", str(args.corpora), "--out",
+                [sys.executable, "-m", "chunkmill", "run", str(args.corpora), "--out",
                  str(out)],
                 check=True, capture_output=True,
             )  # fmt: skip

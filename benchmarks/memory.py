@@ -23,7 +23,7 @@ def peak_rss_mb(src: Path, out: Path, workers: int) -> tuple[float, float]:
     cmd = [
         sys.executable,
         "-m",
-        "chunkmill.jobs.cli",
+        "chunkmill",
         "run",
         str(src),
         "--out",

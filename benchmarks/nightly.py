@@ -22,7 +22,8 @@ import polars as pl
 from chunkmill.jobs import pool, run_job
 from chunkmill.jobs.options import RunOptions
 from chunkmill.jobs.runlog import RunLog
-from chunkmill.pipeline import queries, runstore, sources
+from chunkmill.pipeline import queries, runstore
+from chunkmill.pipeline.inputs import sources
 from chunkmill.pipeline.policy import Policy
 
 WORKERS = pool.default_workers()  # as `chunkmill run` does by default

@@ -16,7 +16,8 @@ import polars as pl
 
 from chunkmill.jobs import pool, run_job
 from chunkmill.jobs.runlog import RunLog
-from chunkmill.pipeline import queries, runstore, sources
+from chunkmill.pipeline import queries, runstore
+from chunkmill.pipeline.inputs import sources
 from chunkmill.pipeline.policy import Policy
 
 CORPORA = Path(__file__).resolve().parent.parent.parent / "shared" / "corpora"

@@ -25,8 +25,9 @@ CORPORA = REPO.parent / "shared" / "corpora"
 def one_process(threads: int, out: Path) -> None:
     """Every stage of a cold run in this process, the core on ``threads`` threads."""
     from chunkmill.jobs.chunks_job import run_metadata
-    from chunkmill.pipeline import batch, schemas, sources
-    from chunkmill.pipeline.batch import BATCH_DOCS, batched
+    from chunkmill.pipeline import batch, schemas
+    from chunkmill.pipeline.batching import BATCH_DOCS, batched
+    from chunkmill.pipeline.inputs import sources
     from chunkmill.pipeline.policy import Policy
     from chunkmill.pipeline.runstore import parquet_files
 
@@ -62,7 +63,7 @@ def main(argv: list[str] | None = None) -> dict:
     best = {"processes": float("inf"), "threads": float("inf")}
     with tempfile.TemporaryDirectory() as tmp:
         for i in range(opts.repeat):
-            run = [sys.executable, "-m", "chunkmill.jobs.cli", "run", str(CORPORA)]
+            run = [sys.executable, "-m", "chunkmill", "run", str(CORPORA)]
             seconds = _timed([*run, "--out", f"{tmp}/p{i}", "--workers", n])
             best["processes"] = min(best["processes"], seconds)
             seconds = _timed([sys.executable, __file__, "--one-process", n, f"{tmp}/t{i}"])

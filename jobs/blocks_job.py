@@ -8,7 +8,8 @@ from pathlib import Path
 
 from chunkmill.jobs.counts import RunCounts
 from chunkmill.pipeline import batch as batch_stages
-from chunkmill.pipeline import document, sources
+from chunkmill.pipeline import batching, document
+from chunkmill.pipeline.inputs import sources
 from chunkmill.pipeline.runstore import parquet_files
 
 
@@ -27,7 +28,7 @@ def run(
     summary = RunCounts()
     raws = sources.read(plan, selection)
     with parquet_files.OutputSet(Path(out), ["documents", "blocks", "rejects"]) as output:
-        for group in batch_stages.batched(raws, batch_stages.BATCH_DOCS):
+        for group in batching.batched(raws, batching.BATCH_DOCS):
             docs, blks, rejects = batch_stages.documents_and_blocks(
                 group, mdx, bias, max_bytes, parser
             )

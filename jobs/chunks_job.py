@@ -8,7 +8,8 @@ from pathlib import Path
 
 from chunkmill.jobs.counts import RunCounts
 from chunkmill.pipeline import runstore, schemas
-from chunkmill.pipeline.batch import BATCH_DOCS, DocRows, drop_rejected
+from chunkmill.pipeline.batching import BATCH_DOCS
+from chunkmill.pipeline.doc_rows import DocRows, drop_rejected
 from chunkmill.pipeline.policy import CHUNKER_VERSION, POSTINGS_VERSION, Policy
 from chunkmill.pipeline.runstore import parquet_files
 

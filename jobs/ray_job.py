@@ -27,9 +27,10 @@ from collections.abc import Callable, Iterable, Iterator
 import pyarrow as pa
 
 from chunkmill.jobs.errors import EngineError
-from chunkmill.pipeline import schemas, sources
-from chunkmill.pipeline.batch import Reused
+from chunkmill.pipeline import schemas
+from chunkmill.pipeline.batching import Reused
 from chunkmill.pipeline.document import RawDocument, make_doc_id
+from chunkmill.pipeline.inputs import sources
 
 RAW = schemas.RAW_DOCUMENTS
 ENVELOPE = pa.schema([("seq", pa.int64()), ("name", pa.string()), ("ipc", pa.large_binary())])
@@ -51,7 +52,7 @@ def read_raw(table: pa.Table, known: dict[str, str], max_bytes: int) -> pa.Table
         data = got.data
         digest = hashlib.sha256(data).hexdigest() if data is not None else None
         same = unchanged(known, make_doc_id(row["path"]), digest)
-        if same:  # what the document weighs when batches are cut (batch.batched)
+        if same:  # what the document weighs when batches are cut (batching.batched)
             row["n_bytes"] = len(data)
         row["data"] = None if same else data
         row["uri"] = "" if same else row["uri"]  # "" marks a reused document

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from chunkmill.pipeline import runstore
-from chunkmill.pipeline.report import Options
+from chunkmill.pipeline.report.figures import Options
 
 INSTALL_HINT = (
     "chunkmill report draws with plotly, which is not installed: pip install 'chunkmill[report]'"
@@ -32,7 +32,7 @@ def available() -> bool:
 
 
 def charts(runs):
-    from chunkmill.pipeline import charts, charts_detail, charts_tokens
+    from chunkmill.pipeline.report import charts, charts_detail, charts_tokens
 
     order = [
         charts.histogram,
@@ -52,8 +52,8 @@ def run(out: Path, page: Path | None, compare: str | None, opts: Options) -> Rep
     (default ``out/report.html``), atomically."""
     from importlib.metadata import version
 
-    from chunkmill.pipeline import report
-    from chunkmill.pipeline import report_page as page_mod
+    from chunkmill.pipeline.report import figures as report
+    from chunkmill.pipeline.report import page as page_mod
 
     if not available():
         raise ReportUnavailable(INSTALL_HINT)

@@ -18,7 +18,8 @@ from chunkmill.jobs.chunks_job import run_metadata
 from chunkmill.jobs.counts import RunCounts
 from chunkmill.jobs.options import RunOptions
 from chunkmill.pipeline import batch, runstore
-from chunkmill.pipeline.batch import Batch, Reused
+from chunkmill.pipeline.batch import Batch
+from chunkmill.pipeline.batching import Reused
 from chunkmill.pipeline.parse import DEFAULT_BACKEND, parser_key
 from chunkmill.pipeline.policy import ASSEMBLY_VERSION, CHUNKER_VERSION, Policy
 from chunkmill.pipeline.runstore import manifest, parquet_files
@@ -27,7 +28,7 @@ from chunkmill.pipeline.token_estimate import ESTIMATE_VERSION
 from chunkmill.pipeline.tokens import HF_COUNT_VERSION, tokenizer_specs
 
 if TYPE_CHECKING:
-    from chunkmill.jobs.run_job import Tally
+    from chunkmill.jobs.run_tally import Tally
 
 
 def parse_key(policy: Policy, parser: str = DEFAULT_BACKEND) -> str:
@@ -144,7 +145,7 @@ LINKED = ({}, {})  # the result of a linked part: nothing for a worker to do
 
 
 def linker(prev: Previous | None, policy: Policy, reuse_chunks: bool, tables=()):
-    """The ``link`` of batch.parted for a run on ``prev`` writing the optional ``tables``,
+    """The ``link`` of batching.parted for a run on ``prev`` writing the optional ``tables``,
     or None when no part of it can be linked (its chunks or postings are not reusable, its
     files are not what this run would write)."""
     if prev is None or not reuse_chunks:

@@ -12,14 +12,14 @@ from typing import TYPE_CHECKING
 
 from chunkmill.jobs.counts import RunCounts
 from chunkmill.jobs.runlog import RunLog
-from chunkmill.pipeline import sources
-from chunkmill.pipeline.batch import Reused
+from chunkmill.pipeline.batching import Reused
 from chunkmill.pipeline.document import content_hash, make_doc_id
+from chunkmill.pipeline.inputs import sources
 from chunkmill.pipeline.runstore import stamps
 from chunkmill.pipeline.runstore.published_run import Previous, unchanged
 
 if TYPE_CHECKING:
-    from chunkmill.jobs.run_job import Tally
+    from chunkmill.jobs.run_tally import Tally
 
 
 def carry_unlisted(raws, prev: Previous | None, plan: list[sources.Source]):

@@ -10,7 +10,6 @@ When nothing changed at all, the previous files are hard-linked instead of rewri
 from __future__ import annotations
 
 import time
-from collections import deque
 from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass, field
@@ -19,25 +18,21 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from chunkmill.jobs import part_work, pool, reuse, run_inputs
+from chunkmill.jobs import part_work, pool, reuse, run_batches, run_inputs, run_tally
 from chunkmill.jobs.chunks_job import run_metadata
 from chunkmill.jobs.counts import RunCounts
 from chunkmill.jobs.options import RunOptions
-from chunkmill.jobs.part_work import PartTables, PartWork, PartWritten
+from chunkmill.jobs.part_work import PartTables, PartWritten
 from chunkmill.jobs.runlog import RunLog, run_seconds
-from chunkmill.pipeline import batch, runstore, schemas, sources
-from chunkmill.pipeline.batch import Batch
+from chunkmill.pipeline import batch, batching, runstore, schemas
+from chunkmill.pipeline.inputs import sources
 from chunkmill.pipeline.policy import CHUNKER_VERSION, Policy
 from chunkmill.pipeline.runstore import changeset, guards, ledger, parquet_files, stamps
 from chunkmill.pipeline.runstore.changeset import ChangeSet
 from chunkmill.pipeline.runstore.published_run import (
-    OldRun,
     Previous,
-    document_counts,
     open_published,
 )
-
-BATCH_DOCS = batch.BATCH_DOCS
 
 
 @dataclass
@@ -120,84 +115,17 @@ class RunJob:
 
             known = prev.hashes if prev is not None else {}
             return ray_job.read(
-                self.plan, self.selection, known, BATCH_DOCS, self.ray_address, self.workers
+                self.plan,
+                self.selection,
+                known,
+                batching.BATCH_DOCS,
+                self.ray_address,
+                self.workers,
             )
         trusted = run_inputs.trusted_stamps(prev, self.options.verify)
         work.trusted = len(trusted)
         known = prev.hashes if prev is not None else {}
         return run_inputs.read_stamped(self.plan, self.selection, trusted, known, work)
-
-    def results(self, items, prev, reuse_chunks: bool, parts: PartPlan | None = None):
-        """(unit, whether it ends its part, result) of every batch, linked part
-        (``reuse.Linked``) or part written by a worker (``PartWork``), in input order, from the
-        chosen engine. A part whose documents are all fresh is one PartWork when ``parts``
-        says where (a local run): its worker writes its files (jobs/part_work.py)."""
-        units: deque = deque()
-        tables = self.options.tables
-        link = reuse.linker(prev, self.policy, reuse_chunks, tables)
-
-        def emit(unit, ends: bool):
-            units.append((unit, ends))
-            return unit
-
-        def batches():
-            held: list[Batch] = []  # the open part's batches, while all are fresh
-            mixed = False  # the open part has a batch with reused rows: batch by batch
-            n_parts = 0
-            for unit, ends in batch.parted(items, BATCH_DOCS, link=link):
-                if isinstance(unit, reuse.Linked):
-                    n_parts += 1
-                    yield emit(unit, ends)
-                    continue
-                b = reuse.prepare(unit, prev, self.policy, reuse_chunks, tables)
-                if parts is None or mixed or b.reused_docs is not None:
-                    yield from (emit(h, False) for h in held)
-                    held, mixed = [], not ends
-                    n_parts += ends
-                    yield emit(b, ends)
-                    continue
-                held.append(b)
-                if ends:
-                    work = PartWork(held, n_parts, str(parts.folder), parts.metadata, parts.rows)
-                    held, n_parts = [], n_parts + 1
-                    yield emit(work, True)
-
-        def local(b):
-            if isinstance(b, reuse.Linked):
-                return reuse.LINKED
-            return None if isinstance(b, PartWork) else batch.settled(b)
-
-        options = {
-            "policy": self.policy,
-            "max_bytes": self.options.max_bytes,
-            "parser": self.options.parser,
-            "tables": tables,
-        }
-        if self.options.engine == "ray":
-            from chunkmill.jobs import ray_job
-
-            found = ray_job.ordered_map(
-                partial(batch.process, **options),
-                batches(),
-                self.ray_address,
-                self.workers,
-                local=local,
-            )
-        else:
-            found = self.supervisor.map(partial(part_work.work, **options), batches(), local=local)
-        for result in found:
-            yield *units.popleft(), result
-
-
-@dataclass(frozen=True)
-class PartPlan:
-    """Where the workers of a local run write the parts of fresh documents (``folder``,
-    ``metadata`` in every footer), and whether they send the chunk rows back (``rows``: a
-    change set compares them)."""
-
-    folder: Path
-    metadata: dict
-    rows: bool
 
 
 def run(
@@ -293,10 +221,10 @@ def _ledger_damage(job: RunJob) -> bool:
 def _one_batch(plan: list[sources.Source]) -> bool:
     """Whether the inputs surely make one batch: few enough local files, small enough
     together (batches end at BATCH_BYTES too: 60 files of 1 MB are 60 batches)."""
-    if len(plan) > BATCH_DOCS or any(s.is_table or s.scheme for s in plan):
+    if len(plan) > batching.BATCH_DOCS or any(s.is_table or s.scheme for s in plan):
         return False
     sizes = (sources.stat(s) for s in plan)
-    return sum(st.st_size if st else 0 for st in sizes) <= batch.BATCH_BYTES
+    return sum(st.st_size if st else 0 for st in sizes) <= batching.BATCH_BYTES
 
 
 def _record_failure(job: RunJob, history, record: dict, exc: BaseException, dry: bool):
@@ -335,17 +263,6 @@ def _check_result(job: RunJob, result: RunSummary, base: guards.Baseline):
     )
 
 
-@dataclass
-class Tally:
-    """What the batches of one run add up to."""
-
-    work: RunCounts = field(default_factory=RunCounts)
-    seen: set[str] = field(default_factory=set)  # documents and rejects of this run
-    fresh: set[str] = field(default_factory=set)  # of them, those read anew (incremental)
-    unlisted: set[str] = field(default_factory=set)  # path prefixes of unlistable folders
-    hashes: dict[str, str] = field(default_factory=dict)  # doc_id -> content_hash written
-
-
 def _execute(
     job: RunJob, folder: Path, record: dict, pub: runstore.Published
 ) -> tuple[RunSummary, dict, dict]:
@@ -371,7 +288,7 @@ def _execute(
         reuse_blocks = reuse_chunks = False
     if not reuse_chunks:  # there will be packing to do
         job.start_workers()
-    tally = Tally()
+    tally = run_tally.Tally()
     work = tally.work
     if "blocks" not in job.options.tables:
         work.blocks = None
@@ -423,7 +340,7 @@ def _execute(
         seconds=work.seconds["changes"],
     )
     same = prev.hashes if nothing_changed else tally.hashes  # the very same file, or written
-    _fill_record(record, old, tally, counts, t_start, same)
+    run_tally.fill_record(record, old, tally, counts, t_start, same)
     work.skipped = job.selection.skipped
     work.bytes = work.bytes_read if reuse_blocks else work.bytes
     work.wall = time.perf_counter() - t_start
@@ -435,14 +352,14 @@ def _execute(
 
 
 def _write_batches(
-    job, folder, items, prev, reuse_chunks, reuse_blocks, tally: Tally, changes: ChangeSet
+    job, folder, items, prev, reuse_chunks, reuse_blocks, tally: run_tally.Tally, changes: ChangeSet
 ) -> tuple[dict[str, dict], dict[str, dict]]:
     """Write every batch; the manifest entries of the parts linked from ``prev``, and of
     the parts the workers wrote (hashed there)."""
     work, log = tally.work, job.log
     written: dict[str, dict] = {}
     metadata = run_metadata(job.policy)
-    parts = PartPlan(folder, metadata, not changes.first) if job.supervisor else None
+    parts = run_batches.PartPlan(folder, metadata, not changes.first) if job.supervisor else None
     # not synced file by file: publishing syncs the run's files together (runstore.commit)
     names = schemas.content_tables(job.options.tables)
     with parquet_files.OutputSet(folder, names, metadata, durable=False) as output:
@@ -455,10 +372,10 @@ def _write_batches(
             changes.add(tables["chunks"])
             work.seconds["write"] += t2 - t1
             work.seconds["changes"] += time.perf_counter() - t2
-            _tally(tally, tables, counts, reuse_blocks)
+            run_tally.add_batch(tally, tables, counts, reuse_blocks)
             job.progress(counts["items"])
 
-        for unit, ends, result in job.results(items, prev, reuse_chunks, parts):
+        for unit, ends, result in run_batches.results(job, items, prev, reuse_chunks, parts):
             t1 = time.perf_counter()
             if isinstance(unit, reuse.Linked):
                 files = prev.parts.part_files(unit.index)
@@ -500,48 +417,3 @@ def _write_batches(
         summed_worker_seconds=work.seconds["chunk"],
     )
     return (reuse.linked_entries(prev, output.linked) if output.linked else {}), written
-
-
-def _tally(tally: Tally, tables: dict[str, pa.Table], counts, reuse_blocks: bool) -> None:
-    """Count one batch's (or written part's) tables into the run's tally."""
-    rejects = tables["rejects"]
-    if not reuse_blocks:  # reading was interleaved with parsing
-        tally.seen.update(tables["documents"]["doc_id"].to_pylist())
-        tally.seen.update(rejects["doc_id"].to_pylist())
-    for path, reason in zip(rejects["path"].to_pylist(), rejects["reason"].to_pylist()):
-        if reason == sources.UNLISTABLE:
-            tally.unlisted.add(sources.folder_prefix(path))
-    docs = tables["documents"]
-    tally.hashes.update(zip(docs["doc_id"].to_pylist(), docs["content_hash"].to_pylist()))
-    tally.work.add(tables, counts)
-
-
-def _fill_record(record, old: OldRun, tally: Tally, counts, t_start, hashes: dict) -> None:
-    """Counts for the runs table; document changes are judged by content hash (``hashes``:
-    the run's doc_id -> content_hash). Documents below a folder that could not be listed
-    are not counted as deleted."""
-    rejects = sum(tally.work.rejects.values())
-    before = old.hashes
-    hidden = tuple(tally.unlisted)
-    gone = {
-        d
-        for d, p in zip(old.documents["doc_id"].to_pylist(), old.documents["path"].to_pylist())
-        if d not in tally.seen and not (hidden and p.startswith(hidden))
-    }
-    work = tally.work
-    record.update(
-        **document_counts(before, hashes),
-        documents_deleted=len(gone),
-        documents_parsed=work.parsed,
-        documents_repacked=work.repacked,
-        rejects=rejects,
-        chunks_added=counts["added"],
-        chunks_removed=counts["removed"],
-        chunks_updated=counts["updated"],
-        chunks_kept=counts["kept"],
-        chunks_total=counts["total"],
-        seconds={
-            **{k: round(v, 3) for k, v in work.seconds.items()},
-            "total": round(time.perf_counter() - t_start, 3),
-        },
-    )

@@ -12,13 +12,15 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Callable, Collection, Iterable, Iterator
+from collections.abc import Collection
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
 from chunkmill.pipeline import arrow_columns, document, schemas
+from chunkmill.pipeline.batching import Reused
+from chunkmill.pipeline.doc_rows import document_runs, drop_rejected
 from chunkmill.pipeline.document import RawDocument, make_doc_id
 from chunkmill.pipeline.parse import DEFAULT_BACKEND
 from chunkmill.pipeline.policy import Policy
@@ -29,23 +31,6 @@ if TYPE_CHECKING:
 # The stages (polars, the parsers) are imported by the functions that run them, so that a
 # run with nothing to parse or pack (an unchanged nightly run) does not load them.
 
-BATCH_DOCS = 256  # documents per batch at most; one Parquet row group per batch and table
-# and input bytes per batch at most (a larger document is a batch of its own). A worker's
-# memory grows with the bytes of its batch (about 65 MB per MB of markdown), and batches cut
-# by count alone held 0.1 to 2.3 MB on the shared corpora: the heaviest batch decided the
-# run's peak, and a larger corpus had more chances of a heavier one.
-BATCH_BYTES = 1 << 20
-# Input bytes per part of a run's partitioned tables, on average, each document weighing
-# PART_DOC_BYTES more than its bytes (pipeline/runstore/parquet_files.py): a part ends after
-# a document whose id, read as a number, falls below its weight (``ends_part``), so an edit,
-# an insertion or a deletion changes one part (two when it moves a part's end) and the parts
-# around it stay as they were, whatever the corpus' size. A night rewrites the parts its
-# changes fall in: a smaller part is less to rewrite, a larger one fewer batches and files
-# (docs/design.md, Decisions).
-PART_BYTES = 1 << 20
-PART_DOC_BYTES = 1 << 10  # so that a part of small documents holds about a thousand
-
-
 _BATCH_TABLES = {
     "documents": schemas.DOCUMENTS,
     "blocks": schemas.BLOCKS,
@@ -53,18 +38,6 @@ _BATCH_TABLES = {
     "postings": schemas.POSTINGS,
     "rejects": schemas.REJECTS,
 }
-
-
-class Reused(NamedTuple):
-    """A document whose bytes did not change since the previous run (``n_bytes`` of them:
-    what it weighs when batches are cut, as if it had been read), read from ``source`` (the
-    INPUT as this run spells it; None: as the previous run recorded it). A named tuple, not
-    a frozen dataclass: a night makes one per input file, and a tuple is made in a fifth
-    of the time."""
-
-    doc_id: str
-    n_bytes: int = 0
-    source: str | None = None
 
 
 @dataclass
@@ -76,197 +49,6 @@ class Batch:
     reused_blocks: pa.Table | None = None
     reused_chunks: pa.Table | None = None  # only when the policy did not change
     reused_postings: pa.Table | None = None  # of reused_chunks, when the terms did not change
-
-
-def batched(items: Iterable, n: int, max_bytes: int = BATCH_BYTES) -> Iterator[list]:
-    """Consecutive items in batches of at most ``n`` items and, unless one item alone is
-    larger, ``max_bytes`` of input. An item weighs its document's bytes, whether it comes
-    read (a RawDocument) or reused unread (a Reused): so an incremental run cuts the very
-    batches (and row groups) a full run over the same files cuts."""
-    batch: list = []
-    size = 0
-    for item in items:
-        weight = _weight(item)
-        if batch and (len(batch) == n or size + weight > max_bytes):
-            yield batch
-            batch, size = [], 0
-        batch.append(item)
-        size += weight
-    if batch:
-        yield batch
-
-
-def in_threads(step: Callable, items: Iterable, threads: int) -> Iterator:
-    """``step(item)`` for every item, in order, with up to ``threads`` items worked on at
-    once: the Rust core leaves the interpreter's lock while it works, so the batches of a
-    library call overlap there (their Python parts take turns). At most twice ``threads``
-    items are in flight; one thread works them one after another."""
-    if threads <= 1:
-        yield from map(step, items)
-        return
-    from collections import deque
-    from concurrent.futures import ThreadPoolExecutor
-
-    with ThreadPoolExecutor(threads, thread_name_prefix="chunkmill") as pool:
-        window: deque = deque()
-        for item in items:
-            window.append(pool.submit(step, item))
-            if len(window) > 2 * threads:
-                yield window.popleft().result()
-        while window:
-            yield window.popleft().result()
-
-
-def ends_part(doc_id: str, weight: int) -> bool:
-    """Whether a part ends after this document, of ``weight`` input bytes: with a chance of
-    (weight + PART_DOC_BYTES) / PART_BYTES, drawn from its id (a hash of its path), so where
-    parts end depends on no other document, and an edit moves an end only where it changes
-    that chance across the draw."""
-    return int(doc_id[:8], 16) * PART_BYTES < (weight + PART_DOC_BYTES) << 32
-
-
-def item_id(item) -> str:
-    """The document id of a Reused or RawDocument item."""
-    return item.doc_id if isinstance(item, Reused) else make_doc_id(item.path)
-
-
-def parted(
-    items: Iterable,
-    n: int = BATCH_DOCS,
-    max_bytes: int = BATCH_BYTES,
-    link: Callable[[list[Reused]], object] | None = None,
-) -> Iterator[tuple[object, bool]]:
-    """``batched``, with batches that never span a part: (batch, whether it ends its part).
-    ``link(items)`` is offered every part whose items are all Reused; what it returns, if
-    not None, stands for the part (one unit, ending it), its items then cut into no batch.
-    The batches of the other parts are cut as a cold run cuts them, whatever was linked."""
-    batch: list = []
-    size = 0
-    held: list | None = [] if link is not None else None  # the part so far, all Reused
-
-    def cut(item):
-        nonlocal batch, size
-        weight = _weight(item)
-        full = None
-        if batch and (len(batch) == n or size + weight > max_bytes):
-            full, batch, size = batch, [], 0
-        batch.append(item)
-        size += weight
-        return full
-
-    def end(part: list | None):
-        nonlocal batch, size, held
-        unit = link(part) if part else None
-        held = [] if link is not None else None
-        if unit is not None:
-            return [(unit, True)]
-        out = [(b, False) for b in map(cut, part or []) if b is not None]
-        if batch:
-            out.append((batch, True))
-        batch, size = [], 0
-        return out
-
-    for item in items:
-        if held is not None and isinstance(item, Reused):
-            held.append(item)
-        else:
-            for x in held or []:  # a part not all Reused: its first items cut as they came
-                if (full := cut(x)) is not None:
-                    yield full, False
-            held = None
-            if (full := cut(item)) is not None:
-                yield full, False
-        if ends_part(item_id(item), _weight(item)):
-            yield from end(held)
-    if held or batch:
-        yield from end(held)
-
-
-def _weight(item) -> int:
-    if isinstance(item, Reused):
-        return item.n_bytes
-    data = getattr(item, "data", None)
-    return len(data) if data is not None else 0
-
-
-class DocRows:
-    """The rows of each document in a stored table, found by index, not by scanning.
-
-    Every stage writes a document's rows next to each other, so one pass records where each
-    document's run of rows starts; taking a batch's rows is then a few slices, whatever the
-    size of the table (filtering the whole table per batch would be quadratic).
-    """
-
-    def __init__(self, table: pa.Table):
-        self.table = table
-        self.where = document_runs(table["doc_id"])
-
-    def take(self, doc_ids) -> pa.Table:
-        """The rows of these documents, document by document in the order given. A copy,
-        not slices: a slice keeps (and pickles, to a worker) all of the table's buffers."""
-        runs = [self.where[d] for d in doc_ids if d in self.where]
-        return self.table.take(arrow_columns.ranges(runs))
-
-
-def document_runs(doc_ids: pa.ChunkedArray) -> dict[str, tuple[int, int]]:
-    """doc_id -> (first row, rows) of every document of a stored table's ``doc_id`` column
-    (or of any key column whose equal values are next to each other, such as the postings'
-    ``chunk_id``; dictionary-encoded or not); ValueError when a key's rows are not next to
-    each other."""
-    import pyarrow.compute as pc  # pyarrow, not polars: the main process of a re-pack
-    # needs neither polars nor (through a conversion of Python lists) pandas
-
-    if pa.types.is_dictionary(doc_ids.type):
-        return _dictionary_runs(doc_ids)
-    ids = arrow_columns.flat(doc_ids)
-    n = len(ids)
-    # a run starts at row 0 and wherever the id differs from the row before
-    changed = pc.not_equal(ids.slice(1), ids.slice(0, max(n - 1, 0)))
-    starts = [0, *(i + 1 for i in pc.indices_nonzero(changed).to_pylist())] if n else []
-    keys = pc.take(ids, arrow_columns.column(starts, pa.int64())).to_pylist()
-    return _runs_of(keys, starts, n)
-
-
-def _dictionary_runs(keys: pa.ChunkedArray) -> dict[str, tuple[int, int]]:
-    """``document_runs`` of a dictionary-encoded column, from its integer indices: the key
-    column of a large table (1.5 million postings rows over the shared corpora) is never
-    decoded into one string per row."""
-    import pyarrow.compute as pc
-
-    starts: list[int] = []
-    names: list[str] = []
-    at = 0
-    for part in keys.chunks:
-        idx, n = part.indices, len(part)
-        if n:
-            changed = pc.not_equal(idx.slice(1), idx.slice(0, n - 1))
-            local = [0, *(i + 1 for i in pc.indices_nonzero(changed).to_pylist())]
-            first = pc.take(idx, arrow_columns.column(local, pa.int64()))
-            for s, name in zip(local, pc.take(part.dictionary, first).to_pylist()):
-                # (a run that goes on from the part before is not a new run)
-                if not (s == 0 and names and names[-1] == name):
-                    starts.append(at + s)
-                    names.append(name)
-        at += n
-    return _runs_of(names, starts, at)
-
-
-def _runs_of(keys: list[str], starts: list[int], n: int) -> dict[str, tuple[int, int]]:
-    lengths = [b - a for a, b in zip(starts, [*starts[1:], n])]
-    where = dict(zip(keys, zip(starts, lengths)))
-    if len(where) != len(starts):
-        raise ValueError("the rows of a document are not contiguous in this table")
-    return where
-
-
-def drop_rejected(table: pa.Table, rejects: pa.Table) -> pa.Table:
-    """Rows of ``table`` (documents, blocks, ...) whose document was not rejected: a document
-    is either in documents or in rejects, never both."""
-    if not rejects.num_rows:
-        return table
-    import pyarrow.compute as pc  # here: an unchanged run never loads it
-
-    return table.filter(pc.invert(pc.is_in(table["doc_id"], rejects["doc_id"])))
 
 
 def documents_and_blocks(

@@ -17,13 +17,10 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from chunkmill.pipeline import block, bulk_estimate, context, heading, schemas
+from chunkmill.pipeline import block, bulk_estimate, context, core_columns, heading, schemas
 from chunkmill.pipeline.arrow_columns import (
     one_array,
-    utf8_buffers,
-    utf8_column,
     utf8_views,
-    validity,
 )
 from chunkmill.pipeline.block import with_estimates
 from chunkmill.pipeline.policy import CHUNKER_VERSION, Policy
@@ -95,7 +92,7 @@ def chunks(
     english = _english_documents(table, counting)
     cols = {c: table[c] for c in _BLOCK_COLS if c != "est_tokens"}
     cols["tokens"] = tokens
-    buffers = _block_buffers(cols)
+    buffers = core_columns.block_buffers(cols)
     rows = documents.select(_DOC_COLS).to_pylist()
     keep = [i for i, d in enumerate(rows) if d["doc_id"] in runs]
     docs = [rows[i] for i in keep]
@@ -104,7 +101,7 @@ def chunks(
     kinds, block_text = cols["kind"].to_pylist(), one_array(cols["text"])
     blocks = (kinds, block_text, buffers)
     out = _in_core(docs, texts, english, blocks, runs, policy, counting, threads, columnar=True)
-    table = _core_table(out, docs, policy, counting)
+    table = _chunks_table(out, docs, policy, counting)
     rejects = [_reject(docs[d], reason, detail) for d, reason, detail in out["rejects"]]
     return table, _table(rejects, schemas.REJECTS)
 
@@ -133,7 +130,7 @@ def passed(
     if out["fallback"]:
         return None
     rejects = [_reject(docs[d], reason, detail) for d, reason, detail in out["rejects"]]
-    table = _core_table(out, docs, policy, counting)
+    table = _chunks_table(out, docs, policy, counting)
     ids = [d["doc_id"] for d in docs]
     blks = block.estimated_table(out["blocks"], ids) if blocks else None
     return table, _table(rejects, schemas.REJECTS), blks
@@ -196,9 +193,9 @@ def _pass(docs: list[dict], texts: list, policy: Policy, counting: Counting, thr
 def _in_core(docs, texts, english, blocks, runs, policy, counting, threads=1, columnar=False):
     """The stage by the Rust core (``_core.chunk_documents``), one call for the batch's
     ``docs`` (with their UTF-8 ``texts`` and whether each reads as ``english``) and
-    ``blocks``: (kinds, texts, ``_block_buffers``), each block's kind and text being what
-    the values that need markdown-it-py (heading texts with markup, image sources) are
-    made of, here first, per block that needs them. A tokenizer the core does not count
+    ``blocks``: (kinds, texts, ``core_columns.block_buffers``), each block's kind and text
+    being what the values that need markdown-it-py (heading texts with markup, image
+    sources) are made of, here first, per block that needs them. A tokenizer the core does not count
     itself (not ``native``) has its ``count`` called back. The core's columns out: Python
     lists, or Arrow buffers with ``columnar``."""
     from chunkmill import _core
@@ -241,49 +238,6 @@ def _policy_tuple(policy: Policy) -> tuple:
         ),
         (policy.target_tokens, policy.max_tokens, policy.min_tokens, policy.overlap_tokens),
     )
-
-
-def _block_buffers(cols: dict) -> tuple:
-    """The block columns as the core reads them in place (``_core.chunk_documents``): Arrow
-    buffers of numbers in native order and of strings, a null flag per row where a column
-    has nulls; no Python object per block."""
-    alt, items = cols["alt"], one_array(cols["item_starts"])
-    return (
-        _numbers(cols["block_index"], pa.int32()),
-        utf8_buffers(cols["block_id"]),
-        utf8_buffers(cols["kind"]),
-        _numbers(cols["level"], pa.int32(), fill=-1),
-        utf8_buffers(cols["text"]),
-        _numbers(cols["char_start"], pa.int64()),
-        _numbers(cols["char_end"], pa.int64()),
-        _numbers(cols["line_start"], pa.int32()),
-        (utf8_buffers(alt), _null_flags(alt)),
-        (
-            _numbers(items.offsets, pa.int32()),
-            _numbers(items.values, pa.int32()),
-            _null_flags(items),
-        ),  # fmt: skip
-        _numbers(cols["tokens"], pa.int32()),
-    )
-
-
-def _numbers(values, kind: pa.DataType, fill: int | None = None) -> memoryview:
-    """The values of a column of numbers as a buffer of ``kind`` (nulls as ``fill``)."""
-    array = one_array(values if isinstance(values, pa.Array | pa.ChunkedArray) else
-                      pa.array(values, kind))  # fmt: skip
-    if array.type != kind:
-        array = array.cast(kind)
-    if array.null_count:
-        array = pc.fill_null(array, fill)
-    data, width = array.buffers()[1], kind.bit_width // 8
-    if data is None:
-        return memoryview(b"")
-    return memoryview(data)[array.offset * width : (array.offset + len(array)) * width]
-
-
-def _null_flags(values) -> memoryview:
-    """One byte per row: 1 where ``values`` is null."""
-    return _numbers(pc.is_null(one_array(values)), pa.uint8())
 
 
 _DOC_COLS = ["doc_id", "path", "format", "mdx", "front_matter", "metadata"]
@@ -362,96 +316,9 @@ def _fields(doc: dict, policy: Policy) -> list[str]:
     return []
 
 
-def _core_table(out: dict, docs: list[dict], policy: Policy, counting: Counting) -> pa.Table:
-    """The CHUNKS table of the core's columns (Arrow buffers: ``_in_core`` with
-    ``columnar``), no Python object per chunk. What is the same for every chunk of a
-    document (its id, path, front matter) is one value per document, taken per chunk."""
-    n = len(out["chunk_index"]) // 4
-    doc = _from_buffers(pa.uint32(), n, out["doc"])
-
-    def per_document(values: list, kind: pa.DataType) -> pa.Array:
-        return pa.array(values, kind).take(doc)
-
-    def number(name: str, kind: pa.DataType = _INT32, length: int = n) -> pa.Array:
-        return _from_buffers(kind, length, out[name])
-
-    def text(name: str, length: int = n) -> pa.Array:
-        data, offsets = out[name]
-        nulls = out.get(f"{name}_nulls")
-        valid = None if nulls is None else validity(nulls, length)
-        return pa.Array.from_buffers(
-            pa.string(), length, [valid, pa.py_buffer(offsets), pa.py_buffer(data)]
-        )
-
-    def listed(name: str) -> pa.Array:
-        offsets = number(f"{name}_at", length=n + 1)
-        return pa.ListArray.from_arrays(offsets, text(name, offsets[-1].as_py()))
-
-    def same(value, kind: pa.DataType) -> pa.Array:
-        return pa.repeat(pa.scalar(value, kind), n)
-
-    spans_at = number("spans_at", length=n + 1)
-    n_spans = spans_at[-1].as_py()
-    starts = number("span_start", pa.int64(), n_spans)
-    ends = number("span_end", pa.int64(), n_spans)
-    spans = pa.ListArray.from_arrays(
-        spans_at, pa.StructArray.from_arrays([starts, ends], fields=list(schemas.SPAN))
-    )
-    parts = number("parts")
-    levels = out["header_level_nulls"]
-    columns = {
-        "chunk_id": text("chunk_id"),
-        "doc_id": per_document([d["doc_id"] for d in docs], pa.string()),
-        "path": per_document([d["path"] for d in docs], pa.string()),
-        "title": text("title"),
-        "chunk_index": number("chunk_index"),
-        "chunk_type": text("chunk_type"),
-        "name": text("name"),
-        "breadcrumb": listed("breadcrumb"),
-        "header_level": pa.Array.from_buffers(
-            pa.int8(),
-            n,
-            [validity(levels, n), pa.py_buffer(out["header_level"])],
-        ),
-        "section_title": text("section_title"),
-        "anchor": text("anchor"),
-        "url": text("url"),
-        "headings": listed("headings"),
-        "text": utf8_column(out["text"], out["text_offsets"], n),
-        "embed_text": utf8_column(out["embed_text"], out["embed_text_offsets"], n),
-        "embed_hash": text("embed_hash"),
-        "image_src": text("image_src"),
-        "n_tokens": number("n_tokens"),
-        "token_source": same(counting.counter.name, pa.string()),
-        "overlap_tokens": number("overlap_tokens"),
-        "block_start": number("block_start"),
-        "block_end": number("block_end"),
-        "block_ids": listed("block_ids"),
-        "spans": spans,
-        "char_start": starts.take(spans_at.slice(0, n)),
-        "char_end": ends.take(pc.subtract(spans_at.slice(1), 1)),
-        "is_slice": _from_buffers(pa.uint8(), n, out["is_slice"]).cast(pa.bool_()),
-        "line_start": number("line_start"),
-        "line_end": number("line_end"),
-        "is_split": pc.greater(parts, 1),
-        "part": number("part"),
-        "parts": parts,
-        "strategy": text("strategy"),
-        "front_matter": per_document(
-            [front_matter_column(d, policy) for d in docs], schemas.STR_MAP
-        ),
-        "chunker_version": same(CHUNKER_VERSION, pa.string()),
-        "policy_hash": same(policy.policy_hash, pa.string()),
-    }
-    return pa.Table.from_arrays(list(columns.values()), schema=schemas.CHUNKS)
-
-
-_INT32 = pa.int32()
-
-
-def _from_buffers(kind: pa.DataType, n: int, data: bytes) -> pa.Array:
-    """An array of ``n`` fixed-width values from their bytes in native order."""
-    return pa.Array.from_buffers(kind, n, [None, pa.py_buffer(data)])
+def _chunks_table(out: dict, docs: list[dict], policy: Policy, counting: Counting) -> pa.Table:
+    front_matter = [front_matter_column(d, policy) for d in docs]
+    return core_columns.chunks_table(out, docs, front_matter, counting.counter.name, policy)
 
 
 def _table(rows: list[dict], schema: pa.Schema) -> pa.Table:
@@ -475,7 +342,7 @@ def _grouped(blocks: pa.Table) -> tuple[pa.Table, dict[str, tuple[int, int]]]:
     """The blocks with each document's rows next to each other, in first-seen order (they
     already are, as every stage writes them; otherwise a stable reorder), and doc_id ->
     (first row, end row) of each document's run."""
-    from chunkmill.pipeline.batch import document_runs
+    from chunkmill.pipeline.doc_rows import document_runs
 
     try:
         where = document_runs(blocks["doc_id"])

@@ -14,9 +14,9 @@ import duckdb
 import polars as pl
 import pyarrow as pa
 
-from chunkmill.pipeline import objectstore, runstore
+from chunkmill.pipeline import runstore
 from chunkmill.pipeline.policy import Policy
-from chunkmill.pipeline.runstore import parquet_files
+from chunkmill.pipeline.runstore import objectstore, parquet_files
 from chunkmill.pipeline.table_names import OPTIONAL_TABLES
 
 _HERE = Path(__file__).resolve().parent
@@ -257,8 +257,7 @@ def ledger_check(out: str | Path) -> dict[str, pl.DataFrame]:
     """The ledger of a run folder against its checksum (``ledger``: no rows when it holds,
     else one ``error`` row naming the file and the problem); nothing for a folder without a
     ledger (a plain folder)."""
-    from chunkmill.pipeline import objectstore
-    from chunkmill.pipeline.runstore import ledger
+    from chunkmill.pipeline.runstore import ledger, objectstore
 
     if objectstore.is_uri(out):
         root = objectstore.published_with_ledger(str(out))[1].parent

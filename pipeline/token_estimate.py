@@ -5,8 +5,9 @@ punctuation, whitespace, letter/digit and case breaks, CJK ideographs and kana, 
 every other non-ASCII character by its UTF-8 bytes) and weighs each class with weights
 fitted so that the estimate is at least the real count of cl100k and o200k
 (``benchmarks/fit_estimate.py``; docs/design.md, "Token estimate"). Whole tables of blocks
-are estimated with one polars expression (``estimate_expr``); ``estimate`` computes the very
-same number for one text (tokens.EstimateCounter counts with it).
+are estimated by the Rust core (``bulk_estimate``), whose classes and weights are generated
+from this module (tools/gen_estimate.py); ``estimate`` computes the very same number for one
+text (tokens.EstimateCounter counts with it).
 """
 
 from __future__ import annotations
@@ -14,13 +15,8 @@ from __future__ import annotations
 import math
 import re
 from functools import cache
-from typing import TYPE_CHECKING
 
-from chunkmill.pipeline.block_kinds import CODE_LIKE
 from chunkmill.pipeline.han_rare import HAN_BYTES, HAN_RARE, HANGUL_BYTES, HANGUL_RARE
-
-if TYPE_CHECKING:  # polars is imported where it is used: a run with nothing to count
-    import polars as pl  # (an unchanged nightly run) reads ESTIMATE_VERSION only
 
 # Changes whenever the estimate gives other numbers for the same text (stored blocks carry
 # their estimate, so a run does not reuse blocks of another estimate version).
@@ -276,71 +272,11 @@ def weights(bias: str, group: str) -> dict[str, float]:
 BREAKS = (r"[a-z][A-Z]", r"[A-Za-z][0-9]", r"[0-9][A-Za-z]")
 
 
-def class_exprs(text: pl.Expr, document: pl.Expr | None = None) -> dict[str, pl.Expr]:
-    """The count of every weighted class of ``text``, as polars expressions. With
-    ``document`` (the rows' document ids, every block of a document in the frame) a text
-    reads as another language only if its document does as well (see FOREIGN_LETTER)."""
-    import polars as pl
-
-    counts = {name: text.str.count_matches(p) for name, p in CLASSES.items()}
-    b1, b2, b3 = (text.str.count_matches(p) for p in BREAKS)
-    counts["breaks"] = b1 + b2 + b3
-    multi = counts.pop("non_ascii")  # characters; their bytes minus the classes above
-    wide = 2 * counts["two_byte"] + 3 * (counts["cjk"] + counts["hangul"])
-    counts["other"] = text.str.len_bytes() - (text.str.len_chars() - multi) - wide
-    english, words = text.str.count_matches(ENGLISH_PATTERN), counts["words"]
-    judged_english = (words >= FOREIGN_MIN_WORDS) & _reads_english(english, words)
-    if document is None:
-        foreign = (words >= FOREIGN_MIN_WORDS) & ~judged_english
-    else:
-        in_document = _reads_english(english.sum().over(document), words.sum().over(document))
-        foreign = ~in_document & ~judged_english
-    counts["foreign"] = pl.when(foreign).then(counts["letters"]).otherwise(0)
-    return counts
-
-
 # A floor of tokens per ASCII letter, whatever the fitted weights say: the code weights count
 # a word of letters as one unit (identifiers are short), which would count a 100 kB run of
 # letters (a blob, a minified name) as one token; real BPE vocabularies hold at most about
 # 8 letters of such a run per token.
 LETTER_FLOOR = 0.125
-
-
-def _weighted(counts: dict, w: dict[str, float]):
-    """sum of count * weight, added in the order of WEIGHTED (the same float operations for
-    polars expressions and Python numbers, so both paths give the same result)."""
-    total = counts[WEIGHTED[0]] * w[WEIGHTED[0]]
-    for name in WEIGHTED[1:]:
-        total = total + counts[name] * w[name]
-    return total
-
-
-def _reads_english(english: pl.Expr, words: pl.Expr) -> pl.Expr:
-    """At least FOREIGN_SHARE of ``words`` (runs of ASCII letters) are English function
-    words (``english`` of them)."""
-    import polars as pl
-
-    return english.cast(pl.Float64) >= FOREIGN_SHARE * words
-
-
-def english_document_expr(text: pl.Expr, document: pl.Expr) -> pl.Expr:
-    """Per row: whether the row's document reads as English, over all its rows."""
-    english = text.str.count_matches(ENGLISH_PATTERN).sum().over(document)
-    return _reads_english(english, text.str.count_matches(CLASSES["words"]).sum().over(document))
-
-
-def estimate_expr(
-    bias: str, text: pl.Expr, kind: pl.Expr, document: pl.Expr | None = None
-) -> pl.Expr:
-    """Estimated tokens of every row at once: ceil(sum of class count * weight of kind)."""
-    import polars as pl
-
-    counts = {k: v.cast(pl.Float64) for k, v in class_exprs(text, document).items()}
-    prose = _weighted(counts, weights(bias, "prose"))
-    code = _weighted(counts, weights(bias, "code"))
-    value = pl.when(kind.is_in(sorted(CODE_LIKE))).then(code).otherwise(prose)
-    value = pl.max_horizontal(value, counts["letters"] * LETTER_FLOOR)
-    return value.ceil().cast(pl.Int32)
 
 
 @cache
@@ -440,8 +376,8 @@ def estimate(
     text: str, bias: str = "balanced", group: str = "prose", english_document: bool | None = None
 ) -> int:
     """``english_document``: whether the text's document reads as English (None: unknown,
-    the text is judged alone; see FOREIGN_LETTER). The sum of ``_weighted`` in its order;
-    a class counted 0 adds exactly 0.0, so it is left out."""
+    the text is judged alone; see FOREIGN_LETTER). The sum of count * weight in the order of
+    WEIGHTED (as the core adds it); a class counted 0 adds exactly 0.0, so it is left out."""
     counts = _counts(text, english_document)
     total = 0.0
     for n, w in zip(counts, _weight_row(bias, group)):

@@ -27,7 +27,7 @@ def corpus_dir(name: str | None = None) -> Path:
 def corpora_blocks(tmp_path_factory):
     """documents/blocks/rejects of every shared corpus, written once per test run."""
     from chunkmill.jobs import blocks_job
-    from chunkmill.pipeline import sources
+    from chunkmill.pipeline.inputs import sources
 
     root = corpus_dir()
     out = tmp_path_factory.mktemp("corpora_blocks")

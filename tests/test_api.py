@@ -156,7 +156,7 @@ def test_policy_load_reads_yaml(tmp_path):
 
 def test_command_line_imports_no_heavy_module():
     code = (
-        "import sys; from chunkmill.jobs import cli; import chunkmill; "
+        "import sys; from chunkmill.jobs.cli import main; import chunkmill; "
         "heavy = [m for m in ('polars', 'pyarrow', 'duckdb', 'markdown_it', 'ray', "
         "'tiktoken', 'tokenizers', 'yaml') if m in sys.modules]; print(heavy)"
     )
@@ -167,7 +167,7 @@ def test_help_and_version_work_without_heavy_imports():
     env = {**os.environ, "PYTHONWARNINGS": "error"}
     for args in (["--help"], ["--version"], ["run", "--help"]):
         done = subprocess.run(
-            [sys.executable, "-m", "chunkmill.jobs.cli", *args],
+            [sys.executable, "-m", "chunkmill", *args],
             capture_output=True,
             text=True,
             env=env,
@@ -212,7 +212,7 @@ def test_chunk_table_takes_a_lazy_frame_and_names_what_it_does_not_take():
 
 
 def test_a_loop_of_calls_resolves_its_policy_once(tmp_path):
-    from chunkmill.api import resolve_policy
+    from chunkmill.chunking import resolve_policy
 
     first = resolve_policy(None, target_tokens=300, max_tokens=400)
     assert resolve_policy(None, max_tokens=400, target_tokens=300) is first

@@ -6,7 +6,7 @@ import polars as pl
 import pytest
 from click.testing import CliRunner
 
-from chunkmill.jobs.cli import main
+from chunkmill.jobs.cli.main import main
 
 SECTION = (
     "## Section {i}\n\nSome text for section {i}, long enough to matter.\n\n```py\nx = {i}\n```\n\n"

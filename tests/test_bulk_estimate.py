@@ -16,6 +16,7 @@ from chunkmill.pipeline import bulk_estimate, token_estimate
 from chunkmill.pipeline.block import with_estimates
 from chunkmill.pipeline.block_kinds import CODE_LIKE
 from chunkmill.pipeline.policy import Policy
+from tests import estimate_exprs
 from tests.conftest import REPO
 
 
@@ -40,7 +41,7 @@ def _expected(frame: pl.DataFrame, bias: str) -> tuple[list[int], list[int]]:
     text = pl.col("text")
     out = frame.select(
         n=text.str.len_chars().cast(pl.Int32),
-        est=token_estimate.estimate_expr(bias, text, pl.col("kind"), pl.col("doc_id")),
+        est=estimate_exprs.estimate_expr(bias, text, pl.col("kind"), pl.col("doc_id")),
     )
     return out["n"].to_list(), out["est"].to_list()
 
@@ -106,7 +107,7 @@ MIXED = st.lists(
 
 def _python_estimates(rows: list[tuple[str, str, str]], bias: str) -> list[int]:
     """token_estimate.estimate of every (text, kind, document) row, each with its document's
-    language judged over the document's rows (token_estimate.english_document_expr's rule)."""
+    language judged over the document's rows (estimate_exprs.english_document_expr's rule)."""
     english: dict[str, int] = {}
     words: dict[str, int] = {}
     for text, _, doc in rows:
@@ -133,7 +134,7 @@ def _english_expected(texts: list[str], documents: list[str]) -> list[bool]:
     frame = pl.DataFrame(
         {"doc_id": documents, "text": texts}, schema={"doc_id": pl.String, "text": pl.String}
     )
-    expr = token_estimate.english_document_expr(pl.col("text"), pl.col("doc_id"))
+    expr = estimate_exprs.english_document_expr(pl.col("text"), pl.col("doc_id"))
     return frame.select(expr)["text"].to_list()
 
 

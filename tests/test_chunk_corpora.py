@@ -7,8 +7,9 @@ import pytest
 
 from chunkmill.jobs import run_job
 from chunkmill.jobs.runlog import RunLog
-from chunkmill.pipeline import queries, runstore, sources
+from chunkmill.pipeline import queries, runstore
 from chunkmill.pipeline.context import MAX_ELEMENT_CHARS, SEP, clip
+from chunkmill.pipeline.inputs import sources
 from chunkmill.pipeline.policy import Policy
 from chunkmill.pipeline.table_names import OPTIONAL_TABLES
 from tests.chunk_quality import (

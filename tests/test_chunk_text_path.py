@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from chunkmill import api
+from chunkmill import chunking as api
 from chunkmill.pipeline import chunk
 from chunkmill.pipeline.document import RawDocument
 from tests.conftest import corpus_dir

@@ -11,7 +11,7 @@ import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
 
-from chunkmill.jobs.cli import main
+from chunkmill.jobs.cli.main import main
 from chunkmill.pipeline import runstore, schemas
 from chunkmill.pipeline.runstore import parquet_files
 from tests.conftest import SAMPLE
@@ -76,7 +76,7 @@ def test_an_include_that_matches_nothing_is_named(tmp_path):
 
 
 def test_globs_read_as_in_gitignore():
-    from chunkmill.pipeline.sources import Selection
+    from chunkmill.pipeline.inputs.sources import Selection
 
     paths = ["top.md", "guides/a.md", "guides/deep/b.md", "notes.txt"]
 
@@ -259,7 +259,7 @@ def test_a_reader_that_stops_early_is_no_error(tmp_path):
     out = tmp_path / "out"
     assert CliRunner().invoke(main, ["run", str(SAMPLE), "--out", str(out)]).exit_code == 0
     for command in ("stats", "search"):
-        args = [sys.executable, "-m", "chunkmill.jobs.cli", command, str(out)]
+        args = [sys.executable, "-m", "chunkmill", command, str(out)]
         args += ["pebble store"] if command == "search" else []
         proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         proc.stdout.readline()

@@ -15,7 +15,7 @@ import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
 
-from chunkmill.jobs.cli import main
+from chunkmill.jobs.cli.main import main
 from chunkmill.pipeline import runstore
 from chunkmill.pipeline.runstore.runs_table import read_history
 from tests.conftest import SAMPLE

@@ -171,7 +171,7 @@ def test_context_header_in_embed_text():
 def test_embed_hash_is_equal_for_equal_embed_text():
     import polars as pl
 
-    from chunkmill.api import chunk_table
+    from chunkmill.chunking import chunk_table
 
     text = "# Cmdlet\n\n## Inputs\n\nNone.\n\n## Outputs\n\nNone.\n"
     docs = pl.DataFrame({"path": ["a/get-item.md", "b/get-item.md"], "text": [text, text]})

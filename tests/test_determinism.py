@@ -8,7 +8,7 @@ import polars as pl
 import pytest
 from click.testing import CliRunner
 
-from chunkmill.jobs.cli import main
+from chunkmill.jobs.cli.main import main
 from chunkmill.pipeline import runstore
 from chunkmill.pipeline.policy import CHUNKER_VERSION, Policy
 from tests.conftest import SAMPLE
@@ -136,7 +136,7 @@ def test_batch_results_do_not_depend_on_batch_boundaries():
 def test_doc_rows_takes_runs_and_refuses_scattered_rows():
     import pyarrow as pa
 
-    from chunkmill.pipeline.batch import DocRows
+    from chunkmill.pipeline.doc_rows import DocRows
 
     table = pa.table({"doc_id": ["a", "a", "b", "c", "c", "c"], "i": [0, 1, 2, 3, 4, 5]})
     rows = DocRows(table)
@@ -151,7 +151,7 @@ def test_document_runs_of_a_dictionary_column_span_its_parts():
     a key's rows may go on from one part into the next."""
     import pyarrow as pa
 
-    from chunkmill.pipeline.batch import document_runs
+    from chunkmill.pipeline.doc_rows import document_runs
 
     parts = [
         pa.array(["a", "a", "b"]).dictionary_encode(),

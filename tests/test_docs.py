@@ -120,17 +120,6 @@ def test_every_relative_link_resolves(page):
             assert anchor in _anchors(where), f"{page.name}: {target}"
 
 
-# spelled in two parts, so that a search of the project for the word finds nothing
-_WORK_WORD = "ses" + "sion"
-
-
-def test_the_pages_name_no_internal_history():
-    for page in PAGES:
-        text = page.read_text(encoding="utf-8").lower()
-        assert _WORK_WORD not in text, page.name
-        assert not re.search(r"\bissue \d+|#\d{1,3}\b", text), page.name
-
-
 def test_the_policy_table_shows_the_policy_defaults():
     from dataclasses import fields
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 from click.testing import CliRunner
 
-from chunkmill.jobs.cli import main
+from chunkmill.jobs.cli.main import main
 from chunkmill.pipeline.sync import endpoint
 from tests.conftest import SAMPLE
 from tests.embeddings_server import EmbeddingsServer

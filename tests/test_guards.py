@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from chunkmill.jobs import run_job
-from chunkmill.jobs.cli import main
+from chunkmill.jobs.cli.main import main
 from chunkmill.pipeline import runstore
 from tests.conftest import SAMPLE
 from tests.helpers import SMALL_FLAGS

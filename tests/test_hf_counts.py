@@ -18,7 +18,8 @@ from hypothesis import strategies as st
 from chunkmill import _core
 from chunkmill.jobs import run_job
 from chunkmill.jobs.runlog import RunLog
-from chunkmill.pipeline import runstore, sources
+from chunkmill.pipeline import runstore
+from chunkmill.pipeline.inputs import sources
 from chunkmill.pipeline.policy import load
 from chunkmill.pipeline.tokens import make_counter
 from tests import bundled

@@ -10,7 +10,7 @@ import pytest
 import regex
 from click.testing import CliRunner
 
-from chunkmill.jobs.cli import main
+from chunkmill.jobs.cli.main import main
 from chunkmill.pipeline.policy import Policy
 from chunkmill.pipeline.tokens import make_counter
 from tests import split

@@ -74,7 +74,7 @@ def _run_under_address_limit(tmp_path, limit: int) -> subprocess.CompletedProces
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 
     out = tmp_path / f"out-{limit}"
-    cmd = [sys.executable, "-m", "chunkmill.jobs.cli", "run", str(SAMPLE), "--out", str(out)]
+    cmd = [sys.executable, "-m", "chunkmill", "run", str(SAMPLE), "--out", str(out)]
     return subprocess.run(
         cmd, cwd=REPO, preexec_fn=lower, capture_output=True, text=True, timeout=300
     )

@@ -20,8 +20,9 @@ import pytest
 from click.testing import CliRunner
 from pyarrow import fs
 
-from chunkmill.jobs.cli import main
-from chunkmill.pipeline import objectstore, runstore
+from chunkmill.jobs.cli.main import main
+from chunkmill.pipeline import runstore
+from chunkmill.pipeline.runstore import objectstore
 from tests.conftest import SAMPLE
 from tests.helpers import EVERY_TABLE
 
@@ -147,7 +148,7 @@ def test_killed_runs_leave_the_published_s3_run_readable(s3_bucket, tmp_path):
     out = f"{s3_bucket}/out"
     _invoke("run", src, "--out", out)
     rng = random.Random(16)
-    command = [sys.executable, "-m", "chunkmill.jobs.cli", "run", str(src), "--out", out,
+    command = [sys.executable, "-m", "chunkmill", "run", str(src), "--out", out,
                "--workers", "1"]  # fmt: skip
     for i in range(10):
         (src / f"edit-{i}.md").write_text(f"# Edit {i}\n\n{'word ' * rng.randint(5, 500)}\n")

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from chunkmill.jobs.cli import main
+from chunkmill.jobs.cli.main import main
 from chunkmill.pipeline import queries, runstore
 from chunkmill.pipeline.runstore import parquet_files
 from tests.conftest import SAMPLE

@@ -13,8 +13,8 @@ import pytest
 
 from chunkmill import Policy, run
 from chunkmill.jobs.runlog import RunLog
-from chunkmill.pipeline import batch, runstore, schemas
-from chunkmill.pipeline.batch import Reused, ends_part, parted
+from chunkmill.pipeline import batching, runstore, schemas
+from chunkmill.pipeline.batching import Reused, ends_part, parted
 from chunkmill.pipeline.document import make_doc_id
 from chunkmill.pipeline.runstore import manifest, parquet_files
 from tests.helpers import table_bytes
@@ -86,7 +86,7 @@ def test_where_a_part_ends_depends_on_no_other_document_and_grows_with_its_size(
     ids = [make_doc_id(n) for n in names]
     small, large = (sum(ends_part(d, w) for d in ids) for w in (0, 100_000))
     assert 0 < small < large  # a large document ends a part more often
-    assert all(ends_part(d, batch.PART_BYTES) for d in ids)  # a part's worth: always
+    assert all(ends_part(d, batching.PART_BYTES) for d in ids)  # a part's worth: always
 
 
 def test_an_edit_rewrites_its_part_and_links_the_others(corpus, tmp_path):

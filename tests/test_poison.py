@@ -47,7 +47,7 @@ def tree_rss_mb(pid: int) -> float:
 def run_measured(src: Path, out: Path, *flags: str, limit: float | None = 300):
     """(seconds, peak MB over the process tree) of `chunkmill run`, which must succeed
     within ``limit`` seconds (killed and failed otherwise)."""
-    cmd = [sys.executable, "-m", "chunkmill.jobs.cli", "run", str(src), "--out", str(out), *flags]
+    cmd = [sys.executable, "-m", "chunkmill", "run", str(src), "--out", str(out), *flags]
     started = time.monotonic()
     proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     peak = 0.0

@@ -104,7 +104,7 @@ def _capped(*args: str) -> subprocess.CompletedProcess:
     def cap():
         resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
 
-    cmd = [sys.executable, "-m", "chunkmill.jobs.cli", *args]
+    cmd = [sys.executable, "-m", "chunkmill", *args]
     return subprocess.run(
         cmd, cwd=REPO, capture_output=True, text=True, timeout=120, preexec_fn=cap
     )

@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from chunkmill.jobs.cli import main
+from chunkmill.jobs.cli.main import main
 from chunkmill.pipeline import queries, runstore
 from chunkmill.pipeline.fence import unbalanced
 from chunkmill.pipeline.runstore import parquet_files

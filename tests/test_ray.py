@@ -16,7 +16,7 @@ import pytest
 from click.testing import CliRunner
 
 from chunkmill.jobs import ray_job
-from chunkmill.jobs.cli import main
+from chunkmill.jobs.cli.main import main
 from chunkmill.pipeline import runstore
 from tests.conftest import SAMPLE, corpus_dir
 from tests.helpers import EVERY_TABLE

@@ -9,7 +9,7 @@ import polars as pl
 import pytest
 from click.testing import CliRunner
 
-from chunkmill.jobs.cli import main
+from chunkmill.jobs.cli.main import main
 from chunkmill.pipeline import runstore
 from tests.conftest import SAMPLE
 from tests.helpers import EVERY_TABLE, SMALL_FLAGS, bert_like, words

@@ -13,7 +13,7 @@ import polars as pl
 import pytest
 from click.testing import CliRunner
 
-from chunkmill.jobs.cli import main
+from chunkmill.jobs.cli.main import main
 from chunkmill.pipeline import runstore
 from tests import browser
 from tests.conftest import SAMPLE

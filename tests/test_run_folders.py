@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from chunkmill import Policy
 from chunkmill import run as api_run
-from chunkmill.jobs.cli import main
+from chunkmill.jobs.cli.main import main
 from chunkmill.jobs.runlog import RunLog
 from chunkmill.pipeline import runstore
 from tests.conftest import SAMPLE

@@ -8,7 +8,8 @@ from dataclasses import fields
 import pytest
 
 import chunkmill
-from chunkmill.jobs import cli, run_cli
+from chunkmill.jobs.cli import main as cli
+from chunkmill.jobs.cli import run as run_cli
 from chunkmill.jobs.options import InputOptions, RunOptions
 from chunkmill.pipeline.policy import Policy
 

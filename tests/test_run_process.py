@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 
 from chunkmill import api
-from chunkmill.jobs import pool, reuse, run_job
-from chunkmill.pipeline.batch import Reused, batched
+from chunkmill.jobs import pool, reuse
+from chunkmill.pipeline import batching
+from chunkmill.pipeline.batching import Reused, batched
 from chunkmill.pipeline.document import RawDocument
 from tests.helpers import fresh_python
 
@@ -193,7 +194,7 @@ def test_the_run_command_keeps_numpy_out_of_its_main_process(tmp_path):
     edited = corpus / "index.md"
     code = (
         "import sys\n"
-        "from chunkmill.jobs import cli\n"
+        "from chunkmill.jobs.cli import main as cli\n"
         "def run():\n"
         f"    sys.argv = ['chunkmill', 'run', {str(corpus)!r}, '--out', {str(out)!r}]\n"
         "    try:\n"
@@ -213,7 +214,7 @@ def test_the_run_command_keeps_numpy_out_of_its_main_process(tmp_path):
 
 
 def test_the_engine_a_command_line_asks_for():
-    from chunkmill.jobs.cli import _engine
+    from chunkmill.jobs.cli.main import _engine
 
     assert _engine(["run", "docs", "--out", "o"]) == "local"
     assert _engine(["run", "docs", "--engine", "ray"]) == "ray"
@@ -225,7 +226,7 @@ def test_an_incremental_run_reads_its_inputs_as_its_batches_go(tmp_path, monkeyp
     """An edit of every file: the run writes its first batches while it still reads, as a
     --full run does, instead of holding every changed document's bytes until the last one
     is read and hashed."""
-    from chunkmill.pipeline import sources
+    from chunkmill.pipeline.inputs import sources
     from chunkmill.pipeline.runstore.changeset import ChangeSet
 
     corpus, out = tmp_path / "src", tmp_path / "out"
@@ -237,7 +238,7 @@ def test_an_incremental_run_reads_its_inputs_as_its_batches_go(tmp_path, monkeyp
     read_file, add = sources.read_file, ChangeSet.add
     monkeypatch.setattr(sources, "read_file", lambda *a: events.append("read") or read_file(*a))
     monkeypatch.setattr(ChangeSet, "add", lambda s, c: events.append("write") or add(s, c))
-    monkeypatch.setattr(run_job, "BATCH_DOCS", 1)
+    monkeypatch.setattr(batching, "BATCH_DOCS", 1)
     assert api.run(corpus, out, workers=1).record["documents_changed"] > 4
     last_read = len(events) - 1 - events[::-1].index("read")
     assert events.index("write") < last_read, events

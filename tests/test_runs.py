@@ -16,8 +16,9 @@ import polars as pl
 import pytest
 from click.testing import CliRunner
 
-from chunkmill.jobs.cli import main
+from chunkmill.jobs.cli.main import main
 from chunkmill.pipeline import queries, runstore
+from chunkmill.pipeline.batching import Reused
 from tests.conftest import REPO, SAMPLE
 from tests.helpers import EVERY_TABLE, SMALL_FLAGS, document_metadata, sentences, table_bytes
 
@@ -276,7 +277,7 @@ def test_log_json_one_line_per_stage(corpus, tmp_path):
         [
             sys.executable,
             "-m",
-            "chunkmill.jobs.cli",
+            "chunkmill",
             "run",
             str(corpus),
             "--out",
@@ -358,7 +359,7 @@ def _assert_gone(pids: list[int], seconds: float = 5.0) -> None:
 
 
 def _cli(*args: str) -> list[str]:
-    return [sys.executable, "-m", "chunkmill.jobs.cli", *args]
+    return [sys.executable, "-m", "chunkmill", *args]
 
 
 # Holds OUT's run lock until its standard input closes: a run that would finish before the
@@ -487,7 +488,7 @@ def _b_reused(mark=None):
     b_chunks = of_b(whole["chunks"])
     stored = whole["postings"].filter(pc.is_in(whole["postings"]["chunk_id"], b_chunks["chunk_id"]))
     mixed = batch.Batch(
-        [raws[0], batch.Reused(b_id, len(raws[1].data))],
+        [raws[0], Reused(b_id, len(raws[1].data))],
         of_b(whole["documents"]),
         of_b(whole["blocks"]),
         b_chunks,
@@ -555,7 +556,7 @@ def test_a_batch_of_reused_documents_only_is_settled_without_a_worker():
     ids = whole["documents"]["doc_id"].to_pylist()
     chunks = whole["chunks"]
     reused = batch.Batch(
-        [batch.Reused(d, 1) for d in ids],
+        [Reused(d, 1) for d in ids],
         whole["documents"],
         whole["blocks"],
         chunks,
@@ -578,9 +579,10 @@ def test_a_nightly_run_sends_only_batches_with_changes_to_workers(corpus, tmp_pa
     """Batches whose documents are all unchanged are written from the published run's rows
     without a worker; the files are byte for byte a full run's, and a run that only deleted
     a document starts no worker at all."""
-    from chunkmill.jobs import pool, run_job
+    from chunkmill.jobs import pool
+    from chunkmill.pipeline import batching
 
-    monkeypatch.setattr(run_job, "BATCH_DOCS", 2)  # many batches from a small corpus
+    monkeypatch.setattr(batching, "BATCH_DOCS", 2)  # many batches from a small corpus
     out, full = tmp_path / "out", tmp_path / "full"
     run(corpus, out)
     starts = []

@@ -18,7 +18,7 @@ from click.testing import CliRunner
 
 from chunkmill import Policy
 from chunkmill import run as api_run
-from chunkmill.jobs.cli import main
+from chunkmill.jobs.cli.main import main
 from chunkmill.pipeline import queries, runstore
 from chunkmill.pipeline.runstore import lock, manifest, parquet_files
 from chunkmill.pipeline.table_names import OPTIONAL_TABLES

@@ -16,11 +16,12 @@ import pyarrow as pa
 import pytest
 from click.testing import CliRunner
 
-from chunkmill.jobs.cli import main
-from chunkmill.pipeline import runstore, sources
+from chunkmill.jobs.cli.main import main
+from chunkmill.pipeline import runstore
+from chunkmill.pipeline.inputs import sources
+from chunkmill.pipeline.inputs.sources import Selection
+from chunkmill.pipeline.inputs.table_rows import table_documents
 from chunkmill.pipeline.runstore import parquet_files
-from chunkmill.pipeline.sources import Selection
-from chunkmill.pipeline.table_rows import table_documents
 from tests.conftest import REPO, SAMPLE
 from tests.helpers import EVERY_TABLE, document_metadata, sentences, table_bytes
 
@@ -29,7 +30,7 @@ from tests.helpers import EVERY_TABLE, document_metadata, sentences, table_bytes
 # the test process it was forked from).
 MEASURED_RUN = """
 import json, re, sys
-from chunkmill.jobs.cli import main
+from chunkmill.jobs.cli.main import main
 try:
     main(sys.argv[1:])
 except SystemExit as exc:
@@ -120,7 +121,7 @@ def test_hostile_inputs_reject_the_same_way_through_blocks(tmp_path):
 
 
 def test_a_file_grown_past_the_limit_after_stat_is_not_read_whole(tmp_path):
-    from chunkmill.pipeline.reading import read_local
+    from chunkmill.pipeline.inputs.reading import read_local
 
     path = tmp_path / "grows.md"
     path.write_bytes(b"x" * 100)
@@ -137,7 +138,7 @@ def _incapable(cmd: list[str]) -> list[str]:
 
 
 def _cli_run(src: Path, out: Path, *flags: str) -> subprocess.CompletedProcess:
-    cmd = [sys.executable, "-m", "chunkmill.jobs.cli", "run", str(src), "--out", str(out)]
+    cmd = [sys.executable, "-m", "chunkmill", "run", str(src), "--out", str(out)]
     return subprocess.run(
         _incapable([*cmd, "--workers", "1", *EVERY_TABLE, *flags]),  # damage to any table
         cwd=REPO,
@@ -521,7 +522,7 @@ def test_a_table_is_read_in_row_batches(tmp_path, monkeypatch):
     order, and a JSONL line over twice --max-bytes is a reject without being parsed."""
     import pyarrow.parquet as pq
 
-    from chunkmill.pipeline import table_rows
+    from chunkmill.pipeline.inputs import table_rows
 
     monkeypatch.setattr(table_rows, "BATCH_ROWS", 7)
     paths = [f"d{i:03}.md" for i in range(50)]
@@ -549,7 +550,7 @@ def test_a_table_is_read_in_row_batches(tmp_path, monkeypatch):
 
 
 def test_inside_is_below_a_folder_never_beside_it():
-    from chunkmill.pipeline.reading import inside
+    from chunkmill.pipeline.inputs.reading import inside
 
     assert inside("/data/docs", "/data/docs") and inside("/data/docs/a/b.md", "/data/docs")
     assert not inside("/data/docs2/a.md", "/data/docs") and not inside("/data", "/data/docs")

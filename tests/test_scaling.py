@@ -27,7 +27,7 @@ MOST = 1.5  # the largest exponent of time over bytes taken for linear (quadrati
 MEASURE = """
 import json, sys, time
 from chunkmill import chunk_text
-from chunkmill.api import RejectedError
+from chunkmill.chunking import RejectedError
 from tests.poison import poison
 
 def cpu(text, path):

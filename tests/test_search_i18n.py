@@ -9,7 +9,7 @@ import pyarrow as pa
 import pytest
 from click.testing import CliRunner
 
-from chunkmill.jobs.cli import main
+from chunkmill.jobs.cli.main import main
 from chunkmill.pipeline import postings, queries, runstore
 from tests.conftest import SAMPLE, corpus_dir
 from tests.helpers import EVERY_TABLE, SMALL_FLAGS

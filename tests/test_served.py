@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from chunkmill import api
-from chunkmill.jobs.cli import main
+from chunkmill.jobs.cli.main import main
 from chunkmill.pipeline import runstore
 from chunkmill.pipeline.runstore import manifest, parquet_files
 from tests.conftest import SAMPLE

@@ -9,7 +9,7 @@ import polars as pl
 import pytest
 from click.testing import CliRunner
 
-from chunkmill.jobs.cli import main
+from chunkmill.jobs.cli.main import main
 from chunkmill.pipeline import runstore
 from chunkmill.pipeline.policy import Policy, PolicyError
 from chunkmill.pipeline.tokens import make_counter, tokenizer_specs

@@ -10,7 +10,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from chunkmill import api
-from chunkmill.pipeline import runstore, sources
+from chunkmill.pipeline import runstore
+from chunkmill.pipeline.inputs import sources
 from chunkmill.pipeline.runstore import manifest, stamps
 from tests.conftest import SAMPLE
 from tests.helpers import SMALL_FLAGS, fresh_python, table_bytes

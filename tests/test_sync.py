@@ -17,7 +17,7 @@ from click.testing import CliRunner
 
 from chunkmill import Policy
 from chunkmill import run as api_run
-from chunkmill.jobs.cli import main
+from chunkmill.jobs.cli.main import main
 from chunkmill.jobs.runlog import RunLog
 from chunkmill.pipeline.sync import embedders, syncing
 from tests.conftest import REPO, SAMPLE, corpus_dir

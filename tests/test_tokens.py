@@ -12,8 +12,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from chunkmill.pipeline import token_estimate, tokens
-from chunkmill.pipeline.token_estimate import class_counts, estimate, estimate_expr
+from chunkmill.pipeline.token_estimate import class_counts, estimate
 from chunkmill.pipeline.tokens import make_counter
+from tests.estimate_exprs import class_exprs, estimate_expr
 
 W = token_estimate.WEIGHTS
 
@@ -208,7 +209,7 @@ WORDS = ["the", "The", "and", "with", "kissa", "talo", "ja", "on", "is", "the_x"
 def test_expression_and_python_judge_the_language_alike(texts):
     assert _expr(texts, ["paragraph"] * len(texts)) == [estimate(t) for t in texts]
     assert [class_counts(t)["foreign"] for t in texts] == pl.DataFrame({"t": texts}).select(
-        token_estimate.class_exprs(pl.col("t"))["foreign"]
+        class_exprs(pl.col("t"))["foreign"]
     )["t"].to_list()
 
 

@@ -17,7 +17,7 @@ import pytest
 from click.testing import CliRunner
 
 from chunkmill import api
-from chunkmill.jobs.cli import main
+from chunkmill.jobs.cli.main import main
 from chunkmill.pipeline import runstore
 from tests.conftest import REPO, SAMPLE
 
@@ -103,7 +103,7 @@ def test_log_json_is_all_json_and_ends_with_a_summary(sample, tmp_path):
     cmd = [
         sys.executable,
         "-m",
-        "chunkmill.jobs.cli",
+        "chunkmill",
         "run",
         str(sample),
         "--out",
@@ -234,7 +234,7 @@ def test_ctrl_c_stops_within_two_seconds_with_exit_130(tmp_path):
         body = "\n\n".join(f"## Part {j}\n\n{para}" for j in range(8))
         (src / f"doc{i:04d}.md").write_text(f"# Document {i}\n\n{body}\n")
     out = tmp_path / "out"
-    cmd = [sys.executable, "-m", "chunkmill.jobs.cli", "run", str(src), "--out", str(out)]
+    cmd = [sys.executable, "-m", "chunkmill", "run", str(src), "--out", str(out)]
     assert subprocess.run(cmd, cwd=REPO, capture_output=True).returncode == 0
     published = runstore.published(out).name
     (src / "doc0000.md").write_text("# Changed\n\nNew text.\n")

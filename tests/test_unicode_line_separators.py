@@ -7,7 +7,7 @@ import pytest
 from click.testing import CliRunner
 
 from chunkmill import chunk_text
-from chunkmill.jobs.cli import main
+from chunkmill.jobs.cli.main import main
 from chunkmill.pipeline import fence, queries
 
 # Characters that str.splitlines() takes for line breaks but CommonMark (and our parser)

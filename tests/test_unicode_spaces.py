@@ -9,7 +9,8 @@ import pytest
 
 from chunkmill.jobs import run_job
 from chunkmill.jobs.runlog import RunLog
-from chunkmill.pipeline import fence, queries, runstore, sources
+from chunkmill.pipeline import fence, queries, runstore
+from chunkmill.pipeline.inputs import sources
 from chunkmill.pipeline.policy import Policy
 from tests.conftest import corpus_dir
 from tests.helpers import chunk_text, words

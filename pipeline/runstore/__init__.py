@@ -13,6 +13,7 @@ This module is the run layout and its publishing; each kind of file has a module
     consumer        the change set a consumer applies, typed (chunkmill.changes)
     published_run   the published run as the next run reuses it (rows by document)
     guards          what a run may not publish (mass deletion, a silent policy change)
+    objectstore     an output folder in an object store (s3://...): staged, then published
 
 The run layout of an output folder: one folder per run, a pointer to the published one.
 
@@ -45,7 +46,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from chunkmill.pipeline.runstore import manifest
+from chunkmill.pipeline.runstore import manifest, runs_table
 from chunkmill.pipeline.runstore.lock import LOCK, Lock, LockedError  # noqa: F401 - re-exported
 from chunkmill.pipeline.runstore.parquet_files import fsync_dir, write_atomic
 from chunkmill.pipeline.runstore.runs_table import (  # noqa: F401 - re-exported
@@ -352,31 +353,7 @@ def history(root: Path) -> list[dict]:
     """Every run of DIR, oldest first, as CURRENT makes it true: a run recorded as
     ``publishing`` is published if CURRENT names it, else it was abandoned; a published run
     missing from the table (a damaged runs.parquet) is taken from its folder's own copy."""
-    return _resolved_history(Path(root))[0]
-
-
-def _resolved_history(root: Path) -> tuple[list[dict], bool]:
-    """``history``, and whether it differs from what DIR/runs.parquet holds."""
-    pub = pointed(root)
-    records = read_history(root / HISTORY)
-    changed = records is None
-    if records is None and pub.folder is not None:  # unreadable: the published run's copy
-        records = read_history(pub.folder / HISTORY)
-    records = records or []
-    for r in records:
-        if r["status"] != "publishing":
-            continue
-        changed = True
-        if r["run_id"] == pub.run_id:
-            r["status"] = "published"
-        else:
-            r.update(status="abandoned", error="the run was killed while publishing")
-    known = {r["run_id"] for r in records if r["status"] == "published"}
-    if pub.folder is not None and pub.run_id not in known:
-        own = [r for r in read_history(pub.folder / HISTORY) or [] if r["run_id"] == pub.run_id]
-        records += [{**r, "status": "published"} for r in own[-1:]]
-        changed = True
-    return records, changed
+    return runs_table.resolved(Path(root), pointed(root))[0]
 
 
 def start(root: Path, warn=quiet) -> list[dict]:
@@ -387,7 +364,7 @@ def start(root: Path, warn=quiet) -> list[dict]:
     from datetime import UTC, datetime
 
     root = Path(root)
-    records, changed = _resolved_history(root)
+    records, changed = runs_table.resolved(root, pointed(root))
     by_id = {r["run_id"]: r for r in records}
     for run_id in unpublished(root):  # no live run can be writing them: we hold the lock
         r = by_id.get(run_id)
@@ -395,7 +372,7 @@ def start(root: Path, warn=quiet) -> list[dict]:
             continue  # an older published run, kept by --keep
         if r is None:
             stamp = datetime.strptime(run_id[:15], "%Y%m%dT%H%M%S")
-            records.append(_abandoned(run_id, stamp.replace(tzinfo=UTC)))
+            records.append(runs_table.abandoned(run_id, stamp.replace(tzinfo=UTC)))
             changed = True
         remove_run(root, run_id, warn)
     for tmp in root.glob(".*.tmp"):
@@ -406,33 +383,9 @@ def start(root: Path, warn=quiet) -> list[dict]:
     return records
 
 
-def _abandoned(run_id: str, started_at) -> dict:
-    return {
-        "run_id": run_id,
-        "status": "abandoned",
-        "started_at": started_at,
-        "inputs": [],
-        "seconds": {},
-        "error": "the run stopped before publishing (killed?)",
-    }
-
-
-def changed_something(record: dict) -> bool:
-    """Whether a run added, removed or updated a chunk (a rollback point worth keeping)."""
-    return any(record.get(k) for k in ("chunks_added", "chunks_removed", "chunks_updated"))
-
-
-def kept(records: list[dict], keep: int, current_id: str | None) -> set[str]:
-    """The published runs whose folders ``--keep`` keeps: the ``keep`` most recent that
-    changed something, and the published one."""
-    published = [r for r in records if r["status"] == "published"]
-    changing = [r["run_id"] for r in published if changed_something(r)]
-    return set(changing[-max(keep, 1) :]) | {current_id}
-
-
 def prune(root: Path, records: list[dict], keep: int, warn=quiet) -> None:
     """Remove the folders of published runs beyond ``kept``."""
-    keep_ids = kept(records, keep, pointed(root).run_id)
+    keep_ids = runs_table.kept(records, keep, pointed(root).run_id)
     for r in records:
         if r["status"] == "published" and r["run_id"] not in keep_ids:
             remove_run(root, r["run_id"], warn)

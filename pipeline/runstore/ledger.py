@@ -333,7 +333,8 @@ def snapshot(chunks: Path, current: str) -> pa.Table:
 def published_run(out: str | Path) -> tuple[Path, Path]:
     """(the folder of the published run of ``out``, its ledger file); for an object-store
     prefix, local copies of both, fetched anew."""
-    from chunkmill.pipeline import objectstore, runstore
+    from chunkmill.pipeline import runstore
+    from chunkmill.pipeline.runstore import objectstore
 
     if objectstore.is_uri(out):
         return objectstore.published_with_ledger(str(out))

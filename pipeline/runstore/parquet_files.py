@@ -3,7 +3,7 @@
 A table of documents' rows (``schemas.PARTITIONED``) is a folder of parts,
 ``chunks.parquet/part-000000.parquet`` and on: a part holds the rows of a run of consecutive
 documents, the same documents in every such table, ended by a document whose id says so
-(``batch.ends_part``), so an edit changes one part and the next run links the others
+(``batching.ends_part``), so an edit changes one part and the next run links the others
 unchanged. The other tables are one file each. Files are written under a temporary name and
 renamed into place when complete, so a reader never sees a half-written file. Every data
 page carries a CRC32 checksum (Parquet page checksums): a reader that verifies them

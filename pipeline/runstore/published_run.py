@@ -21,7 +21,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from chunkmill.pipeline import arrow_columns, runstore, schemas
-from chunkmill.pipeline.batch import document_runs
+from chunkmill.pipeline.doc_rows import document_runs
 from chunkmill.pipeline.policy import POSTINGS_VERSION
 from chunkmill.pipeline.runstore import ledger, parquet_files
 

@@ -87,3 +87,72 @@ def new_record(run_id: str, plan, full: bool, policy, parser_version: str) -> di
         "seconds": {},
         "error": None,
     }
+
+
+def add_counts(record: dict, *, documents: dict[str, int], deleted: int, parsed: int,
+               repacked: int, rejects: int, chunks: dict[str, int],
+               seconds: dict[str, float]) -> None:  # fmt: skip
+    """A finished run's counts into its record: documents added, changed and unchanged
+    (``documents``), deleted, parsed and packed again, rejects; chunks added, removed,
+    updated, kept and in total (``chunks``, as the change set counts them); each stage's
+    seconds and the total, to the millisecond."""
+    record.update(
+        **documents,
+        documents_deleted=deleted,
+        documents_parsed=parsed,
+        documents_repacked=repacked,
+        rejects=rejects,
+        **{f"chunks_{k}": chunks[k] for k in ("added", "removed", "updated", "kept", "total")},
+        seconds={k: round(v, 3) for k, v in seconds.items()},
+    )
+
+
+def resolved(root: Path, pub) -> tuple[list[dict], bool]:
+    """Every run of ``root``, oldest first, as its CURRENT (``pub``: ``runstore.pointed``)
+    makes it true: a run recorded as ``publishing`` is published if CURRENT names it, else
+    it was abandoned; a published run missing from the table (a damaged runs.parquet) is
+    taken from its folder's own copy. And whether that differs from what runs.parquet
+    holds."""
+    records = read_history(root / HISTORY)
+    changed = records is None
+    if records is None and pub.folder is not None:  # unreadable: the published run's copy
+        records = read_history(pub.folder / HISTORY)
+    records = records or []
+    for r in records:
+        if r["status"] != "publishing":
+            continue
+        changed = True
+        if r["run_id"] == pub.run_id:
+            r["status"] = "published"
+        else:
+            r.update(status="abandoned", error="the run was killed while publishing")
+    known = {r["run_id"] for r in records if r["status"] == "published"}
+    if pub.folder is not None and pub.run_id not in known:
+        own = [r for r in read_history(pub.folder / HISTORY) or [] if r["run_id"] == pub.run_id]
+        records += [{**r, "status": "published"} for r in own[-1:]]
+        changed = True
+    return records, changed
+
+
+def abandoned(run_id: str, started_at) -> dict:
+    return {
+        "run_id": run_id,
+        "status": "abandoned",
+        "started_at": started_at,
+        "inputs": [],
+        "seconds": {},
+        "error": "the run stopped before publishing (killed?)",
+    }
+
+
+def changed_something(record: dict) -> bool:
+    """Whether a run added, removed or updated a chunk (a rollback point worth keeping)."""
+    return any(record.get(k) for k in ("chunks_added", "chunks_removed", "chunks_updated"))
+
+
+def kept(records: list[dict], keep: int, current_id: str | None) -> set[str]:
+    """The published runs whose folders ``--keep`` keeps: the ``keep`` most recent that
+    changed something, and the published one."""
+    published = [r for r in records if r["status"] == "published"]
+    changing = [r["run_id"] for r in published if changed_something(r)]
+    return set(changing[-max(keep, 1) :]) | {current_id}

@@ -159,7 +159,8 @@ def _quiet(stage: str, done: int, total: int) -> None:
 
 
 def _published_id(out) -> str | None:
-    from chunkmill.pipeline import objectstore, runstore
+    from chunkmill.pipeline import runstore
+    from chunkmill.pipeline.runstore import objectstore
 
     if objectstore.is_uri(out):
         return None  # learnt from the fetched run

@@ -58,8 +58,13 @@ __all__ = [
 ]
 
 _HOMES = {
+    "Chunk": "chunkmill.chunking",  # documents in memory into chunks
+    "RejectedError": "chunkmill.chunking",
+    "chunk_table": "chunkmill.chunking",
+    "chunk_text": "chunkmill.chunking",
+    "chunk_texts": "chunkmill.chunking",
     "Changes": "chunkmill.pipeline.runstore.consumer",  # what changes() returns
-    "InputError": "chunkmill.pipeline.reading",  # an INPUT that cannot be read as asked
+    "InputError": "chunkmill.pipeline.inputs.reading",  # an INPUT that cannot be read as asked
     # changes(): a run the ledger does not know
     "LedgerError": "chunkmill.pipeline.runstore.ledger",
     "Policy": "chunkmill.pipeline.policy",
@@ -74,13 +79,8 @@ _HOMES = {
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and editors only
     from chunkmill.api import (
-        Chunk,
-        RejectedError,
         change_records,
         changes,
-        chunk_table,
-        chunk_text,
-        chunk_texts,
         connect,
         report,
         run,
@@ -88,10 +88,11 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and editors only
         stats,
         sync,
     )
+    from chunkmill.chunking import Chunk, RejectedError, chunk_table, chunk_text, chunk_texts
     from chunkmill.jobs.options import RunOptions
     from chunkmill.jobs.run_job import RunSummary
+    from chunkmill.pipeline.inputs.reading import InputError
     from chunkmill.pipeline.policy import Policy, PolicyError
-    from chunkmill.pipeline.reading import InputError
     from chunkmill.pipeline.runstore.guards import Refused
     from chunkmill.pipeline.runstore.ledger import LedgerError
     from chunkmill.pipeline.sync.syncing import StoreDiff, SyncRefused, SyncSummary

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from chunkmill.pipeline.doc_limits import DEFAULT_MAX_BYTES
 from chunkmill.pipeline.document import RawDocument
-from chunkmill.pipeline.reading import BAD_ROW, DUPLICATE, TOO_LARGE, InputError
+from chunkmill.pipeline.inputs.reading import BAD_ROW, DUPLICATE, TOO_LARGE, InputError
 
 TEXT_COLUMNS = ("text", "content", "body", "markdown")
 ID_COLUMNS = ("path", "id", "doc_id", "url", "name")
@@ -92,7 +92,7 @@ def parquet_rows(parquet, file, max_bytes: int) -> Iterator[dict | BadRow]:
     (``max_bytes``, at least the default: a page holds many documents) as BadRows, unread."""
     import pyarrow as pa
 
-    from chunkmill.pipeline import parquet_pages
+    from chunkmill.pipeline.inputs import parquet_pages
 
     metadata = parquet.metadata
     ceiling = max(max_bytes, DEFAULT_MAX_BYTES)

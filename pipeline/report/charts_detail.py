@@ -5,7 +5,7 @@ from __future__ import annotations
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from chunkmill.pipeline.charts import (
+from chunkmill.pipeline.report.charts import (
     CAP_COLOR,
     MUTED,
     ROW,
@@ -15,7 +15,7 @@ from chunkmill.pipeline.charts import (
     name_of,
     style,
 )
-from chunkmill.pipeline.report import RunFigures
+from chunkmill.pipeline.report.figures import RunFigures
 
 FOLDER_COLORS = [
     "#2563eb", "#f97316", "#16a34a", "#db2777", "#7c3aed", "#0d9488",

@@ -1,19 +1,19 @@
 """Readers: turn the user's INPUT (folder, files, or a table of documents) into RawDocuments.
 
-With ``pipeline.reading`` (a file's bytes) and ``pipeline.table_rows`` (a table's rows), this is
-the only part of the library that reads input files. Order is deterministic: folders are
-walked in sorted order, tables in row order.
+With ``reading`` (a file's bytes) and ``table_rows`` (a table's rows), this is the only part
+of the library that reads input files. Order is deterministic: folders are walked in sorted
+order, tables in row order.
 
 Listing a folder decides what is never read: a file whose name is not UTF-8 (``bad_name``,
 with a printable form of the name), a symbolic link that resolves outside the folder
 (``outside_root``, unless ``follow_symlinks``), and a folder that cannot be listed
 (``unlistable``: one reject row for the folder, path ``FOLDER/``). Reading then goes
-through ``pipeline.reading`` (stat first, regular files only, bounded reads).
+through ``pipeline.inputs.reading`` (stat first, regular files only, bounded reads).
 
 Not read, and counted by reason in ``Selection.skipped``: files that are not markdown or
 text (``not markdown``), hidden folders (``hidden``), links to folders (``symlink``) and
 the output folder when it lies inside INPUT (``inside --out``). With several INPUTs, every
-document's path starts with its input's label (``Source.label``; see pipeline/input_labels.py).
+document's path starts with its input's label (``Source.label``; see input_labels.py).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from pathlib import Path, PurePath, PurePosixPath
 
 from chunkmill.pipeline.doc_limits import DEFAULT_MAX_BYTES
 from chunkmill.pipeline.document import RawDocument, doc_format
-from chunkmill.pipeline.reading import (  # noqa: F401 - re-exported for callers
+from chunkmill.pipeline.inputs.reading import (  # noqa: F401 - re-exported for callers
     BAD_NAME,
     OUTSIDE_ROOT,
     UNLISTABLE,
@@ -38,7 +38,7 @@ from chunkmill.pipeline.reading import (  # noqa: F401 - re-exported for callers
     open_table,
     printable,
 )
-from chunkmill.pipeline.table_rows import (  # noqa: F401
+from chunkmill.pipeline.inputs.table_rows import (  # noqa: F401
     jsonl_documents,
     parquet_documents,
     table_documents,
@@ -138,7 +138,7 @@ def plan(
     inputs: list[str], selection: Selection, labels: dict[str, str | None] | None = None
 ) -> list[Source]:
     """Everything INPUT names, in a deterministic order; counts what is skipped. ``labels``
-    (pipeline.input_labels.input_labels) prefixes the paths of each input's documents."""
+    (pipeline.inputs.input_labels.input_labels) prefixes the paths of each input's documents."""
     out: list[Source] = []
     for item in inputs:
         label = (labels or {}).get(item)
@@ -148,7 +148,7 @@ def plan(
 
 def _once(sources: list[Source], selection: Selection) -> list[Source]:
     """Each path once: an INPUT given twice, or a file given with its folder, lists the
-    same file again (two different roots never share a label: pipeline/input_labels.py). The
+    same file again (two different roots never share a label: pipeline/inputs/input_labels.py). The
     first listing is kept, the others are skipped ("listed twice")."""
     seen: set[str] = set()
     out = []

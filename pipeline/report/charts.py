@@ -14,7 +14,7 @@ from html import escape
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from chunkmill.pipeline.report import RunFigures
+from chunkmill.pipeline.report.figures import RunFigures
 
 FONT = "Inter, 'Segoe UI', Roboto, 'Helvetica Neue', Arial, sans-serif"
 INK = "#1f2937"

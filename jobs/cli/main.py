@@ -7,16 +7,14 @@ from pathlib import Path
 
 import click
 
-from chunkmill.jobs import (
-    consumer_cli,
-    errors,
-    query_cli,
-    report_cli,
-    run_cli,
-    search_cli,
-    sync_cli,
-)
-from chunkmill.jobs.cli_common import (
+from chunkmill.jobs import errors
+from chunkmill.jobs.cli import consumer as consumer_cli
+from chunkmill.jobs.cli import query as query_cli
+from chunkmill.jobs.cli import report as report_cli
+from chunkmill.jobs.cli import run as run_cli
+from chunkmill.jobs.cli import search as search_cli
+from chunkmill.jobs.cli import sync as sync_cli
+from chunkmill.jobs.cli.common import (
     OUT,
     POLICY_FILE,
     finish,
@@ -177,8 +175,8 @@ def blocks_cmd(inputs, out, mdx, bias, **values):
     code is non-zero only when no document at all could be read.
     """
     from chunkmill.jobs import blocks_job
-    from chunkmill.pipeline import sources
-    from chunkmill.pipeline.input_labels import input_labels
+    from chunkmill.pipeline.inputs import sources
+    from chunkmill.pipeline.inputs.input_labels import input_labels
 
     not_an_input(out, inputs)
     writable(out)

@@ -53,7 +53,7 @@ RUN_OUT = click.option(
 @contextmanager
 def input_errors():
     """An unusable INPUT (missing, a table without a text column) is a usage error."""
-    from chunkmill.pipeline import sources
+    from chunkmill.pipeline.inputs import sources
 
     try:
         yield
@@ -112,7 +112,7 @@ class NoBar:
 
 def policy_of(policy_file, mdx=None, **flags):
     """The policy of the flags over the file over the defaults; its tokenizer loads."""
-    from chunkmill.api import resolve_policy
+    from chunkmill.chunking import resolve_policy
 
     try:
         return resolve_policy(policy_file, mdx=mdx, **flags)

@@ -8,7 +8,7 @@ import textwrap
 
 import click
 
-from chunkmill.jobs.query_cli import OUT_DIR, _jsonable, _open
+from chunkmill.jobs.cli.query import OUT_DIR, _jsonable, _open
 
 
 @click.command("search")

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from chunkmill.jobs.query_cli import OUT_DIR
+from chunkmill.jobs.cli.query import OUT_DIR
 
 
 @click.command("report")
@@ -61,7 +61,7 @@ def report_cmd(out, page, compare, tokenizer, sample, bins, top, as_json):
     """
     from chunkmill import api
     from chunkmill.jobs import report_job
-    from chunkmill.pipeline.report import ReportError
+    from chunkmill.pipeline.report.figures import ReportError
     from chunkmill.pipeline.runstore import DamagedRunError
 
     if not report_job.available():

@@ -9,7 +9,7 @@ import time
 import click
 
 from chunkmill.jobs import errors
-from chunkmill.jobs.consumer_cli import _folder_or_uri
+from chunkmill.jobs.cli.consumer import _folder_or_uri
 
 
 @click.command("sync")

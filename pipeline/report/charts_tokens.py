@@ -5,9 +5,9 @@ from __future__ import annotations
 import plotly.graph_objects as go
 import polars as pl
 
-from chunkmill.pipeline.charts import CAP_COLOR, MUTED, RUN_COLORS, Chart, name_of, style
-from chunkmill.pipeline.charts_detail import FOLDER_COLORS
-from chunkmill.pipeline.report import RunFigures
+from chunkmill.pipeline.report.charts import CAP_COLOR, MUTED, RUN_COLORS, Chart, name_of, style
+from chunkmill.pipeline.report.charts_detail import FOLDER_COLORS
+from chunkmill.pipeline.report.figures import RunFigures
 
 
 def summary(sample: pl.DataFrame, cap: int) -> dict:

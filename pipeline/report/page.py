@@ -11,8 +11,8 @@ import json
 from datetime import UTC, datetime
 from html import escape
 
-from chunkmill.pipeline.charts import Chart, as_text
-from chunkmill.pipeline.report import RunFigures
+from chunkmill.pipeline.report.charts import Chart, as_text
+from chunkmill.pipeline.report.figures import RunFigures
 
 # (stats table, column, label, format): the headline figures, all from sql/stats/
 TILES = [
@@ -135,7 +135,7 @@ def _island(chart: Chart) -> str:
 def render(runs: list[RunFigures], charts: list[Chart], source: str, version: str) -> str:
     from plotly.offline import get_plotlyjs
 
-    from chunkmill.pipeline.report_style import CSS
+    from chunkmill.pipeline.report.style import CSS
 
     first = runs[0]
     compared = (

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path, PurePosixPath
 
-from chunkmill.pipeline.sources import TABLE_SUFFIXES, InputError
+from chunkmill.pipeline.inputs.sources import TABLE_SUFFIXES, InputError
 
 
 def input_labels(inputs: list[str], names: dict[str, str] | None = None) -> dict[str, str | None]:

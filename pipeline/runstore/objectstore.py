@@ -203,11 +203,12 @@ def _files_by_checksum(staging: Path, run_id: str | None) -> dict[tuple[str, int
 
 def prune(prefix: Prefix, published: str, keep: int, records: list[dict]) -> None:
     """Delete the run prefixes (named by a run id) that ``--keep`` does not keep (see
-    runstore.kept: the ``keep`` most recent runs of ``records`` that changed something,
+    runs_table.kept: the ``keep`` most recent runs of ``records`` that changed something,
     and the published one)."""
     from chunkmill.pipeline import runstore
+    from chunkmill.pipeline.runstore import runs_table
 
-    keep_ids = runstore.kept(records, keep, published)
+    keep_ids = runs_table.kept(records, keep, published)
     for old in prefix.run_ids():
         if runstore.RUN_ID.fullmatch(old) and old not in keep_ids:
             prefix.fs.delete_dir(prefix.key("runs", old))

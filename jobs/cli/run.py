@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from chunkmill.jobs import errors
-from chunkmill.jobs.cli_common import (
+from chunkmill.jobs.cli.common import (
     POLICY_FIELDS,
     POLICY_FILE,
     RUN_OUT,
@@ -68,7 +68,7 @@ def run_cmd(inputs, out, policy_file, log_json, **values):
     (bad_name). A folder that cannot be listed is a reject (unlistable) and its documents
     of the published run are kept as they were: nothing below it is removed.
     """
-    from chunkmill.pipeline import objectstore
+    from chunkmill.pipeline.runstore import objectstore
 
     if log_json:
         errors.json_mode()
@@ -111,7 +111,8 @@ def _run(inputs, out, policy, options: dict, log_json: bool) -> None:
     from chunkmill import api
     from chunkmill.jobs.errors import EngineError
     from chunkmill.jobs.runlog import RunLog
-    from chunkmill.pipeline import objectstore, runstore
+    from chunkmill.pipeline import runstore
+    from chunkmill.pipeline.runstore import objectstore
     from chunkmill.pipeline.runstore.guards import Refused
 
     log = RunLog(as_json=log_json)

@@ -1,7 +1,7 @@
 """The figures of a chunk-quality report: the SQL files of ``sql/stats/`` (what `chunkmill
 stats` prints) and ``sql/report/`` over one run, plus a recount of a sample of ``embed_text``
 with a real tokenizer. Python only chooses the run, binds parameters and counts tokens; the
-charts are drawn by ``chunkmill.pipeline.charts``.
+charts are drawn by ``chunkmill.pipeline.report.charts``.
 """
 
 from __future__ import annotations
