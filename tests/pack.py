@@ -30,8 +30,8 @@ Rules (docs/design.md, "Packing rules", states them for users):
    last section joins it up to the cap, not only the target: a section is not left
    without its small subsection.
 
-The Rust core packs (rust/core/src/pack.rs, through ``chunkmill._core.pack``); the tests call
-it through this module, in the arrays and groups they speak.
+The Rust core packs (rust/core/src/chunk/pack/, through ``chunkmill._core.pack``); the
+tests call it through this module, in the arrays and groups they speak.
 """
 
 from __future__ import annotations

@@ -13,10 +13,10 @@ whitespace. Two shapes come back:
   within the budget. Fenced code inside them (a fence in a list item or a JSX block) is one
   piece, or, when it alone is too big, split as code with its fence re-opened.
 
-The work is done by the Rust core (``chunkmill._core``, rust/core/src/split). The estimate
-is counted there without calling back; any other counter (a real tokenizer) is called with
-the same batches of texts as a Python implementation would make, since a tokenizer's count
-of joined text is not the sum of its parts.
+The work is done by the Rust core (``chunkmill._core``, rust/core/src/chunk/split). The
+estimate is counted there without calling back; any other counter (a real tokenizer) is
+called with the same batches of texts as a Python implementation would make, since a
+tokenizer's count of joined text is not the sum of its parts.
 """
 
 from __future__ import annotations

@@ -201,7 +201,7 @@ def test_arrays_of_every_layout_give_the_same_estimates():
 
 
 def test_the_rust_tables_are_generated_from_the_estimate():
-    """rust/core/src/estimate_tables.rs is what tools/gen_estimate.py writes from
+    """rust/core/src/tables/estimate.rs is what tools/gen_estimate.py writes from
     pipeline/token_estimate.py."""
     tool = REPO / "tools" / "gen_estimate.py"
     assert subprocess.run([sys.executable, str(tool), "--check"]).returncode == 0

@@ -167,7 +167,7 @@ def test_inputs_of_different_lengths_are_refused():
 
 
 def test_python_character_tables_are_current():
-    """rust/core/src/pyunicode_tables.rs is what tools/gen_pyunicode.py writes with this
+    """rust/core/src/tables/pyunicode.rs is what tools/gen_pyunicode.py writes with this
     Python (its whitespace, \\w and \\d)."""
     tool = REPO / "tools" / "gen_pyunicode.py"
     assert subprocess.run([sys.executable, str(tool), "--check"]).returncode == 0

@@ -1,6 +1,6 @@
-"""The core's exact counts of cl100k_base and o200k_base (chunkmill_core::encoding) against
-tiktoken's own ``encode_ordinary`` (the oracle: tiktoken with the ranks its offline packages
-bundle), on edge cases, generated text and every shared corpus document;
+"""The core's exact counts of cl100k_base and o200k_base (chunkmill_core::tokens::encoding)
+against tiktoken's own ``encode_ordinary`` (the oracle: tiktoken with the ranks its offline
+packages bundle), on edge cases, generated text and every shared corpus document;
 and a run under ``tiktoken:cl100k_base`` that never imports tiktoken."""
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
-"""The core's counts of Hugging Face tokenizers (hf:PATH, chunkmill_core::hf) against the
-tokenizers package's own ``encode`` (the oracle), for two real models' tokenizer.json
-files that packages bundle (tests/bundled.py): MiniLM's WordPiece and multilingual-e5's
-SentencePiece Unigram. Edge cases, generated text, and the chunks of every shared corpus
-at MiniLM's 256-token input."""
+"""The core's counts of Hugging Face tokenizers (hf:PATH, chunkmill_core::tokens::hf)
+against the tokenizers package's own ``encode`` (the oracle), for two real models'
+tokenizer.json files that packages bundle (tests/bundled.py): MiniLM's WordPiece and
+multilingual-e5's SentencePiece Unigram. Edge cases, generated text, and the chunks of
+every shared corpus at MiniLM's 256-token input."""
 
 from __future__ import annotations
 

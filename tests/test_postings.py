@@ -49,10 +49,10 @@ def test_pieces_slices_and_string_types_give_the_same_rows(kind):
 
 
 def test_sigma_tables_are_polars_ones():
-    """rust/core/src/lowercase_tables.rs is what tools/gen_lowercase.py reads off the
+    """rust/core/src/tables/lowercase.rs is what tools/gen_lowercase.py reads off the
     polars that the file names (another polars may judge other characters cased)."""
     tool = REPO / "tools" / "gen_lowercase.py"
-    header = (REPO / "rust" / "core" / "src" / "lowercase_tables.rs").read_text()
+    header = (REPO / "rust" / "core" / "src" / "tables" / "lowercase.rs").read_text()
     named = re.search(r"from polars (\S+);", header).group(1)
     if named != pl.__version__:
         pytest.skip(f"the tables come from polars {named}")

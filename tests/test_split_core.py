@@ -83,7 +83,7 @@ def test_clusters_are_those_of_the_regex_module_around_conjuncts():
 
 
 def test_the_conjunct_tables_are_current():
-    """rust/core/src/split/incb_tables.rs is what tools/gen_graphemes.py writes with this
+    """rust/core/src/tables/incb.rs is what tools/gen_graphemes.py writes with this
     `regex` module."""
     tool = REPO / "tools" / "gen_graphemes.py"
     assert subprocess.run([sys.executable, str(tool), "--check"]).returncode == 0

@@ -1,4 +1,4 @@
-"""Writes rust/core/src/estimate_tables.rs: the token estimate's classes and weights as
+"""Writes rust/core/src/tables/estimate.rs: the token estimate's classes and weights as
 pipeline/token_estimate.py (and pipeline/han_rare.py) define them, for the Rust core's estimate.
 
 Run with the project's Python: `python tools/gen_estimate.py` (rewrites the file);
@@ -14,7 +14,7 @@ from pathlib import Path
 from rust_tables import range_rows, write_or_check
 
 ROOT = Path(__file__).resolve().parent.parent
-OUT = ROOT / "rust" / "core" / "src" / "estimate_tables.rs"
+OUT = ROOT / "rust" / "core" / "src" / "tables" / "estimate.rs"
 ASCII_BITS = {"letters": 1, "digits": 2, "punct": 4, "space": 8, "controls": 16}
 LOWER, UPPER = 32, 64  # the halves of the case break [a-z][A-Z]
 

@@ -1,11 +1,11 @@
-"""Writes rust/core/src/split/incb_tables.rs: the Indic conjunct classes (InCB Linker,
+"""Writes rust/core/src/tables/incb.rs: the Indic conjunct classes (InCB Linker,
 Consonant, Extend) of the `regex` module that cuts grapheme clusters for the pipeline's
 reference, as sorted ranges. `regex` keeps a conjunct whole (no cluster boundary before a
 consonant) after any linker (virama), with or without a consonant before it; the Rust core
-applies the same rule over its own cluster boundaries (rust/core/src/split/text.rs).
+applies the same rule over its own cluster boundaries (rust/core/src/chunk/split/text.rs).
 
 Run with the project's Python: `python tools/gen_graphemes.py` (rewrites the file);
-`--check` exits 1 when the file differs (tests/test_split_tables.py runs it).
+`--check` exits 1 when the file differs (tests/test_split_core.py runs it).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from pathlib import Path
 import regex
 from rust_tables import range_rows, write_or_check
 
-OUT = Path(__file__).resolve().parent.parent / "rust" / "core" / "src" / "split" / "incb_tables.rs"
+OUT = Path(__file__).resolve().parent.parent / "rust" / "core" / "src" / "tables" / "incb.rs"
 CLASSES = ("Linker", "Consonant", "Extend")
 
 

@@ -1,4 +1,4 @@
-"""Writes rust/core/src/lowercase_tables.rs: the two character classes that decide how a
+"""Writes rust/core/src/tables/lowercase.rs: the two character classes that decide how a
 capital sigma lower-cases (ς at the end of a word, σ elsewhere; Unicode's Final_Sigma), as
 polars' ``str.to_lowercase`` judged them when the postings' terms were defined with it.
 
@@ -20,7 +20,7 @@ from pathlib import Path
 import polars as pl
 from rust_tables import range_rows, write_or_check
 
-OUT = Path(__file__).resolve().parent.parent / "rust" / "core" / "src" / "lowercase_tables.rs"
+OUT = Path(__file__).resolve().parent.parent / "rust" / "core" / "src" / "tables" / "lowercase.rs"
 
 
 def _ranges(cps: list[int]) -> list[tuple[int, int]]:

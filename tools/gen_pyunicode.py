@@ -1,4 +1,4 @@
-"""Writes rust/core/src/pyunicode_tables.rs: the character classes and case mappings of
+"""Writes rust/core/src/tables/pyunicode.rs: the character classes and case mappings of
 this Python's str methods (its unicodedata version) that the Rust core must agree with,
 as sorted ranges and sorted (code point, text) pairs.
 
@@ -14,7 +14,7 @@ from pathlib import Path
 
 from rust_tables import range_rows, write_or_check
 
-OUT = Path(__file__).resolve().parent.parent / "rust" / "core" / "src" / "pyunicode_tables.rs"
+OUT = Path(__file__).resolve().parent.parent / "rust" / "core" / "src" / "tables" / "pyunicode.rs"
 
 
 def _final_sigma_after(text: str) -> bool:

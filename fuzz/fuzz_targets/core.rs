@@ -6,17 +6,17 @@
 //! format (markdown, MDX, plain text) so that every path is reached.
 #![no_main]
 
-use chunkmill_core::assemble::{self, IdParts};
-use chunkmill_core::blocks::{blocks, Document};
-use chunkmill_core::context;
-use chunkmill_core::counter::Estimate;
-use chunkmill_core::estimate::estimates;
-use chunkmill_core::heading;
-use chunkmill_core::kind::Kind;
-use chunkmill_core::pack::{self, Limits};
+use chunkmill_core::chunk::assemble::{self, IdParts};
+use chunkmill_core::chunk::context;
+use chunkmill_core::chunk::heading;
+use chunkmill_core::chunk::pack::{self, Limits};
+use chunkmill_core::chunk::section;
+use chunkmill_core::chunk::split::{byte_offsets, split_block};
+use chunkmill_core::parse::blocks::{blocks, Document};
+use chunkmill_core::parse::kind::Kind;
 use chunkmill_core::postings;
-use chunkmill_core::section;
-use chunkmill_core::split::{byte_offsets, split_block};
+use chunkmill_core::tokens::counter::Estimate;
+use chunkmill_core::tokens::estimate::estimates;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -10,8 +10,8 @@ use std::sync::OnceLock;
 
 use regex_syntax::hir::{Class, HirKind};
 
-use crate::lowercase_tables::{CASED, CASE_IGNORABLE};
 use crate::pyunicode::within;
+use crate::tables::lowercase::{CASED, CASE_IGNORABLE};
 
 /// The scripts whose runs give bigrams, as code point ranges (the class of
 /// sql/search.sql). Kana includes the prolonged sound mark (ー) and iteration marks but not

@@ -4,7 +4,7 @@
 //! lacks U+001C..U+001F, Rust has no case folding, and its Unicode version differs from
 //! Python's.
 
-use crate::pyunicode_tables::{
+use crate::tables::pyunicode::{
     CASED, CASEFOLD, CASE_IGNORABLE, DECIMAL, DIGIT_LETTER_NUMBER_OR_CONNECTOR, LETTER_OR_MARK,
     LOWER, OTHER_SYMBOL, SPACE, WORD,
 };

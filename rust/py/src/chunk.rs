@@ -5,11 +5,11 @@ use std::borrow::Cow;
 use std::convert::Infallible;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
+use chunkmill_core::chunk::heading::clean_blocks;
 use chunkmill_core::chunk::{chunk_document, Block, Counting, Doc, DocChunks, Failure, Policy};
-use chunkmill_core::estimate::{estimate, weights, EnglishDocument};
-use chunkmill_core::heading::clean_blocks;
-use chunkmill_core::kind::Kind;
+use chunkmill_core::parse::kind::Kind;
 use chunkmill_core::threads;
+use chunkmill_core::tokens::estimate::{estimate, weights, EnglishDocument};
 use pyo3::buffer::PyUntypedBuffer;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -176,7 +176,7 @@ pub(crate) type PolicyTuple = (
 );
 
 /// The chunks of a batch. `tokenizer`: None for the estimate or `encoding` (a name of
-/// chunkmill_core::exact, counted in the core), else (count, added) of a Python one.
+/// chunkmill_core::tokens::exact, counted in the core), else (count, added) of a Python one.
 /// Returns a dict of chunk columns (`doc`: the document index of each chunk; list columns
 /// flat with offsets; `text` and `embed_text` as UTF-8 bytes with int64 `*_offsets`),
 /// `rejects` [(doc, reason, detail)], and per chunk its document's `title` and

@@ -4,10 +4,10 @@
 
 use std::borrow::Cow;
 
-use chunkmill_core::blocks::Document;
 use chunkmill_core::chunk::Block;
-use chunkmill_core::kind::Kind;
-use chunkmill_core::parsed::{parsed, Parsed};
+use chunkmill_core::parse::blocks::Document;
+use chunkmill_core::parse::kind::Kind;
+use chunkmill_core::parse::parsed::{parsed, Parsed};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedStr;
@@ -34,7 +34,7 @@ type PassDocs<'py> = (
 );
 
 /// The chunks of decoded documents, counted by the estimate or (`encoding`, a name of
-/// chunkmill_core::encoding) exactly, as `chunk_documents` gives them
+/// chunkmill_core::tokens::encoding) exactly, as `chunk_documents` gives them
 /// (`columnar`: Arrow buffers), and `fallback`: the documents left to the reference parser
 /// (not chunked here). `prepare(marked, images, bracket, defining)` is called, the
 /// interpreter held, once per document with a heading whose markup the reference inline

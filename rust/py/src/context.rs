@@ -1,12 +1,12 @@
-//! The bindings of `chunkmill_core::heading` and `chunkmill_core::context`: clean heading
-//! texts, slugs and anchors, context headers, clipped elements and urls. Inline
-//! markup in a heading is reduced by the caller's reference inline parser, one call per
-//! document.
+//! The bindings of `chunkmill_core::chunk::heading` and `chunkmill_core::chunk::context`:
+//! clean heading texts, slugs and anchors, context headers, clipped elements and urls.
+//! Inline markup in a heading is reduced by the caller's reference inline parser, one call
+//! per document.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use chunkmill_core::context as core_context;
-use chunkmill_core::heading::{self as core_heading, Anchors};
+use chunkmill_core::chunk::context as core_context;
+use chunkmill_core::chunk::heading::{self as core_heading, Anchors};
 use chunkmill_core::pyunicode;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;

@@ -14,11 +14,13 @@ mod strings;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use chunkmill_core::blocks::{blocks_in_threads, Columns, Document};
-use chunkmill_core::document as core_document;
-use chunkmill_core::estimate::{english_documents as core_english, estimates as core_estimates};
-use chunkmill_core::exact::Exact;
-use chunkmill_core::kind::Kind;
+use chunkmill_core::parse::blocks::{blocks_in_threads, Columns, Document};
+use chunkmill_core::parse::document as core_document;
+use chunkmill_core::parse::kind::Kind;
+use chunkmill_core::tokens::estimate::{
+    english_documents as core_english, estimates as core_estimates,
+};
+use chunkmill_core::tokens::exact::Exact;
 use pyo3::buffer::PyUntypedBuffer;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;

@@ -2,7 +2,7 @@
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use chunkmill_core::pack::{
+use chunkmill_core::chunk::pack::{
     check, pack as core_pack, pack_full, Group, Limits, Parent, UnitArrays,
 };
 use pyo3::exceptions::{PyRuntimeError, PyValueError};

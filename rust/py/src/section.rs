@@ -1,8 +1,8 @@
-//! Sections and filler blocks of one document (chunkmill_core::section).
+//! Sections and filler blocks of one document (chunkmill_core::chunk::section).
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use chunkmill_core::section;
+use chunkmill_core::chunk::section;
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedStr;

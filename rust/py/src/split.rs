@@ -6,8 +6,8 @@
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use chunkmill_core::counter::{Counter, Estimate};
-use chunkmill_core::split::{self as core, byte_offsets, char_offsets, Piece};
+use chunkmill_core::chunk::split::{self as core, byte_offsets, char_offsets, Piece};
+use chunkmill_core::tokens::counter::{Counter, Estimate};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedStr;

@@ -4,7 +4,7 @@
 
 use super::prepare::Context;
 use super::units::Unit;
-use crate::kind::Kind;
+use crate::parse::kind::Kind;
 use crate::pyunicode::is_line_break;
 
 /// The embedding form of a chunk's `text`, joined from `units` (each unit's text appears

@@ -1,23 +1,46 @@
-//! The chunks of one document whose blocks are known (the chunks stage): the
-//! strategy, heading paths and anchors, the title, the room each section leaves beside its
-//! context header, units, packing, and the chunk rows, over plain Rust structures.
+//! From a document's blocks to its chunks. `chunk_document`, here, is the chunks stage for
+//! one document whose blocks are known: the strategy, heading paths and anchors, the title,
+//! the room each section leaves beside its context header, units, packing, and the chunk
+//! rows, over plain Rust structures.
 //!
 //! With a real tokenizer a section whose chunks count over the cap is packed again with a
 //! tighter budget (`MAX_REPACKS` attempts; after half of them the squeeze doubles, down to
 //! units of `FLOOR` tokens) and the whitespace between its units counted (`add_gaps`), so
 //! the cap holds exactly.
+//!
+//! - `heading`: heading text as readers see it (ids, template tags and closing `#`s
+//!   removed), GitHub anchors, titles.
+//! - `context`: what a chunk says of where it comes from: the context header, the file-stem
+//!   title, the url from a link template.
+//! - `section`: sections of a document's blocks, the leads that keep a heading with its
+//!   first content, the blocks that say nothing alone.
+//! - `split`: one oversized block cut into pieces by kind, the only place that knows how to
+//!   cut markdown.
+//! - `pack`: the packer: units grouped into chunks from small integer arrays, never text.
+//! - `assemble`: a chunk's text, spans, lines and ids from its units.
+//! - `prepare`: a document's context: clean heading texts, heading paths, anchors, title.
+//! - `room`: the room each section leaves for text beside its longest context header.
+//! - `units`: whole blocks, or the pieces of those over their section's budget, and the
+//!   arrays the packer reads of them.
+//! - `rows`: the chunk rows of a document's packed groups.
+//! - `embed`: what embed_text holds of a chunk's text.
 
+pub mod assemble;
+pub mod context;
 mod embed;
+pub mod heading;
+pub mod pack;
 mod prepare;
 mod room;
 mod rows;
+pub mod section;
+pub mod split;
 mod units;
 
 use std::borrow::Cow;
 
-use crate::kind::Kind;
-use crate::pack::{self, Limits, Parent};
-use crate::section;
+use crate::parse::kind::Kind;
+use pack::{Limits, Parent};
 
 pub use rows::Row;
 

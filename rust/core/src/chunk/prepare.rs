@@ -2,9 +2,9 @@
 //! anchors numbered in document order, and the title.
 
 use super::{Block, Doc, Policy};
-use crate::context::path_title;
-use crate::heading::{clean_blocks, titles_and_anchors};
-use crate::kind::Kind;
+use crate::chunk::context::path_title;
+use crate::chunk::heading::{clean_blocks, titles_and_anchors};
+use crate::parse::kind::Kind;
 use crate::pyunicode::is_space;
 
 /// One document's context.

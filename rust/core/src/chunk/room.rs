@@ -4,8 +4,8 @@ use std::collections::HashSet;
 
 use super::prepare::{Context, DocBlock};
 use super::{Counting, Failure, Policy};
-use crate::context::{clip, header_line};
-use crate::pack::SEP;
+use crate::chunk::context::{clip, header_line};
+use crate::chunk::pack::SEP;
 
 /// Per section (numbered from 0): the cap left for text once its longest context header is
 /// in, and for a header that alone would take over a quarter of max_tokens, the character

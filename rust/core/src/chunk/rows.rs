@@ -1,16 +1,16 @@
 //! The chunk rows of a document's groups: context prefixes and anchors, texts, spans,
-//! lines and ids (crate::assemble), embed_text, n_tokens, and the columns that say where a
-//! chunk sits.
+//! lines and ids (crate::chunk::assemble), embed_text, n_tokens, and the columns that say
+//! where a chunk sits.
 
 use super::embed;
 use super::prepare::{Context, DocBlock};
 use super::room::strs;
 use super::units::Unit;
 use super::{Counting, Doc, Failure, Policy};
-use crate::assemble::{self, IdParts};
-use crate::context::{clip, header_line, path_stem, url};
-use crate::kind::Kind;
-use crate::pack::{Group, SEP};
+use crate::chunk::assemble::{self, IdParts};
+use crate::chunk::context::{clip, header_line, path_stem, url};
+use crate::chunk::pack::{Group, SEP};
+use crate::parse::kind::Kind;
 use crate::pyunicode::casefold;
 
 /// A section: the level and title of its heading and the heading's anchor (all None for

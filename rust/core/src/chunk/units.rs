@@ -5,14 +5,14 @@ use std::borrow::Cow;
 
 use super::prepare::DocBlock;
 use super::{Block, Counting, Doc, Failure};
-use crate::blocks::short_hash;
-use crate::counter::Counter;
-use crate::fence;
-use crate::kind::Kind;
-use crate::pack;
+use crate::chunk::pack;
+use crate::chunk::section::{is_filler, leads};
+use crate::chunk::split::{byte_offsets, char_offsets, split_block};
+use crate::parse::blocks::short_hash;
+use crate::parse::fence;
+use crate::parse::kind::Kind;
 use crate::pyunicode::rstrip;
-use crate::section::{is_filler, leads};
-use crate::split::{byte_offsets, char_offsets, split_block};
+use crate::tokens::counter::Counter;
 
 /// One unit: a whole block (`pos` in the document's blocks) or a piece of one.
 pub struct Unit {

@@ -1,12 +1,35 @@
-//! One document's text -> its top-level blocks by line.
+//! From a document's bytes to its blocks. `parse`, here: one document's text -> its
+//! top-level blocks by line.
+//!
+//! - `document`: the documents stage for one document's bytes: its decoded text, counts,
+//!   hashes and front matter, or a reject with a reason.
+//! - `frontmatter`: where YAML or TOML front matter is, at the very top of a text.
+//! - `lines`: the line table of a text (lines end at "\r\n", "\r" or "\n").
+//! - `fence`: where fenced code opens and closes, line by line.
+//! - `mdx`: MDX segmentation: top-level ESM statements and JSX component blocks.
+//! - `walk`: the top-level blocks of a line range, from one pass over pulldown-cmark's
+//!   events.
+//! - `kind`: block kinds, one ordered enum whose order is part of the schema.
+//! - `blocks`: the blocks stage: a batch of documents -> block columns (code-point offsets,
+//!   heading paths, content-derived block ids), over threads.
+//! - `parsed`: a batch's blocks with what packing needs of them: token estimates, each
+//!   document's language, the headings left to the reference inline parser.
 
-use crate::fence::fenced_lines;
-use crate::frontmatter;
-use crate::kind::Kind;
-use crate::lines::{count_breaks, Lines};
-use crate::mdx::{self, Segment};
+pub mod blocks;
+pub mod document;
+pub mod fence;
+pub mod frontmatter;
+pub mod kind;
+pub mod lines;
+pub mod mdx;
+pub mod parsed;
+pub mod walk;
+
 use crate::pyunicode::{is_blank, rstrip};
-use crate::walk;
+use fence::fenced_lines;
+use kind::Kind;
+use lines::{count_breaks, Lines};
+use mdx::Segment;
 
 /// Heading titles longer than this many code points are shortened.
 pub const TITLE_CHARS: usize = 200;

@@ -6,8 +6,8 @@ use std::borrow::Cow;
 
 use unicode_segmentation::UnicodeSegmentation;
 
-use super::incb_tables::{CONSONANT, EXTEND, LINKER};
 use crate::pyunicode::is_space;
+use crate::tables::incb::{CONSONANT, EXTEND, LINKER};
 
 /// A byte range of the block text.
 pub type Span = (usize, usize);

@@ -5,10 +5,10 @@
 use super::fine::{fine_spans, group, Counted, Level};
 use super::text::{gap, gap_limit, line_start, lines, Span};
 use super::{Piece, Split};
-use crate::counter::Counter;
-use crate::fence::{closes_fence, continuation, fence_prefix, line_end, opens_fence};
-use crate::lines::Lines;
+use crate::parse::fence::{closes_fence, continuation, fence_prefix, line_end, opens_fence};
+use crate::parse::lines::Lines;
 use crate::pyunicode::{is_blank, strip};
+use crate::tokens::counter::Counter;
 
 const LINES_THEN_WORDS: &[Level] = &[Level::Line, Level::Word];
 

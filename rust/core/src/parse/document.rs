@@ -5,7 +5,7 @@
 
 use sha2::{Digest, Sha256};
 
-use crate::frontmatter::{self, Format};
+use crate::parse::frontmatter::{self, Format};
 
 /// A document that decodes: `text` is `data[text_start..]` (a BOM left out).
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -3,7 +3,7 @@
 //! and the hash of embed_text. Offsets in and out are code points (Python str indices);
 //! the text is sliced in bytes through a per-document map.
 
-use crate::blocks::short_hash;
+use crate::parse::blocks::short_hash;
 use crate::pyunicode::is_blank;
 
 /// A document's text and units: unit `i` is `keys[i]` (its block id, or block_id@offset for

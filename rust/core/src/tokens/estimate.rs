@@ -6,7 +6,7 @@
 
 use std::sync::OnceLock;
 
-use crate::estimate_tables::*;
+use crate::tables::estimate::*;
 
 /// The counts of one text: every class of WEIGHTED but `foreign` (which needs the
 /// document), English function words, and code points.

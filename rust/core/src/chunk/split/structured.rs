@@ -5,10 +5,10 @@
 use super::fine::{fine_spans, Level};
 use super::text::{cut, gap_limit, line_start, trim};
 use super::{Piece, Split};
-use crate::counter::Counter;
-use crate::fence::{closes_fence, opens_fence};
-use crate::lines::Lines;
+use crate::parse::fence::{closes_fence, opens_fence};
+use crate::parse::lines::Lines;
 use crate::pyunicode::is_blank;
+use crate::tokens::counter::Counter;
 
 impl<C: Counter> Split<'_, '_, C> {
     /// The pieces of the whole text; `cuts`: list item starts (sorted, distinct).

@@ -2,10 +2,10 @@
 //! estimate, each document's language, and the headings whose inline markup is left to
 //! the reference inline parser.
 
-use crate::blocks::{blocks_in_threads, Columns, Document};
-use crate::estimate::estimates_and_english;
-use crate::heading::clean_blocks;
-use crate::kind::Kind;
+use crate::chunk::heading::clean_blocks;
+use crate::parse::blocks::{blocks_in_threads, Columns, Document};
+use crate::parse::kind::Kind;
+use crate::tokens::estimate::estimates_and_english;
 
 /// The blocks of every document (`cols`) and, per block, its code points, its estimate
 /// under the bias and, for a heading whose cleaned source keeps inline markup, that source

@@ -15,6 +15,10 @@
 //! 5. Images are chunks of their own.
 //! 6. Merging, after packing (`merge`).
 //! 7. Sibling packing, when parents are given (`siblings`).
+//!
+//! - `merge`: rule 6, chunks of headings only and chunks under `min_tokens` merged.
+//! - `siblings`: rule 7, consecutive chunks of whole sections packed together.
+//! - `tests`: the rules, each on small integer arrays.
 
 mod merge;
 mod siblings;

@@ -6,8 +6,8 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use sha2::{Digest, Sha256};
 
-use crate::kind::Kind;
-use crate::lines::Lines;
+use crate::parse::kind::Kind;
+use crate::parse::lines::Lines;
 use crate::parse::{parse, Block, Fallback};
 use crate::pyunicode::first_word;
 use crate::threads;

@@ -7,8 +7,8 @@ use std::ops::Range;
 
 use pulldown_cmark::{CodeBlockKind, Event, OffsetIter, Options, Parser, Tag, TagEnd};
 
-use crate::kind::Kind;
-use crate::lines::Lines;
+use crate::parse::kind::Kind;
+use crate::parse::lines::Lines;
 use crate::parse::{Block, Fallback};
 use crate::pyunicode::{collapse, is_blank, strip};
 

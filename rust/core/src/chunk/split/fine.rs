@@ -7,7 +7,7 @@ use std::borrow::Cow;
 use std::ops::Range;
 
 use super::text::{code_points, gap, graphemes, lines, sentences, trim, words, Span};
-use crate::counter::Counter;
+use crate::tokens::counter::Counter;
 
 /// How a piece over the budget is cut next (characters come last, always).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -224,7 +224,7 @@ pub fn group(pieces: &[Counted], limit: i64) -> Vec<Range<usize>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::counter::CodePoints;
+    use crate::tokens::counter::CodePoints;
 
     /// Records every batch it counts.
     struct Recorder(Vec<Vec<String>>);

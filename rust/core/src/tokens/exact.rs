@@ -7,9 +7,9 @@ use std::ops::Range;
 use std::sync::Arc;
 
 use crate::chunk::Counting;
-use crate::encoding::{Encoding, NAMES};
-use crate::hf::Hf;
 use crate::threads;
+use crate::tokens::encoding::{Encoding, NAMES};
+use crate::tokens::hf::Hf;
 
 /// An exact counter.
 #[derive(Debug, Clone)]

@@ -11,10 +11,16 @@
 //!
 //! Offsets are byte offsets here; `char_offsets` and `byte_offsets` convert the spans and
 //! item starts to and from Python's code points at the edge.
+//!
+//! - `structured`: lists, HTML, JSX, front matter and quotes as fine pieces, fenced code
+//!   and tables inside them kept whole or wrapped, list items cut at their starts first.
+//! - `wrap`: code and tables cut into parts that repeat their fence or header.
+//! - `fine`: a span cut by lines, then sentences, words, characters, only where still over
+//!   the budget; pieces grouped under a limit.
+//! - `text`: where text may be cut: trimmed spans, lines, sentences, words, grapheme
+//!   clusters, and the whitespace kept between pieces.
 
 mod fine;
-#[rustfmt::skip]
-mod incb_tables;
 mod structured;
 mod text;
 mod wrap;
@@ -22,7 +28,7 @@ mod wrap;
 pub use fine::{chars, group, Level};
 pub use text::{gap, gap_limit, graphemes, sentences, MAX_GAP};
 
-use crate::counter::Counter;
+use crate::tokens::counter::Counter;
 use fine::Level::{Line, Sentence, Word};
 
 /// One piece of a block: its text and the byte range of the block text it covers.
@@ -133,7 +139,7 @@ pub fn byte_offsets(text: &str, chars: &[i64]) -> Vec<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::counter::CodePoints;
+    use crate::tokens::counter::CodePoints;
 
     fn split(kind: &str, text: &str, budget: i64) -> Vec<(String, usize, usize)> {
         split_block(kind, text, budget, budget, &mut CodePoints, &[])

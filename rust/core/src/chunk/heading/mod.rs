@@ -6,6 +6,12 @@
 //! whose only markup is code spans is reduced here as the reference inline parser reduces
 //! it; text with other inline markup is left to that parser (`Cleaned::plain` is false);
 //! other text has its whitespace collapsed. `Anchors` numbers GitHub slugs of a document.
+//!
+//! - `syntax`: what a heading's text loses: closing `#`s, template tags, MDX ids, attribute
+//!   lists.
+//! - `code_spans`: text whose only markup is code spans, reduced as the reference inline
+//!   parser reduces it.
+//! - `anchor`: GitHub's slugs of heading texts, numbered per document.
 
 mod anchor;
 mod code_spans;

@@ -1,6 +1,6 @@
 //! MDX segmentation: top-level ESM statements and JSX component blocks by line.
 
-use crate::fence::{closes_fence, opens_fence};
+use crate::parse::fence::{closes_fence, opens_fence};
 use crate::pyunicode::{is_blank, is_space, is_word};
 
 pub const SCAN_BUDGET_PER_CHAR: i64 = 2;

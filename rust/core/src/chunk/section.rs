@@ -1,7 +1,7 @@
 //! Sections of a document's blocks, the leads that keep a heading with its first content,
 //! and the blocks that say nothing alone.
 
-use crate::pack::{Parent, SEP};
+use crate::chunk::pack::{Parent, SEP};
 use crate::pyunicode::{is_line_break, is_space, strip};
 
 /// The section number of every block, and per section the position of the heading block

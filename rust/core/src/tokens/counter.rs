@@ -5,8 +5,8 @@
 
 use std::convert::Infallible;
 
-use crate::estimate::{estimate, weights, EnglishDocument};
-use crate::estimate_tables::N_WEIGHTED;
+use crate::tables::estimate::N_WEIGHTED;
+use crate::tokens::estimate::{estimate, weights, EnglishDocument};
 
 /// Counts tokens of a batch of texts (`count(list[str]) -> list[int]` in Python).
 pub trait Counter {
