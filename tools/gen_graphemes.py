@@ -2,7 +2,8 @@
 Consonant, Extend) of the `regex` module that cuts grapheme clusters for the pipeline's
 reference, as sorted ranges. `regex` keeps a conjunct whole (no cluster boundary before a
 consonant) after any linker (virama), with or without a consonant before it; the Rust core
-applies the same rule over its own cluster boundaries (rust/core/src/chunk/split/text.rs).
+applies the same rule over its own cluster boundaries
+(rust/core/src/chunk/split/graphemes.rs).
 
 Run with the project's Python: `python tools/gen_graphemes.py` (rewrites the file);
 `--check` exits 1 when the file differs (tests/test_split_core.py runs it).

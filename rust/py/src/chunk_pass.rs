@@ -13,12 +13,12 @@ use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedStr;
 use pyo3::types::{PyBool, PyDict, PyList, PyTuple};
 
-use crate::chunk::{
-    chunk_estimated, chunk_natively, doc_of, guarded, policy_of, settled, Outcome, PolicyTuple,
-    Result1,
-};
+use crate::blocks::{block_texts, columns_dict};
+use crate::chunk::batch::{chunk_estimated, chunk_natively, guarded, Result1};
+use crate::chunk::columns::{settled, Outcome};
+use crate::chunk::inputs::{doc_of, policy_of, PolicyTuple};
 use crate::strings;
-use crate::{block_texts, columns_dict, encoding_named};
+use crate::tokens::encoding_named;
 
 /// Documents: doc_id, path, text (a str or a buffer of its UTF-8 bytes), plain-text
 /// format, markdown, MDX, front matter title and field lines of each.
@@ -193,7 +193,7 @@ fn chunk_pass<'py>(
     Ok(done)
 }
 
-/// The blocks stage's columns of the pass (`blocks` in lib.rs) with its estimates.
+/// The blocks stage's columns of the pass (`blocks` in blocks.rs) with its estimates.
 fn block_columns<'py>(
     py: Python<'py>,
     p: Parsed,

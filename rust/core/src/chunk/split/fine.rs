@@ -6,7 +6,8 @@
 use std::borrow::Cow;
 use std::ops::Range;
 
-use super::text::{code_points, gap, graphemes, lines, sentences, trim, words, Span};
+use super::graphemes::{code_points, graphemes};
+use super::text::{gap, lines, sentences, trim, words, Span};
 use crate::tokens::counter::Counter;
 
 /// How a piece over the budget is cut next (characters come last, always).

@@ -17,16 +17,19 @@
 //! - `wrap`: code and tables cut into parts that repeat their fence or header.
 //! - `fine`: a span cut by lines, then sentences, words, characters, only where still over
 //!   the budget; pieces grouped under a limit.
-//! - `text`: where text may be cut: trimmed spans, lines, sentences, words, grapheme
-//!   clusters, and the whitespace kept between pieces.
+//! - `text`: where text may be cut: trimmed spans, lines, sentences, words, and the
+//!   whitespace kept between pieces.
+//! - `graphemes`: grapheme cluster and code-point boundaries, for words over the budget.
 
 mod fine;
+mod graphemes;
 mod structured;
 mod text;
 mod wrap;
 
 pub use fine::{chars, group, Level};
-pub use text::{gap, gap_limit, graphemes, sentences, MAX_GAP};
+pub use graphemes::graphemes;
+pub use text::{gap, gap_limit, sentences, MAX_GAP};
 
 use crate::tokens::counter::Counter;
 use fine::Level::{Line, Sentence, Word};

@@ -2,15 +2,22 @@
 //! pulldown-cmark's events. Its blocks are those of the parser key `pyromark-0.10.3` byte for
 //! byte (pyromark 0.10.3 wraps the same pulldown-cmark 0.13.5), so stored blocks under that
 //! key are reused: see `parser_key` in pipeline/parse.py.
+//!
+//! Here: the walk over block events (leaf blocks, containers, lists, tables). Beside it:
+//! - `inline`: the readers of a block's inline events, and a heading's text.
+//! - `image`: whether a paragraph is exactly one image, and its alt text.
 
-use std::ops::Range;
+mod image;
+mod inline;
 
-use pulldown_cmark::{CodeBlockKind, Event, OffsetIter, Options, Parser, Tag, TagEnd};
+use pulldown_cmark::{CodeBlockKind, Event, OffsetIter, Options, Parser, Tag};
 
 use crate::parse::kind::Kind;
 use crate::parse::lines::Lines;
 use crate::parse::{Block, Fallback};
-use crate::pyunicode::{collapse, is_blank, strip};
+use crate::pyunicode::strip;
+use image::Image;
+use inline::{inline, Heading};
 
 type Events<'a> = OffsetIter<'a, pulldown_cmark::DefaultBrokenLinkCallback>;
 
@@ -232,208 +239,6 @@ fn paragraph(
         return inline(events, block, &mut Image::new(start));
     }
     nested_from(events, 1)
-}
-
-/// What an inline reader sees of an event besides Start and End.
-enum Leaf<'e> {
-    Text(&'e str),
-    Code(&'e str),
-    Break,
-    Other,
-}
-
-trait Inline {
-    fn start(&mut self, tag: &Tag, rng: &Range<usize>) -> bool;
-    fn end(&mut self, tag: &TagEnd) -> bool;
-    fn leaf(&mut self, leaf: Leaf, rng: &Range<usize>) -> bool;
-    fn close(&mut self, block: &mut Block);
-}
-
-/// Hands a block's inner events to `reader` until it has seen enough, then reads on to
-/// the block's end.
-fn inline(
-    events: &mut Events,
-    block: &mut Block,
-    reader: &mut dyn Inline,
-) -> Result<usize, Fallback> {
-    let mut depth = 1;
-    while let Some((ev, rng)) = events.next() {
-        let alive = match &ev {
-            Event::Start(tag) => {
-                depth += 1;
-                reader.start(tag, &rng)
-            }
-            Event::End(tag) => {
-                depth -= 1;
-                if depth == 0 {
-                    reader.close(block);
-                    return Ok(rng.end);
-                }
-                reader.end(tag)
-            }
-            Event::SoftBreak | Event::HardBreak | Event::Rule => reader.leaf(Leaf::Break, &rng),
-            Event::Text(t) => reader.leaf(Leaf::Text(t), &rng),
-            Event::Code(t) => reader.leaf(Leaf::Code(t), &rng),
-            _ => reader.leaf(Leaf::Other, &rng),
-        };
-        if !alive {
-            return nested_from(events, depth);
-        }
-    }
-    Err(no_end())
-}
-
-/// markdown-it-py's plain_text takes its slow path on these
-const SPECIAL: &[char] = &['*', '_', '`', '[', '<', '&', '\\', '!', '\n'];
-
-/// A heading's text: text and code spans, image alt text, breaks as spaces.
-struct Heading {
-    text: String,
-    plain: bool,
-}
-
-impl Default for Heading {
-    fn default() -> Self {
-        Heading {
-            text: String::new(),
-            plain: true,
-        }
-    }
-}
-
-impl Inline for Heading {
-    fn start(&mut self, _: &Tag, _: &Range<usize>) -> bool {
-        self.plain = false;
-        true
-    }
-
-    fn end(&mut self, _: &TagEnd) -> bool {
-        true
-    }
-
-    fn leaf(&mut self, leaf: Leaf, rng: &Range<usize>) -> bool {
-        match leaf {
-            Leaf::Text(t) => {
-                if self.plain {
-                    self.plain = rng.end - rng.start == t.len();
-                }
-                self.text.push_str(t);
-            }
-            Leaf::Code(t) => {
-                self.plain = false;
-                self.text.push_str(t);
-            }
-            Leaf::Break => {
-                self.plain = false;
-                self.text.push(' ');
-            }
-            Leaf::Other => self.plain = false,
-        }
-        true
-    }
-
-    fn close(&mut self, block: &mut Block) {
-        block.title = Some(if self.plain && !self.text.contains(SPECIAL) {
-            strip(&self.text).to_owned()
-        } else {
-            collapse(&self.text)
-        });
-    }
-}
-
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum State {
-    Empty,
-    Link,
-    Image,
-    Done,
-    DoneInLink,
-    LinkDone,
-}
-
-/// Tells a paragraph that is exactly one image, optionally wrapped in a link.
-struct Image {
-    para: usize,
-    state: State,
-    alt: String,
-    nested: usize,
-    linked: bool,
-}
-
-impl Image {
-    fn new(para: usize) -> Image {
-        Image {
-            para,
-            state: State::Empty,
-            alt: String::new(),
-            nested: 0,
-            linked: false,
-        }
-    }
-}
-
-impl Inline for Image {
-    fn start(&mut self, tag: &Tag, rng: &Range<usize>) -> bool {
-        if self.state == State::Image {
-            self.nested += 1;
-            return true;
-        }
-        match tag {
-            Tag::Image { .. } => {
-                let at = self.para + usize::from(self.state == State::Link);
-                if rng.start == at && matches!(self.state, State::Empty | State::Link) {
-                    self.linked = self.state == State::Link;
-                    self.state = State::Image;
-                    return true;
-                }
-            }
-            Tag::Link { .. } if self.state == State::Empty && rng.start == self.para => {
-                self.state = State::Link;
-                return true;
-            }
-            _ => {}
-        }
-        false
-    }
-
-    fn end(&mut self, tag: &TagEnd) -> bool {
-        if self.state == State::Image {
-            if self.nested > 0 {
-                self.nested -= 1;
-            } else {
-                self.state = if self.linked {
-                    State::DoneInLink
-                } else {
-                    State::Done
-                };
-            }
-            return true;
-        }
-        if self.state == State::DoneInLink && matches!(tag, TagEnd::Link) {
-            self.state = State::LinkDone;
-            return true;
-        }
-        false
-    }
-
-    fn leaf(&mut self, leaf: Leaf, _: &Range<usize>) -> bool {
-        if self.state == State::Image {
-            match leaf {
-                Leaf::Text(t) | Leaf::Code(t) => self.alt.push_str(t),
-                Leaf::Break => self.alt.push(' '),
-                Leaf::Other => {}
-            }
-            return true;
-        }
-        matches!(leaf, Leaf::Text(t) if is_blank(t))
-    }
-
-    fn close(&mut self, block: &mut Block) {
-        if matches!(self.state, State::Done | State::LinkDone) {
-            block.kind = Kind::Image;
-            block.alt = Some(collapse(&self.alt));
-        }
-    }
 }
 
 #[cfg(test)]

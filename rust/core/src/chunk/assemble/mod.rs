@@ -1,10 +1,14 @@
 //! A chunk's text and ids from its units: the units' texts joined as the
 //! source joins them, the spans they cover, the lines those start and end on, the chunk id,
 //! and the hash of embed_text. Offsets in and out are code points (Python str indices);
-//! the text is sliced in bytes through a per-document map.
+//! the text is sliced in bytes through a per-document map (`offsets`: a code point's byte,
+//! a byte's line).
+
+mod offsets;
 
 use crate::parse::blocks::short_hash;
 use crate::pyunicode::is_blank;
+use offsets::{LineFinder, Text};
 
 /// A document's text and units: unit `i` is `keys[i]` (its block id, or block_id@offset for
 /// a piece), `texts[i]`, the spans `spans[span_starts[i]..span_starts[i + 1]]` (code
@@ -140,122 +144,6 @@ fn check(units: &Units, groups: &[Group], n_chars: usize) -> Result<(), String> 
         return Err("a group is empty or names a unit that does not exist".to_owned());
     }
     Ok(())
-}
-
-/// A document's text with its code-point offsets mapped to bytes: the identity for ASCII,
-/// else through the byte offset of every STEP-th code point and a short walk from there.
-struct Text<'a> {
-    text: &'a str,
-    n_chars: usize,
-    marks: Option<Vec<usize>>, // byte offset of code point i * STEP
-}
-
-const STEP: usize = 64;
-
-impl<'a> Text<'a> {
-    fn of(text: &'a str) -> Text<'a> {
-        if text.is_ascii() {
-            return Text {
-                text,
-                n_chars: text.len(),
-                marks: None,
-            };
-        }
-        let mut marks = Vec::with_capacity(text.len() / STEP + 1);
-        let mut n_chars = 0;
-        for (i, &b) in text.as_bytes().iter().enumerate() {
-            if !is_continuation(b) {
-                if n_chars % STEP == 0 {
-                    marks.push(i);
-                }
-                n_chars += 1;
-            }
-        }
-        Text {
-            text,
-            n_chars,
-            marks: Some(marks),
-        }
-    }
-
-    /// The byte offset of code point `offset` (at most the number of code points).
-    fn byte(&self, offset: usize) -> usize {
-        let Some(marks) = &self.marks else {
-            return offset;
-        };
-        if offset == self.n_chars {
-            return self.text.len();
-        }
-        let bytes = self.text.as_bytes();
-        let (mut at, mut left) = (marks[offset / STEP], offset % STEP);
-        while left > 0 {
-            at += 1;
-            if !is_continuation(bytes[at]) {
-                left -= 1;
-            }
-        }
-        at
-    }
-
-    /// `text[a:b]` (empty when b <= a)
-    fn slice(&self, a: usize, b: usize) -> &'a str {
-        if b <= a {
-            return "";
-        }
-        &self.text[self.byte(a)..self.byte(b)]
-    }
-}
-
-fn is_continuation(b: u8) -> bool {
-    b & 0xC0 == 0x80
-}
-
-/// The 1-based line of a byte offset: one more than the line endings ("\r\n", "\r" or
-/// "\n") that start before it. The endings between the offset asked and the one asked before
-/// are counted (chunks come in source order, so that is about one pass over the document).
-struct LineFinder<'a> {
-    bytes: &'a [u8],
-    has_cr: bool,
-    at: usize,
-    before: usize, // line endings that start before `at`
-}
-
-impl<'a> LineFinder<'a> {
-    fn of(text: &'a str) -> LineFinder<'a> {
-        let bytes = text.as_bytes();
-        let has_cr = bytes.contains(&b'\r');
-        LineFinder {
-            bytes,
-            has_cr,
-            at: 0,
-            before: 0,
-        }
-    }
-
-    fn line_of(&mut self, offset: usize) -> usize {
-        if offset >= self.at {
-            self.before += self.starts_within(self.at, offset);
-        } else {
-            self.before -= self.starts_within(offset, self.at);
-        }
-        self.at = offset;
-        1 + self.before
-    }
-
-    /// Line endings that start in `bytes[a..b]`: every "\r", and every "\n" not after one.
-    fn starts_within(&self, a: usize, b: usize) -> usize {
-        let range = &self.bytes[a..b];
-        let count = |byte: u8| range.iter().map(|&c| usize::from(c == byte)).sum::<usize>();
-        let lf = count(b'\n');
-        if !self.has_cr {
-            return lf;
-        }
-        let cr = count(b'\r');
-        let crlf = (a.max(1)..b)
-            .filter(|&i| self.bytes[i] == b'\n' && self.bytes[i - 1] == b'\r')
-            .count();
-        lf + cr - crlf
-    }
 }
 
 /// The units' texts joined and their spans merged: in one pass over their gaps when each
@@ -457,28 +345,6 @@ mod tests {
         // hashlib.sha256("T\n\nbody".encode()).hexdigest()[:32]
         assert_eq!(embed_hash("T\n\nbody"), short_hash(b"T\n\nbody", 32));
         assert_eq!(embed_hash("é").len(), 32);
-    }
-
-    #[test]
-    fn code_points_map_to_bytes() {
-        for text in ["", "plain", &"aé日😀\r\n".repeat(40)] {
-            let doc = Text::of(text);
-            let mut want: Vec<usize> = text.char_indices().map(|(b, _)| b).collect();
-            want.push(text.len());
-            let got: Vec<usize> = (0..=doc.n_chars).map(|i| doc.byte(i)).collect();
-            assert_eq!(got, want);
-        }
-    }
-
-    #[test]
-    fn lines_are_found_forwards_and_backwards() {
-        let text = "a\r\n\rb\n\nc\r";
-        let mut lines = LineFinder::of(text);
-        // line endings start at bytes 1 (CRLF), 3, 5, 6, 8
-        let want = [1, 1, 2, 2, 3, 3, 4, 5, 5, 6];
-        for offset in (0..=9).chain((0..=9).rev()) {
-            assert_eq!(lines.line_of(offset), want[offset], "{offset}");
-        }
     }
 
     #[test]
