@@ -223,7 +223,7 @@ def _in_core(docs, texts, english, blocks, runs, policy, counting, threads=1, co
 
 
 def _policy_tuple(policy: Policy) -> tuple:
-    """The policy as the core's calls take it (chunk.rs, PolicyTuple)."""
+    """The policy as the core's calls take it (rust/py/src/chunk/inputs.rs, PolicyTuple)."""
     return (
         (
             policy.strategy,

@@ -43,7 +43,7 @@ HANGUL_CLASS = _ranges(*HANGUL_RANGES)
 CJK_SPLIT_FORMS = ((0xFF01, 0xFF5E), (0xFF61, 0xFFDC))
 
 # The classes of non-ASCII characters, as code point ranges (the Rust core's estimate,
-# rust/core/src/estimate.rs, reads them off the UTF-8 bytes; tools/gen_estimate.py).
+# rust/core/src/tokens/estimate.rs, reads them off the UTF-8 bytes; tools/gen_estimate.py).
 # ``two_byte`` are the characters of two UTF-8 bytes (accented Latin, Greek, Cyrillic,
 # Hebrew, Arabic...); ``greek_hebrew``, ``two_byte_rare`` and ``arabic_extended`` are
 # two-byte scripts that cost more than the two_byte weight (see

@@ -69,7 +69,7 @@ MEMO_CHARS = 500  # the longest text EstimateCounter remembers
 MEMO_ENTRIES = 1024  # and how many (then it forgets them all: memory stays bounded)
 
 
-# The encodings the Rust core counts itself (chunkmill_core::encoding, the vocabularies
+# The encodings the Rust core counts itself (chunkmill_core::tokens::encoding, the vocabularies
 # compiled in): exactly tiktoken's encode_ordinary counts, without the tokenizers extra,
 # and inside the core's one pass over a batch. Other encodings (a .tiktoken file) are
 # counted by tiktoken.

@@ -1,34 +1,7 @@
 """The packer: groups units into chunks. It sees only small integer arrays, never text.
 
-Rules (docs/design.md, "Packing rules", states them for users):
-1. Units of different sections never share a chunk's content; a new section starts a chunk.
-   A section whose units fit within its ``cap`` stays whole, one chunk (a complete section
-   is the best retrieval unit); ``target`` steers how longer sections are cut.
-2. Otherwise units are added in order while the chunk stays within ``target``. Past
-   ``target`` a chunk still grows up to its section's ``cap`` when it holds only headings
-   so far, or when the next unit is atomic and directly follows a heading (never orphan a
-   table from its title).
-3. A deeper heading (not a section boundary) starts a new chunk when the current chunk is
-   already ``min_tokens`` or more and the heading with its first block would pass ``target``,
-   or the heading with all its blocks (up to the next heading) would pass ``target`` here
-   but fits within it in a chunk of its own: a subsection is not cut between its intro and
-   the table or list after it when it could have stayed whole.
-4. When a chunk closes because of size, the next one starts with the largest suffix of the
-   previous chunk's units (never all of them) that fits ``overlap`` and holds no heading,
-   front matter or image; the suffix shrinks if needed to fit ``cap``.
-5. Images are chunks of their own.
-6. Merging, after packing: a chunk of headings only (or of headings and filler: link
-   reference definitions, comments) merges forward into the next chunk when that fits the
-   next chunk's cap (empty sections merge forward), else backward; a chunk under
-   ``min_tokens`` merges with the next chunk of the same section when that fits, else with
-   the previous chunk of the same section.
-7. Sibling packing (when ``parents`` is given): consecutive chunks that each hold whole
-   sections are packed into one chunk while it stays within ``target`` and every cap
-   involved, as long as every section in it lies below the parent of its first section:
-   sibling sections, and a section with its subsections, never a section with what follows
-   its parent. A chunk under ``min_tokens`` made of subsections of the previous chunk's
-   last section joins it up to the cap, not only the target: a section is not left
-   without its small subsection.
+It applies the packing rules as docs/design.md, "Packing rules", states and numbers them
+(rules 1-3 and 5-8; rule 4, cutting a block, happens before: the packer gets its pieces).
 
 The Rust core packs (rust/core/src/chunk/pack/, through ``chunkmill._core.pack``); the
 tests call it through this module, in the arrays and groups they speak.

@@ -120,6 +120,61 @@ def test_every_relative_link_resolves(page):
             assert anchor in _anchors(where), f"{page.name}: {target}"
 
 
+def _map_entries(page: Path, after: str = "") -> dict[str, str]:
+    """The entries of the first folder map (a code block of lines ``folder/  what it
+    holds``, continued by indented lines) after the line ``after``: folder -> its text."""
+    text = page.read_text(encoding="utf-8")
+    text = text[text.index(after) :]
+    block = re.search(r"```(?:text)?\n(.*?)```", text, re.S).group(1)
+    entries: dict[str, str] = {}
+    name = None
+    for line in block.splitlines():
+        head = re.match(r"(\S+/)\s", line + " ")
+        if head:
+            name = head.group(1)
+            entries[name] = line[len(name) :]
+        elif name is not None:
+            entries[name] += " " + line
+    return entries
+
+
+def _python_folders() -> dict[str, set[str]]:
+    """Every package folder under pipeline/ and jobs/ -> its modules and subpackages."""
+    folders = {}
+    for top in ("pipeline", "jobs"):
+        for init in sorted((REPO / top).rglob("__init__.py")):
+            folder = init.parent
+            names = {p.stem for p in folder.glob("*.py") if p.stem != "__init__"}
+            names |= {p.name for p in folder.iterdir() if (p / "__init__.py").exists()}
+            folders[str(folder.relative_to(REPO)) + "/"] = names
+    return folders
+
+
+def test_the_module_maps_match_the_folders():
+    """The README's map names every package folder; docs/development.md's names every
+    folder and, in its entry, every module of it, Python and Rust (two levels of the crates:
+    each folder's own map is in its mod.rs, checked by test_package_layout)."""
+    readme = _map_entries(REPO / "README.md", "## Development")
+    development = _map_entries(REPO / "docs" / "development.md")
+    for folder, modules in _python_folders().items():
+        assert folder in readme, f"README.md: {folder}"
+        named = set(re.findall(r"\w+", development.get(folder, "")))
+        assert modules <= named, (folder, sorted(modules - named))
+    for crate in ("rust/core/src/", "rust/py/src/"):
+        top = REPO / crate
+        assert crate in readme, f"README.md: {crate}"
+        expected = {p.stem for p in top.glob("*.rs")} | {
+            p.name for p in top.iterdir() if p.is_dir()
+        }
+        for sub in (p for p in top.iterdir() if p.is_dir()):
+            expected |= {p.stem for p in sub.glob("*.rs")} | {
+                p.name for p in sub.iterdir() if p.is_dir()
+            }
+        expected -= {"lib", "mod", "tests"}
+        named = set(re.findall(r"\w+", development.get(crate, "")))
+        assert expected <= named, (crate, sorted(expected - named))
+
+
 def test_the_policy_table_shows_the_policy_defaults():
     from dataclasses import fields
 
@@ -131,6 +186,23 @@ def test_the_policy_table_shows_the_policy_defaults():
     table = {flag.replace("-", "_"): default.strip() for flag, default in rows}
     wanted = {f.name: _shown(f.default) for f in fields(Policy) if f.name != "mdx"}
     assert table == wanted  # --mdx is an input option there, its default in the prose
+
+
+def test_the_output_section_names_every_column_of_the_tables():
+    """docs/reference.md, Output: the bullet of each table names every column its schema
+    declares (``a/b`` names two)."""
+    from chunkmill.pipeline import schemas
+
+    text = (REPO / "docs" / "reference.md").read_text(encoding="utf-8")
+    for name, schema in (
+        ("blocks", schemas.BLOCKS),
+        ("chunks", schemas.CHUNKS),
+        ("postings", schemas.POSTINGS),
+        ("rejects", schemas.REJECTS),
+    ):
+        bullet = re.search(rf"(?ms)^- `{name}\.parquet`:(.*?)(?=^- `|^\S)", text).group(1)
+        named = {n for quoted in re.findall(r"`([^`]+)`", bullet) for n in quoted.split("/")}
+        assert set(schema.names) <= named, (name, sorted(set(schema.names) - named))
 
 
 def test_the_results_page_is_rendered_from_the_latest_results():

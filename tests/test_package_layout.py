@@ -96,6 +96,24 @@ def test_every_package_docstring_names_each_of_its_modules():
         assert modules and modules <= named, (package, sorted(modules - named))
 
 
+def test_every_rust_folder_map_names_each_of_its_modules():
+    """lib.rs and every mod.rs open with a map (``//!``) naming each module of the folder."""
+    import re
+
+    for crate in (REPO / "rust" / "core" / "src", REPO / "rust" / "py" / "src"):
+        roots = [crate / "lib.rs", *sorted(crate.rglob("mod.rs"))]
+        for root in roots:
+            folder = root.parent
+            doc = "".join(
+                line[3:] for line in root.read_text().splitlines() if line.startswith("//!")
+            )
+            named = set(re.findall(r"\w+", doc))
+            modules = {p.stem for p in folder.glob("*.rs") if p.stem not in ("lib", "mod")}
+            modules |= {p.name for p in folder.iterdir() if (p / "mod.rs").exists()}
+            modules.discard("tests")  # a folder's unit tests, not a module of the map
+            assert modules <= named, (str(root.relative_to(REPO)), sorted(modules - named))
+
+
 def test_the_core_stub_declares_what_the_core_exports():
     """src/chunkmill/_core.pyi names every public name of the compiled module, no more."""
     import ast

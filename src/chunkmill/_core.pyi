@@ -25,7 +25,7 @@ def documents(
 def blocks(
     texts: Sequence[Text], is_markdown: Sequence[bool], is_mdx: Sequence[bool], threads: int = 1
 ) -> dict[str, Any]:
-    """Every top-level block of every document, as columns (see rust/py/src/lib.rs), and
+    """Every top-level block of every document, as columns (see rust/py/src/blocks.rs), and
     ``fallback``: the documents left to the reference parser."""
 
 def estimates(

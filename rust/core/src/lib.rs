@@ -1,4 +1,4 @@
-//! chunkmill's pipeline from decoded text to block, chunk and posting columns, without Python.
+//! chunkmill's pipeline from a document's bytes to block, chunk and posting columns, without Python.
 //!
 //! - `parse`: a document's bytes to its decoded text (or a reject), and decoded text to
 //!   its top-level blocks (kind, level, line and character spans), a batch at a time.

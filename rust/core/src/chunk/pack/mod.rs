@@ -1,20 +1,9 @@
-//! The packer: groups units into chunks. It sees only small integer
-//! arrays, never text. The rules, as docs/design.md, "Packing rules", states them for users:
-//!
-//! 1. Units of different sections never share a chunk's content; a new section starts a
-//!    chunk. A section whose units fit within its cap stays whole, one chunk.
-//! 2. Otherwise units are added in order while the chunk stays within the target. Past the
-//!    target a chunk still grows up to its section's cap when it holds only headings so far,
-//!    or when the next unit is atomic and directly follows a heading.
-//! 3. A deeper heading starts a new chunk when the current chunk is `min_tokens` or more and
-//!    the heading with its first block would pass the target, or the heading with all its
-//!    blocks would pass the target here but fits within it in a chunk of its own.
-//! 4. When a chunk closes because of size, the next one starts with the largest suffix of
-//!    the previous chunk's units (never all of them) that fits `overlap` and holds no
-//!    heading, front matter or image; the suffix shrinks if needed to fit the cap.
-//! 5. Images are chunks of their own.
-//! 6. Merging, after packing (`merge`).
-//! 7. Sibling packing, when parents are given (`siblings`).
+//! The packer: groups units into chunks. It sees only small integer arrays, never text.
+//! It applies the packing rules as docs/design.md, "Packing rules", numbers them: rules 1
+//! and 2 (sections, and a section that fits its cap kept whole), 3 (packing toward the
+//! target; headings kept with what follows them), 5 (overlap) and 8 (an image its own
+//! chunk) here; rule 6 in `merge`, rule 7 in `siblings`. Rule 4, cutting a block over its
+//! budget, is `chunk::split`'s: the packer receives the pieces as units.
 //!
 //! - `merge`: rule 6, chunks of headings only and chunks under `min_tokens` merged.
 //! - `siblings`: rule 7, consecutive chunks of whole sections packed together.
@@ -135,7 +124,7 @@ pub fn check(u: &Units, lim: &Limits, parents: Option<&[Option<Parent>]>) -> Res
 }
 
 /// The chunks of the units (see `check` for what the arrays must satisfy): one section
-/// without images that fits its cap is one chunk at once (rule 1 decides alone), else the
+/// without images that fits its cap is one chunk at once (rule 2 decides alone), else the
 /// full packer's.
 pub fn pack(u: &Units, lim: &Limits, parents: Option<&[Option<Parent>]>) -> Vec<Group> {
     let n = u.tokens.len();
@@ -177,7 +166,7 @@ fn size(tokens: &[i64], units: &[usize]) -> i64 {
     sum + SEP * (units.len() as i64 - 1).max(0)
 }
 
-/// Rules 1 to 5: the units placed into chunks in order.
+/// Rules 1, 2, 3, 5 and 8: the units placed into chunks in order.
 struct Packer<'a> {
     u: &'a Units<'a>,
     lim: &'a Limits<'a>,
@@ -240,7 +229,7 @@ impl<'a> Packer<'a> {
         }
     }
 
-    /// Unit `i` added to `cur`, or to the chunk that follows it when rules 2 and 3 close it.
+    /// Unit `i` added to `cur`, or to the chunk that follows it when rule 3 closes it.
     fn place(&mut self, mut cur: Group, i: usize) -> Group {
         let (u, cap) = (self.u, self.lim.cap[cur.section]);
         if self.whole[cur.section] {
@@ -283,7 +272,7 @@ impl<'a> Packer<'a> {
     }
 
     /// Keeps `cur` when it owns units; the next chunk of its section starts with the overlap
-    /// (rule 4) when `cur` closes for size before unit `next`.
+    /// (rule 5) when `cur` closes for size before unit `next`.
     fn close(&mut self, cur: Group, next: Option<usize>) -> Group {
         let mut new = Group::new(cur.section);
         if next.is_some() && self.lim.overlap != 0 {
