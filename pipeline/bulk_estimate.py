@@ -2,9 +2,9 @@
 
 The Rust core (``chunkmill._core.estimates``) counts every character class of every text in
 one pass over its UTF-8 bytes, judges each document's language over all its texts of the
-table, and adds the weighted counts in the float operations and order of
-``token_estimate.estimate``: its numbers to the bit, and those of the polars form of the
-estimate the tests hold (tests/test_bulk_estimate.py). Its classes and
+table, and adds the weighted counts in the order of ``token_estimate.WEIGHTED``: the
+numbers, to the bit, of the estimate written in Python that the tests hold it to
+(tests/test_bulk_estimate.py). Its classes and
 weights are generated from ``token_estimate`` (tools/gen_estimate.py).
 """
 
@@ -20,8 +20,7 @@ def estimates(
     bias: str, texts: pa.Array, kinds: pa.Array, documents: pa.Array
 ) -> tuple[pa.Array, pa.Array]:
     """(characters, estimated tokens) of every row as int32 arrays:
-    ``token_estimate.estimate`` of each row, its document's language judged over the
-    document's rows, to the bit. Buffers in and
+    estimate of each row, its document's language judged over the document's rows. Buffers in and
     out, no numpy: a worker never loads it (a tenth of a second of its start)."""
     from chunkmill import _core  # here: run_job's parser key needs no extension loaded
 

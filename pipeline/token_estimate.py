@@ -4,16 +4,15 @@ It counts the characters of a text by class (ASCII letters, letter runs, digits,
 punctuation, whitespace, letter/digit and case breaks, CJK ideographs and kana, Hangul, and
 every other non-ASCII character by its UTF-8 bytes) and weighs each class with weights
 fitted so that the estimate is at least the real count of cl100k and o200k
-(``benchmarks/fit_estimate.py``; docs/design.md, "Token estimate"). Whole tables of blocks
-are estimated by the Rust core (``bulk_estimate``), whose classes and weights are generated
-from this module (tools/gen_estimate.py); ``estimate`` computes the very same number for one
-text (tokens.EstimateCounter counts with it).
+(``benchmarks/fit_estimate.py``; docs/design.md, "Token estimate"). This module defines the
+classes, patterns and weights; the Rust core counts with them (tools/gen_estimate.py writes
+its tables from here): whole tables of blocks (``bulk_estimate``), single texts
+(``tokens.EstimateCounter``) and every piece it packs. The tests hold the core to the
+estimate written in Python from the same definitions (tests/estimate_oracle.py).
 """
 
 from __future__ import annotations
 
-import math
-import re
 from functools import cache
 
 from chunkmill.pipeline.han_rare import HAN_BYTES, HAN_RARE, HANGUL_BYTES, HANGUL_RARE
@@ -277,110 +276,3 @@ BREAKS = (r"[a-z][A-Z]", r"[A-Za-z][0-9]", r"[0-9][A-Za-z]")
 # letters (a blob, a minified name) as one token; real BPE vocabularies hold at most about
 # 8 letters of such a run per token.
 LETTER_FLOOR = 0.125
-
-
-@cache
-def _pattern(name: str) -> re.Pattern:
-    """CLASSES[name], compiled on first use: a run that counts nothing (an unchanged nightly
-    run reads ESTIMATE_VERSION only) does not compile the classes of many ranges."""
-    return re.compile(CLASSES[name])
-
-
-_ENGLISH = re.compile(rf"\b(?:{'|'.join(ENGLISH_WORDS)})\b", re.ASCII | re.IGNORECASE)
-# every byte to its ASCII class: l(ower), u(pper), d(igit), p(unct), s(pace), or "."
-# (anything else, non-ASCII bytes included); the classes are counted on this shape
-_ASCII_SHAPE = {"digits": "d", "punct": "p", "space": "s", "controls": "c"}
-_SHAPE = bytes(
-    ord("l")
-    if 97 <= c <= 122
-    else ord("u")
-    if 65 <= c <= 90
-    else next((ord(v) for k, v in _ASCII_SHAPE.items() if re.fullmatch(CLASSES[k], chr(c))), 46)
-    if c < 128
-    else ord(".")
-    for c in range(256)
-)
-_SHAPE_PAIRS = (b"lu", b"ld", b"ud", b"dl", b"du")  # the pairs of BREAKS
-_TWO_BYTE_LEADS = bytes(range(0xC2, 0xE0))
-_HIGH_BYTES = bytes(range(0x80, 0x100))
-# letters stay, every other class becomes a space: the words are what split() returns
-_LETTER_OR_SPACE = bytes(c if c in b"lu" else 32 for c in range(256))
-_DIGIT_OR_SPACE = bytes(c if c == ord("d") else 32 for c in range(256))  # runs of digits
-
-
-def _counts(text: str, english_document: bool | None) -> tuple[int, ...]:
-    """The count of every class of WEIGHTED, in its order. ASCII classes are counted on the
-    UTF-8 bytes, where an ASCII byte is always a whole character."""
-    data = text.encode("utf-8", "surrogatepass")
-    shape = data.translate(_SHAPE)
-    lower, upper = shape.count(b"l"), shape.count(b"u")
-    letters, words = lower + upper, len(shape.translate(_LETTER_OR_SPACE).split())
-    numbers = len(shape.translate(_DIGIT_OR_SPACE).split()) if b"d" in shape else 0
-    breaks = sum(shape.count(pair) for pair in _SHAPE_PAIRS)
-    foreign = letters if _foreign(text, words, english_document) else 0
-    ascii_counts = (letters, words, shape.count(b"d"), shape.count(b"p"), shape.count(b"s"))
-    controls = shape.count(b"c")
-    if text.isascii():
-        return (*ascii_counts, breaks, 0, 0, 0, 0, foreign, *_NO_EXTRAS, numbers, controls)
-    cjk, hangul, *extras = (_pattern(name).subn("", text)[1] for name in _PATTERNED)
-    # a UTF-8 character starts with a byte below 0x80 (ASCII) or with a lead byte (0xC2 to
-    # 0xDF for the characters of two bytes)
-    n = len(data)
-    two_byte = n - len(data.translate(None, _TWO_BYTE_LEADS))
-    ascii_chars = len(data.translate(None, _HIGH_BYTES))
-    other = n - ascii_chars - 2 * two_byte - 3 * (cjk + hangul)
-    return (
-        *ascii_counts,
-        breaks,
-        cjk,
-        hangul,
-        two_byte,
-        other,
-        foreign,
-        *extras,
-        numbers,
-        controls,
-    )
-
-
-_PATTERNED = ("cjk", "hangul", *SCRIPT_EXTRAS)
-_NO_EXTRAS = (0,) * len(SCRIPT_EXTRAS)
-
-
-def class_counts(text: str, english_document: bool | None = None) -> dict[str, int]:
-    """The counts of ``class_exprs`` for one string, in Python (for a handful of texts a
-    polars frame costs more than the counting)."""
-    return dict(zip(WEIGHTED, _counts(text, english_document)))
-
-
-def _foreign(text: str, words: int, english_document: bool | None) -> bool:
-    """Whether a text of ``words`` runs of ASCII letters counts as another language than
-    English, alone or in a document that reads (or not) as English; the rule of
-    ``class_exprs`` (see FOREIGN_LETTER)."""
-    if english_document:
-        return False
-    judged = words >= FOREIGN_MIN_WORDS
-    if not judged and english_document is None:
-        return False
-    reads_english = judged and len(_ENGLISH.findall(text)) >= FOREIGN_SHARE * words
-    return not reads_english
-
-
-@cache
-def _weight_row(bias: str, group: str) -> tuple[float, ...]:
-    w = weights(bias, group)
-    return tuple(w[name] for name in WEIGHTED)
-
-
-def estimate(
-    text: str, bias: str = "balanced", group: str = "prose", english_document: bool | None = None
-) -> int:
-    """``english_document``: whether the text's document reads as English (None: unknown,
-    the text is judged alone; see FOREIGN_LETTER). The sum of count * weight in the order of
-    WEIGHTED (as the core adds it); a class counted 0 adds exactly 0.0, so it is left out."""
-    counts = _counts(text, english_document)
-    total = 0.0
-    for n, w in zip(counts, _weight_row(bias, group)):
-        if n:
-            total = total + n * w
-    return math.ceil(max(total, counts[0] * LETTER_FLOOR))

@@ -1,18 +1,13 @@
 """Token counting behind one small interface (``TokenCounter``): the estimate
-(``EstimateCounter``, over token_estimate.py), the encodings and tokenizer.json files the
-Rust core counts (``CoreCounter``), tiktoken for .tiktoken files (``TiktokenCounter``), and
-the tokenizer specs a policy names them by. Real tokenizers are loaded from local files only.
+(``EstimateCounter``, counted by the core with token_estimate.py's classes and weights),
+the encodings and tokenizer.json files the Rust core counts (``CoreCounter``), tiktoken for
+.tiktoken files (``TiktokenCounter``), and the tokenizer specs a policy names them by. Real
+tokenizers are loaded from local files only.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Protocol
-
-from chunkmill.pipeline.token_estimate import estimate
-
-if TYPE_CHECKING:  # polars is imported where it is used: a run with nothing to count
-    pass  # (an unchanged nightly run) reads ESTIMATE_VERSION only
-
+from typing import Protocol
 
 # How hf: tokenizers count; bumped when that changes. A run under an hf: policy reuses no
 # stored block or chunk of a run that counted otherwise: it packs every document again once,
@@ -35,9 +30,9 @@ def input_tokens(counter: TokenCounter, texts: list[str]) -> list[int]:
 
 
 class EstimateCounter:
-    """The estimate for single texts (pieces, breadcrumbs, whole chunk texts), with the
-    weights of prose kinds, or of code-like kinds for ``group="code"``;
-    ``english_document`` for the texts of one document (``english_document_expr``)."""
+    """The estimate for single texts (pieces, breadcrumbs, whole chunk texts), counted by
+    the core, with the weights of prose kinds, or of code-like kinds for ``group="code"``;
+    ``english_document`` for the texts of one document (None: each text judged alone)."""
 
     def __init__(
         self, bias: str = "balanced", group: str = "prose", english_document: bool | None = None
@@ -47,26 +42,12 @@ class EstimateCounter:
         self.english_document = english_document
         self.name = "estimate"
         self.added = 0
-        self._memo: dict[str, int] = {}
 
     def count(self, texts: list[str]) -> list[int]:
-        """The estimate of every text. Short texts are remembered: a document's context
-        headers and prefixes repeat from chunk to chunk."""
-        out, memo = [], self._memo
-        for t in texts:
-            n = memo.get(t)
-            if n is None:
-                n = estimate(t, self.bias, self.group, self.english_document)
-                if len(t) <= MEMO_CHARS:
-                    if len(memo) >= MEMO_ENTRIES:
-                        memo.clear()
-                    memo[t] = n
-            out.append(n)
-        return out
+        """The estimate of every text."""
+        from chunkmill import _core
 
-
-MEMO_CHARS = 500  # the longest text EstimateCounter remembers
-MEMO_ENTRIES = 1024  # and how many (then it forgets them all: memory stays bounded)
+        return _core.estimate_tokens(texts, self.bias, self.group == "code", self.english_document)
 
 
 # The encodings the Rust core counts itself (chunkmill_core::tokens::encoding, the vocabularies

@@ -1,5 +1,5 @@
-"""The bulk estimate (the Rust core) gives the numbers of the polars expression and of
-token_estimate.estimate."""
+"""The bulk estimate (the Rust core) gives the numbers of the estimate written in Python
+(tests/estimate_oracle.py): its polars expressions and its per-text estimate."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from chunkmill.pipeline import bulk_estimate, token_estimate
 from chunkmill.pipeline.block import with_estimates
 from chunkmill.pipeline.block_kinds import CODE_LIKE
 from chunkmill.pipeline.policy import Policy
-from tests import estimate_exprs
+from tests import estimate_oracle
 from tests.conftest import REPO
 
 
@@ -41,7 +41,7 @@ def _expected(frame: pl.DataFrame, bias: str) -> tuple[list[int], list[int]]:
     text = pl.col("text")
     out = frame.select(
         n=text.str.len_chars().cast(pl.Int32),
-        est=estimate_exprs.estimate_expr(bias, text, pl.col("kind"), pl.col("doc_id")),
+        est=estimate_oracle.estimate_expr(bias, text, pl.col("kind"), pl.col("doc_id")),
     )
     return out["n"].to_list(), out["est"].to_list()
 
@@ -106,16 +106,16 @@ MIXED = st.lists(
 
 
 def _python_estimates(rows: list[tuple[str, str, str]], bias: str) -> list[int]:
-    """token_estimate.estimate of every (text, kind, document) row, each with its document's
-    language judged over the document's rows (estimate_exprs.english_document_expr's rule)."""
+    """estimate_oracle.estimate of every (text, kind, document) row, each with its document's
+    language judged over the document's rows (estimate_oracle.english_document_expr's rule)."""
     english: dict[str, int] = {}
     words: dict[str, int] = {}
     for text, _, doc in rows:
-        english[doc] = english.get(doc, 0) + len(token_estimate._ENGLISH.findall(text))
-        words[doc] = words.get(doc, 0) + token_estimate.class_counts(text)["words"]
+        english[doc] = english.get(doc, 0) + len(estimate_oracle._ENGLISH.findall(text))
+        words[doc] = words.get(doc, 0) + estimate_oracle.class_counts(text)["words"]
     reads = {d: float(english[d]) >= token_estimate.FOREIGN_SHARE * words[d] for d in english}
     return [
-        token_estimate.estimate(text, bias, "code" if kind in CODE_LIKE else "prose", reads[doc])
+        estimate_oracle.estimate(text, bias, "code" if kind in CODE_LIKE else "prose", reads[doc])
         for text, kind, doc in rows
     ]
 
@@ -134,7 +134,7 @@ def _english_expected(texts: list[str], documents: list[str]) -> list[bool]:
     frame = pl.DataFrame(
         {"doc_id": documents, "text": texts}, schema={"doc_id": pl.String, "text": pl.String}
     )
-    expr = estimate_exprs.english_document_expr(pl.col("text"), pl.col("doc_id"))
+    expr = estimate_oracle.english_document_expr(pl.col("text"), pl.col("doc_id"))
     return frame.select(expr)["text"].to_list()
 
 

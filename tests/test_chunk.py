@@ -120,7 +120,7 @@ def test_target_steers_sizes():
 
 
 def test_image_only_block_is_its_own_chunk_counted_by_its_alt_text():
-    from chunkmill.pipeline.token_estimate import estimate
+    from tests.estimate_oracle import estimate
 
     chunks = chunk_text("# Pics\n\nSome words here.\n\n![A diagram of the log](d.png)\n\nMore.\n")
     images = [c for c in chunks if c["chunk_type"] == "image"]
@@ -329,18 +329,17 @@ def test_blocks_of_documents_interleaved_give_the_same_chunks():
     assert sorted(set(got["doc_id"].to_pylist())) == sorted(set(ids))
 
 
-def test_estimate_counter_remembers_without_changing_counts():
-    from chunkmill.pipeline import token_estimate, tokens
+def test_the_estimate_counter_counts_as_the_python_estimate():
+    from chunkmill.pipeline import tokens
+    from tests import estimate_oracle
 
-    counter = tokens.EstimateCounter("balanced")
-    texts = ["Title > Guide", "x" * (tokens.MEMO_CHARS + 1), "Title > Guide", ""]
-    want = [token_estimate.estimate(t) for t in texts]
-    assert counter.count(texts) == want
-    assert counter.count(texts) == want  # from the memo now
-    for i in range(tokens.MEMO_ENTRIES + 5):  # the memo forgets, and stays bounded
-        counter.count([f"header {i}"])
-    assert len(counter._memo) <= tokens.MEMO_ENTRIES
-    assert counter.count(texts) == want
+    texts = ["Title > Guide", "x" * 600, "Ein Satz auf Deutsch, mit Wörtern.", "", "日本語の文"]
+    for bias in ("balanced", "prose", "code"):
+        for group in ("prose", "code"):
+            for english in (None, True, False):
+                counter = tokens.EstimateCounter(bias, group, english)
+                want = [estimate_oracle.estimate(t, bias, group, english) for t in texts]
+                assert counter.count(texts) == want, (bias, group, english)
 
 
 def test_an_alt_text_over_the_cap_is_cut_to_fit():

@@ -12,9 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from chunkmill.pipeline import token_estimate, tokens
-from chunkmill.pipeline.token_estimate import class_counts, estimate
 from chunkmill.pipeline.tokens import make_counter
-from tests.estimate_exprs import class_exprs, estimate_expr
+from tests.estimate_oracle import class_counts, class_exprs, estimate, estimate_expr
 
 W = token_estimate.WEIGHTS
 

@@ -37,6 +37,13 @@ def estimates(
 def english_documents(text: Buffer, offsets: Buffer, group: Buffer, n: int) -> bytes:
     """Per document (``n`` of them), 1 when its prose reads as English, else 0."""
 
+def estimate_tokens(
+    texts: Sequence[str], bias: str, code: bool = False, english_document: bool | None = None
+) -> list[int]:
+    """The estimate of each text: ``bias``'s weights for prose, or for code-like kinds with
+    ``code``; ``english_document``: whether their document reads as English (None: each
+    text judged alone)."""
+
 def count_tokens(name: str, texts: Sequence[str], threads: int = 1) -> list[int]:
     """Exact token counts by the counter ``name`` (cl100k_base, o200k_base: tiktoken's
     ``encode_ordinary``; hf:PATH: the tokenizer's ``encode`` without special tokens; several,

@@ -1,15 +1,17 @@
-//! chunkmill._core.estimates and english_documents: the token estimate of a table of texts
-//! and whether each text's document reads as English.
+//! chunkmill._core.estimates, english_documents and estimate_tokens: the token estimate of
+//! a table of texts, whether each text's document reads as English, and the estimate of
+//! single texts (tokens.EstimateCounter).
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
+use chunkmill_core::tokens::counter::{Counter, Estimate};
 use chunkmill_core::tokens::estimate::{
     english_documents as core_english, estimates as core_estimates,
 };
 use pyo3::buffer::PyUntypedBuffer;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::pybacked::PyBackedBytes;
+use pyo3::pybacked::{PyBackedBytes, PyBackedStr};
 use pyo3::types::PyBytes;
 
 use crate::strings::{self, buffer};
@@ -111,8 +113,31 @@ fn english_documents<'py>(
     Ok(buffer(py, &out, |b: bool| [b as u8]))
 }
 
+/// The estimate of each of `texts`, with `bias`'s weights for prose, or for code-like
+/// kinds with `code`; `english_document`: whether the texts' document reads as English
+/// (None: each text is judged alone).
+#[pyfunction]
+#[pyo3(signature = (texts, bias, code=false, english_document=None))]
+fn estimate_tokens(
+    py: Python<'_>,
+    texts: Vec<PyBackedStr>,
+    bias: &str,
+    code: bool,
+    english_document: Option<bool>,
+) -> PyResult<Vec<i64>> {
+    let mut counter = Estimate::new(bias, code, english_document)
+        .ok_or_else(|| PyValueError::new_err(format!("estimate_tokens: unknown bias {bias:?}")))?;
+    let texts: Vec<&str> = texts.iter().map(|t| &**t).collect();
+    py.detach(|| catch_unwind(AssertUnwindSafe(|| counter.count(&texts))))
+        .map_err(|_| {
+            PyRuntimeError::new_err("estimate_tokens: the Rust core failed (a bug in chunkmill)")
+        })?
+        .map_err(|never| match never {})
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(estimates, m)?)?;
     m.add_function(wrap_pyfunction!(english_documents, m)?)?;
+    m.add_function(wrap_pyfunction!(estimate_tokens, m)?)?;
     Ok(())
 }
