@@ -16,18 +16,14 @@ from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
-import pyarrow as pa
-
 from chunkmill.jobs import part_work, pool, reuse, run_batches, run_inputs, run_tally
-from chunkmill.jobs.chunks_job import run_metadata
 from chunkmill.jobs.counts import RunCounts
 from chunkmill.jobs.options import RunOptions
-from chunkmill.jobs.part_work import PartTables, PartWritten
 from chunkmill.jobs.runlog import RunLog, run_seconds
 from chunkmill.pipeline import batch, batching, runstore, schemas
 from chunkmill.pipeline.inputs import sources
 from chunkmill.pipeline.policy import CHUNKER_VERSION, Policy
-from chunkmill.pipeline.runstore import changeset, guards, ledger, parquet_files, stamps
+from chunkmill.pipeline.runstore import changeset, guards, ledger, stamps
 from chunkmill.pipeline.runstore.changeset import ChangeSet
 from chunkmill.pipeline.runstore.published_run import (
     Previous,
@@ -317,7 +313,7 @@ def _execute(
         repacked = tally.fresh if reuse_chunks else None
         changes = ChangeSet(old, folder, stored, repacked, damaged=note is not None)
         try:
-            known, written = _write_batches(
+            known, written = run_batches.write(
                 job, folder, items, prev, reuse_chunks, reuse_blocks, tally, changes
             )
         except BaseException:
@@ -349,71 +345,3 @@ def _execute(
         record["run_id"], record, work, folder, updated=updated, lost_unlisted=lost
     )
     return summary, known, written
-
-
-def _write_batches(
-    job, folder, items, prev, reuse_chunks, reuse_blocks, tally: run_tally.Tally, changes: ChangeSet
-) -> tuple[dict[str, dict], dict[str, dict]]:
-    """Write every batch; the manifest entries of the parts linked from ``prev``, and of
-    the parts the workers wrote (hashed there)."""
-    work, log = tally.work, job.log
-    written: dict[str, dict] = {}
-    metadata = run_metadata(job.policy)
-    parts = run_batches.PartPlan(folder, metadata, not changes.first) if job.supervisor else None
-    # not synced file by file: publishing syncs the run's files together (runstore.commit)
-    names = schemas.content_tables(job.options.tables)
-    with parquet_files.OutputSet(folder, names, metadata, durable=False) as output:
-
-        def take(tables: dict[str, pa.Table], counts, write: bool) -> None:
-            t1 = time.perf_counter()
-            for name in names if write else ():
-                output.write(name, tables[name])
-            t2 = time.perf_counter()
-            changes.add(tables["chunks"])
-            work.seconds["write"] += t2 - t1
-            work.seconds["changes"] += time.perf_counter() - t2
-            run_tally.add_batch(tally, tables, counts, reuse_blocks)
-            job.progress(counts["items"])
-
-        for unit, ends, result in run_batches.results(job, items, prev, reuse_chunks, parts):
-            t1 = time.perf_counter()
-            if isinstance(unit, reuse.Linked):
-                files = prev.parts.part_files(unit.index)
-                output.link_part(files)
-                tally.hashes.update((x.doc_id, prev.hashes[x.doc_id]) for x in unit.items)
-                changes.link(unit.index, reuse.count_linked(files, work))
-                work.seconds["write"] += time.perf_counter() - t1
-                job.progress(len(unit.items))
-            elif isinstance(result, PartWritten):  # its files are in place
-                output.adopt_part(result.index)
-                written.update(result.entries)
-                for tables, counts in result.batches:
-                    output.write("rejects", tables["rejects"])
-                    take(tables, counts, write=False)
-            elif isinstance(result, PartTables):  # its worker failed: written here
-                for tables, counts in result.results:
-                    take(tables, counts, write=True)
-                output.end_part()
-            else:
-                take(*result, write=True)
-                if ends:
-                    output.end_part()
-    log.stage(
-        "parse",
-        documents_parsed=work.parsed,
-        parsed_by_reference=work.fallback,
-        documents_reused=work.reused,
-        json_also={"seconds": work.seconds["parse"]},
-        workers=job.workers,
-        summed_worker_seconds=work.seconds["parse"],
-    )
-    log.stage(
-        "chunk",
-        documents_repacked=work.repacked,
-        chunks=work.chunks,
-        strategies=dict(work.strategies),
-        json_also={"seconds": work.seconds["chunk"]},
-        workers=job.workers,
-        summed_worker_seconds=work.seconds["chunk"],
-    )
-    return (reuse.linked_entries(prev, output.linked) if output.linked else {}), written
