@@ -32,11 +32,11 @@ import polars as pl
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from chunkmill._core import CODE_LIKE  # noqa: E402
 from chunkmill.pipeline import (
     token_estimate,
     tokens,  # noqa: E402
 )
-from chunkmill.pipeline.block_kinds import CODE_LIKE  # noqa: E402
 from tests import bundled, estimate_oracle  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -18,7 +18,6 @@ change set and its runs table are the same for both engines.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import socket
 from collections import deque
@@ -29,7 +28,7 @@ import pyarrow as pa
 from chunkmill.jobs.errors import EngineError
 from chunkmill.pipeline import schemas
 from chunkmill.pipeline.batching import Reused
-from chunkmill.pipeline.document import RawDocument, make_doc_id
+from chunkmill.pipeline.document import RawDocument, content_hash, make_doc_id
 from chunkmill.pipeline.inputs import sources
 
 RAW = schemas.RAW_DOCUMENTS
@@ -50,7 +49,7 @@ def read_raw(table: pa.Table, known: dict[str, str], max_bytes: int) -> pa.Table
         got = sources.fetch(row["uri"], max_bytes)
         row.update(error=got.detail, reason=got.reason, n_bytes=got.n_bytes)
         data = got.data
-        digest = hashlib.sha256(data).hexdigest() if data is not None else None
+        digest = content_hash(data) if data is not None else None
         same = unchanged(known, make_doc_id(row["path"]), digest)
         if same:  # what the document weighs when batches are cut (batching.batched)
             row["n_bytes"] = len(data)

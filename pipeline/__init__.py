@@ -5,7 +5,7 @@ The stages, each a function from tables to tables, with no I/O:
     document   raw bytes -> documents (+ rejects): decoding, front matter (frontmatter,
                safe_yaml)
     block      documents -> blocks: the Rust core's parse, or markdown-it-py (parse,
-               parse_markdown_it, mdx, fence, block_kinds), with the token estimate
+               parse_markdown_it, mdx, fence), with the token estimate
                (bulk_estimate)
     chunk      blocks -> chunks: sections, splits, packing, context headers and ids in the
                Rust core (context, heading hold their Python callers; core_columns: the

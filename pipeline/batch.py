@@ -24,6 +24,7 @@ from chunkmill.pipeline.doc_rows import document_runs, drop_rejected
 from chunkmill.pipeline.document import RawDocument, make_doc_id
 from chunkmill.pipeline.parse import DEFAULT_BACKEND
 from chunkmill.pipeline.policy import Policy
+from chunkmill.pipeline.table_names import CONTENT_TABLES
 
 if TYPE_CHECKING:
     from chunkmill.pipeline.chunk import Counting
@@ -31,13 +32,7 @@ if TYPE_CHECKING:
 # The stages (polars, the parsers) are imported by the functions that run them, so that a
 # run with nothing to parse or pack (an unchanged nightly run) does not load them.
 
-_BATCH_TABLES = {
-    "documents": schemas.DOCUMENTS,
-    "blocks": schemas.BLOCKS,
-    "chunks": schemas.CHUNKS,
-    "postings": schemas.POSTINGS,
-    "rejects": schemas.REJECTS,
-}
+_BATCH_TABLES = {name: schemas.TABLES[name] for name in CONTENT_TABLES}
 
 
 @dataclass
@@ -193,7 +188,7 @@ def failed(batch: Batch, reason: str, detail: str) -> tuple[dict[str, pa.Table],
         "detail": detail,
         "n_bytes": n_bytes,
     }
-    tables = {name: schema.empty_table() for name, schema in _BATCH_TABLES.items()}
+    tables = {name: schemas.empty(schema) for name, schema in _BATCH_TABLES.items()}
     tables["rejects"] = pa.Table.from_pylist([reject], schema=schemas.REJECTS)
     return tables, Counter(items=1, bytes=n_bytes or 0)
 

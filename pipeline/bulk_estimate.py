@@ -13,8 +13,6 @@ from __future__ import annotations
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from chunkmill.pipeline.block_kinds import CODE_LIKE
-
 
 def estimates(
     bias: str, texts: pa.Array, kinds: pa.Array, documents: pa.Array
@@ -25,7 +23,7 @@ def estimates(
     from chunkmill import _core  # here: run_job's parser key needs no extension loaded
 
     data, offsets = _utf8(texts)
-    code = pc.fill_null(pc.is_in(kinds, value_set=pa.array(sorted(CODE_LIKE))), False)
+    code = pc.fill_null(pc.is_in(kinds, value_set=pa.array(_core.CODE_LIKE)), False)
     n = len(code)  # an empty table: no buffer at all
     n_chars, est = _core.estimates(
         data, offsets, _bytes(code, pa.uint8()), _bytes(_groups(documents), pa.uint32()), bias

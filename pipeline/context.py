@@ -18,8 +18,6 @@ from chunkmill import _core
 from chunkmill.pipeline.heading import clean, inline_md
 from chunkmill.pipeline.parse import TITLE_SOURCE_CHARS
 
-SEP = " > "
-MAX_ELEMENT_CHARS = 120  # one title or heading in a header
 MAX_FIELD_CHARS = 400  # one front matter value in a first chunk
 LINK_FIELDS = (
     "path",
@@ -76,7 +74,7 @@ def _scalar(value: str | None) -> str | None:
 
 
 def header_line(title: str, path: list[str]) -> str:
-    """``Title > A > B`` (elements clipped to MAX_ELEMENT_CHARS): an element equal to the
+    """``Title > A > B`` (elements clipped to the core's MAX_ELEMENT_CHARS): an element equal to the
     previous one (case folded) is left out, and so is an empty one."""
     return _core.header_line(title, path)
 

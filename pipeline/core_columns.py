@@ -136,7 +136,7 @@ def chunks_table(out: dict, docs: list[dict], front_matter: list, token_source: 
         "chunker_version": same(CHUNKER_VERSION, pa.string()),
         "policy_hash": same(policy.policy_hash, pa.string()),
     }
-    return pa.Table.from_arrays(list(columns.values()), schema=schemas.CHUNKS)
+    return pa.Table.from_arrays([columns[f.name] for f in schemas.CHUNKS], schema=schemas.CHUNKS)
 
 
 _INT32 = pa.int32()

@@ -9,8 +9,9 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
-# The estimate presets (their factors live in pipeline/tokens.py, which needs polars; this
-# module stays light so that the command line starts fast).
+# The estimate presets. Their factors are token_estimate.BIAS_FACTORS, a module that loads
+# the estimate's generated tables: this one stays light so that the command line starts
+# fast (tests/test_policy.py holds the names and the help's factors to it).
 BIASES = ("balanced", "code", "prose")
 
 # Bumped whenever the output for the same input and policy changes.

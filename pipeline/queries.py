@@ -17,12 +17,12 @@ import pyarrow as pa
 from chunkmill.pipeline import runstore
 from chunkmill.pipeline.policy import Policy
 from chunkmill.pipeline.runstore import objectstore, parquet_files
-from chunkmill.pipeline.table_names import OPTIONAL_TABLES
+from chunkmill.pipeline.table_names import CONTENT_TABLES, OPTIONAL_TABLES
 
 _HERE = Path(__file__).resolve().parent
 _PARAM = re.compile(r"\$([A-Za-z_]\w*)")
 # The views of an output folder (sql/views.sql, plus ``changes``), each over NAME.parquet.
-VIEWS = ("documents", "blocks", "chunks", "rejects", "postings", "runs", "changes")
+VIEWS = (*CONTENT_TABLES, "runs", "changes")
 _VIEW = re.compile(r"\b(" + "|".join(VIEWS) + r")\b", re.IGNORECASE)
 
 

@@ -71,7 +71,7 @@ BLOCKS = pa.schema(
         ("doc_id", pa.string()),
         ("block_index", pa.int32()),
         ("block_id", pa.string()),
-        ("kind", pa.string()),  # one of pipeline.block_kinds.BlockKind
+        ("kind", pa.string()),  # one of chunkmill._core.KIND_NAMES
         ("level", pa.int8()),  # heading level, null otherwise
         ("heading_path", pa.list_(pa.string())),
         ("heading_levels", pa.list_(pa.int8())),

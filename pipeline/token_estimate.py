@@ -213,7 +213,7 @@ FOREIGN_LETTER = 0.26
 # Fitted weights (tokens per counted item), rounded up, as printed by
 # `python benchmarks/fit_estimate.py` (floor 0.96, penalty 60, margin 1.1; docs/design.md, "Token
 # estimate").
-# Prose kinds and code-like kinds (CODE_LIKE) have their own ASCII weights; the non-ASCII
+# Prose kinds and code-like kinds (the core's CODE_LIKE) have their own ASCII weights; the non-ASCII
 # weights are shared (comments and strings in code are prose).
 WEIGHTS: dict[str, dict[str, float]] = {
     "prose": {

@@ -12,7 +12,7 @@ from functools import cache
 
 import polars as pl
 
-from chunkmill.pipeline.block_kinds import CODE_LIKE
+from chunkmill._core import CODE_LIKE
 from chunkmill.pipeline.token_estimate import (
     BREAKS,
     CLASSES,

@@ -80,3 +80,14 @@ def test_no_pandas_is_imported():
         "print('pandas' in sys.modules)\n"
     )
     assert fresh_python(code) == "False"
+
+
+def test_the_dictionary_columns_are_columns_of_their_tables():
+    """A column renamed in a schema and not in REPEATED would lose its dictionary silently."""
+    from chunkmill.pipeline import schemas
+
+    for table, names in schemas.REPEATED.items():
+        assert names <= set(schemas.TABLES[table].names), (
+            table,
+            names - set(schemas.TABLES[table].names),
+        )

@@ -276,3 +276,19 @@ def test_switching_parser_reparses_and_keeps_every_chunk(tmp_path):
     second_dir = runstore.resolve(out)
     for name in ("documents", "blocks", "chunks", "postings", "rejects"):
         assert table_bytes(first_dir, name) == table_bytes(second_dir, name), name
+
+
+def test_the_reference_parser_shares_the_cores_bounds():
+    """The bounds both parsers apply (a heading title's length, the heading source cleaned,
+    MDX look-ahead) are the core's: a document near them gives both the same blocks."""
+    from chunkmill import _core
+    from chunkmill.pipeline import mdx
+
+    assert (parse_mod.TITLE_CHARS, parse_mod.TITLE_SOURCE_CHARS) == (
+        _core.TITLE_CHARS,
+        _core.TITLE_SOURCE_CHARS,
+    )
+    assert (mdx.SCAN_BUDGET_PER_CHAR, mdx.SCAN_BUDGET_FLOOR) == (
+        _core.MDX_SCAN_BUDGET_PER_CHAR,
+        _core.MDX_SCAN_BUDGET_FLOOR,
+    )

@@ -12,9 +12,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from chunkmill._core import CODE_LIKE
 from chunkmill.pipeline import bulk_estimate, token_estimate
 from chunkmill.pipeline.block import with_estimates
-from chunkmill.pipeline.block_kinds import CODE_LIKE
 from chunkmill.pipeline.policy import Policy
 from tests import estimate_oracle
 from tests.conftest import REPO

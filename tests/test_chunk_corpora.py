@@ -5,10 +5,12 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
+from chunkmill._core import HEADER_SEP as SEP
+from chunkmill._core import MAX_ELEMENT_CHARS
 from chunkmill.jobs import run_job
 from chunkmill.jobs.runlog import RunLog
 from chunkmill.pipeline import queries, runstore
-from chunkmill.pipeline.context import MAX_ELEMENT_CHARS, SEP, clip
+from chunkmill.pipeline.context import clip
 from chunkmill.pipeline.inputs import sources
 from chunkmill.pipeline.policy import Policy
 from chunkmill.pipeline.table_names import OPTIONAL_TABLES

@@ -262,3 +262,16 @@ def test_slug_of_ascii_keeps_what_the_unicode_rule_keeps():
         text = f"Ab {chr(i)}9_-"
         want = "".join(c for c in text.lower() if heading._kept(c)).replace(" ", "-")
         assert heading.slug(text) == want, repr(chr(i))
+
+
+def test_every_link_field_is_one_the_core_fills():
+    """context.LINK_FIELDS (what a policy's link template is checked against) are the
+    fields the core's link() fills; any other name is none of them."""
+    from chunkmill import _core
+    from chunkmill.pipeline.context import LINK_FIELDS
+
+    for name in LINK_FIELDS:
+        filled = _core.link("{" + name + "}", "docs/guide/a b.md", "intro", 3, 9)
+        assert filled and "{" not in filled, name
+    with pytest.raises(ValueError):
+        _core.link("{nonsense}", "docs/a.md", None, 1, 1)

@@ -168,3 +168,9 @@ def test_every_corpus_document_counts_as_tiktoken_counts_them(encoding):
             continue
     assert len(texts) > 1000
     assert differences(name, enc, texts) == []
+
+
+def test_the_encodings_counted_in_the_core_are_the_cores():
+    from chunkmill import _core
+
+    assert sorted(CORE_ENCODINGS) == sorted(_core.ENCODINGS)

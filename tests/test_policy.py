@@ -179,3 +179,14 @@ def test_contradicting_sizes_are_refused_once_with_every_size_that_fits():
     assert message.endswith(
         "(--max-tokens 256 alone sets --target-tokens 192 --min-tokens 51 --overlap-tokens 20)"
     )
+
+
+def test_the_bias_presets_are_the_estimates_with_their_factors():
+    from dataclasses import fields
+
+    from chunkmill.pipeline import policy, token_estimate
+
+    assert sorted(policy.BIASES) == sorted(token_estimate.BIAS_FACTORS)
+    help_text = next(f.metadata["help"] for f in fields(Policy) if f.name == "bias")
+    for name, factor in token_estimate.BIAS_FACTORS.items():
+        assert f"{factor} ({name}" in help_text, (name, factor)

@@ -243,6 +243,8 @@ FENCE_LINES = [
     "> ```",
     "- ```",
     "1. ~~~",
+    "\u0661\u0662. ```",  # a list item numbered in Arabic-Indic digits
+    "\u0967) ~~~",  # and in Devanagari
     "``` `x`",
     "text",
     "",

@@ -102,7 +102,7 @@ def test_blank_documents_have_no_blocks(text):
 
 
 def test_every_kind_is_one_of_the_enum(corpora_blocks):
-    from chunkmill.pipeline.block_kinds import KIND_NAMES
+    from chunkmill._core import KIND_NAMES
 
     kinds = set(pl.read_parquet(corpora_blocks / "blocks.parquet", columns=["kind"])["kind"])
     assert kinds <= set(KIND_NAMES)

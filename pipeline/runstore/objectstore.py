@@ -36,11 +36,11 @@ import shutil
 import tempfile
 from pathlib import Path, PurePosixPath
 
-POINTER = "CURRENT"
-HISTORY = "runs.parquet"
-MANIFEST = "manifest.json"
-LEDGER = "ledger.parquet"  # the chunk-id ledger (runstore/ledger.py): travels with the runs
-LEDGER_CHECKSUM = "ledger.sha256"  # with its checksum: uploaded first, fetched last
+from chunkmill.pipeline.runstore import POINTER
+from chunkmill.pipeline.runstore.ledger import CHECKSUM as LEDGER_CHECKSUM
+from chunkmill.pipeline.runstore.ledger import LEDGER
+from chunkmill.pipeline.runstore.manifest import MANIFEST
+from chunkmill.pipeline.runstore.runs_table import HISTORY
 
 
 class ObjectStoreError(Exception):
@@ -173,7 +173,7 @@ def push(prefix: Prefix, staging: Path, run_id: str, started_from: str | None, k
         else:
             prefix.upload(folder / entry["name"], "runs", run_id, entry["name"])
     prefix.upload(folder / MANIFEST, "runs", run_id, MANIFEST)
-    for name in (LEDGER_CHECKSUM, LEDGER):
+    for name in (LEDGER_CHECKSUM, LEDGER):  # the checksum first: a reader fetches it last
         if (staging / name).exists():
             prefix.upload(staging / name, name)
     now = prefix.current()

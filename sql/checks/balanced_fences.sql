@@ -1,7 +1,8 @@
 -- No chunk text leaves a code fence open. Same rule as pipeline/fence.py: a line opens a
--- fence with 3+ backticks or tildes (after any indentation, '>' or a list marker; a
--- backtick fence's info string has no backtick); the fence closes at a line holding only
--- 3+ of the same character, at least as many. The fold carries the open fence ('' = none).
+-- fence with 3+ backticks or tildes (after any indentation, '>' or a list marker, whose
+-- number may be in any script's decimal digits; a backtick fence's info string has no
+-- backtick); the fence closes at a line holding only 3+ of the same character, at least as
+-- many. The fold carries the open fence ('' = none).
 WITH
 lines AS (
     SELECT chunk_id, path, line_start, regexp_split_to_array(text, '\r\n|\r|\n') AS lines
@@ -13,9 +14,9 @@ folded AS (
         CASE
             WHEN open = '' THEN coalesce(
                 nullif(regexp_extract(line,
-                    '^[ \t>]*(?:(?:[-*+]|[0-9]{1,9}[.)])[ \t]+)?(~{3,})', 1), ''),
+                    '^[ \t>]*(?:(?:[-*+]|\p{Nd}{1,9}[.)])[ \t]+)?(~{3,})', 1), ''),
                 regexp_extract(line,
-                    '^[ \t>]*(?:(?:[-*+]|[0-9]{1,9}[.)])[ \t]+)?(`{3,})[^`]*$', 1))
+                    '^[ \t>]*(?:(?:[-*+]|\p{Nd}{1,9}[.)])[ \t]+)?(`{3,})[^`]*$', 1))
             WHEN regexp_matches(regexp_replace(line, '^[ \t>]*', ''),
                 '^' || repeat(left(open, 1), length(open)) || '[' || left(open, 1) || ']*[ \t]*$')
                 THEN ''

@@ -108,6 +108,15 @@ class HeadingAnchors:
 # --- single pieces, for the tests and benchmarks -------------------------------------------
 
 SPLIT_MAX_GAP: int
+KIND_NAMES: list[str]  # the block kinds, in their schema order
+CODE_LIKE: list[str]  # the kinds whose estimate uses the code weights
+HEADER_SEP: str  # between the elements of a context header
+MAX_ELEMENT_CHARS: int  # the longest title or heading a context header keeps whole
+TITLE_CHARS: int  # a heading title's length at most
+TITLE_SOURCE_CHARS: int  # the longest heading source that is cleaned
+MDX_SCAN_BUDGET_PER_CHAR: int  # MDX look-ahead per character of the document
+MDX_SCAN_BUDGET_FLOOR: int  # and at least
+ENCODINGS: list[str]  # the encodings count_tokens knows by name
 
 def heading_plain_text(inline: str) -> str | None: ...
 def headings(

@@ -160,5 +160,27 @@ fn nulls<'py, T>(py: Python<'py>, values: &[Option<T>]) -> Bound<'py, PyBytes> {
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(blocks, m)?)?;
+    // The block kinds in their schema order, and those counted with the code weights.
+    m.add("KIND_NAMES", Kind::ALL.map(Kind::name).to_vec())?;
+    let code_like: Vec<&str> = Kind::ALL
+        .into_iter()
+        .filter(|k| k.code_like())
+        .map(Kind::name)
+        .collect();
+    m.add("CODE_LIKE", code_like)?;
+    // The bounds the reference parser (pipeline/parse.py, mdx.py) must share with the core.
+    m.add("TITLE_CHARS", chunkmill_core::parse::TITLE_CHARS)?;
+    m.add(
+        "TITLE_SOURCE_CHARS",
+        chunkmill_core::chunk::heading::TITLE_SOURCE_CHARS,
+    )?;
+    m.add(
+        "MDX_SCAN_BUDGET_PER_CHAR",
+        chunkmill_core::parse::mdx::SCAN_BUDGET_PER_CHAR,
+    )?;
+    m.add(
+        "MDX_SCAN_BUDGET_FLOOR",
+        chunkmill_core::parse::mdx::SCAN_BUDGET_FLOOR,
+    )?;
     Ok(())
 }

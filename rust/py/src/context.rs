@@ -176,6 +176,9 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(clip, m)?)?;
     m.add_function(wrap_pyfunction!(header_line, m)?)?;
     m.add_function(wrap_pyfunction!(link, m)?)?;
+    // How a context header joins its elements, and the longest element it keeps whole.
+    m.add("HEADER_SEP", core_context::SEP)?;
+    m.add("MAX_ELEMENT_CHARS", core_context::MAX_ELEMENT_CHARS)?;
     m.add_function(wrap_pyfunction!(path_title, m)?)?;
     Ok(())
 }

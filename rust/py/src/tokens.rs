@@ -48,6 +48,11 @@ fn tokens_added(name: &str) -> PyResult<i64> {
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    // The encodings counted here by name (tokens.CORE_ENCODINGS).
+    m.add(
+        "ENCODINGS",
+        chunkmill_core::tokens::encoding::NAMES.to_vec(),
+    )?;
     m.add_function(wrap_pyfunction!(count_tokens, m)?)?;
     m.add_function(wrap_pyfunction!(tokens_added, m)?)?;
     Ok(())
