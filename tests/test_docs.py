@@ -139,7 +139,8 @@ def _map_entries(page: Path, after: str = "") -> dict[str, str]:
 
 
 def _python_folders() -> dict[str, set[str]]:
-    """Every package folder under pipeline/ and jobs/ -> its modules and subpackages."""
+    """Every package folder under pipeline/ and jobs/, and src/chunkmill/ -> its modules and
+    subpackages."""
     folders = {}
     for top in ("pipeline", "jobs"):
         for init in sorted((REPO / top).rglob("__init__.py")):
@@ -147,6 +148,7 @@ def _python_folders() -> dict[str, set[str]]:
             names = {p.stem for p in folder.glob("*.py") if p.stem != "__init__"}
             names |= {p.name for p in folder.iterdir() if (p / "__init__.py").exists()}
             folders[str(folder.relative_to(REPO)) + "/"] = names
+    folders["src/chunkmill/"] = {p.stem for p in (REPO / "src" / "chunkmill").glob("*.py")}
     return folders
 
 

@@ -135,6 +135,7 @@ def resolved(root: Path, pub) -> tuple[list[dict], bool]:
 
 
 def abandoned(run_id: str, started_at) -> dict:
+    """The record of a run whose folder was left by a kill before it recorded itself."""
     return {
         "run_id": run_id,
         "status": "abandoned",
